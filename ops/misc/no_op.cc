@@ -1,0 +1,14 @@
+#include "ops/misc/no_op.h"
+
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+
+namespace braid {
+
+BRAID_OPERATOR_SCHEMA(NoOp)
+    .AllowInplace({{0, 0}, {1, 1}, {2, 2}, {3, 3}})
+    .SetDoc("Does nothing; orders ops in tests and benchmarks.");
+
+BRAID_REGISTER_CPU_OPERATOR(NoOp, NoOp);
+
+}  // namespace braid

@@ -1,0 +1,63 @@
+// Allocators: where tensor storage comes from, one per device type.
+//
+// Every allocation braid makes goes through an Allocator, and each keeps statistics, so a test can
+// snapshot them around a run and assert that it allocated nothing:
+//   AllocatorStats before = CpuAllocator()->stats();
+//   net->Run();
+//   EXPECT_EQ(CpuAllocator()->stats().allocations, before.allocations);
+//
+// Thread safety: Allocate, Free and stats may be called from any thread at once (counters are
+// atomics). Allocators live for the whole process and are never destroyed.
+#ifndef BRAID_RUNTIME_ALLOCATOR_H_
+#define BRAID_RUNTIME_ALLOCATOR_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/device.h"
+
+namespace braid {
+
+struct AllocatorStats {
+  int64_t bytes_in_use = 0;     // requested bytes currently allocated
+  int64_t peak_bytes_in_use = 0;
+  int64_t bytes_reserved = 0;   // bytes held from the system, including alignment padding
+  int64_t allocations = 0;      // number of Allocate calls
+  int64_t frees = 0;            // number of Free calls
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns memory for `bytes` bytes (never null; throws braid::Error when out of memory).
+  // Allocate(0) returns a valid unique pointer.
+  virtual void* Allocate(size_t bytes) = 0;
+  // Frees memory from Allocate; `bytes` must be the size it was allocated with.
+  virtual void Free(void* ptr, size_t bytes) = 0;
+  virtual AllocatorStats stats() const = 0;
+};
+
+// Keeps AllocatorStats for a concrete allocator.
+class AllocatorCounters {
+ public:
+  void OnAllocate(size_t bytes, size_t reserved);
+  void OnFree(size_t bytes, size_t reserved);
+  AllocatorStats Snapshot() const;
+
+ private:
+  std::atomic<int64_t> in_use_{0}, peak_{0}, reserved_{0}, allocations_{0}, frees_{0};
+};
+
+// Host memory, 64-byte aligned (a cache line, and enough for AVX-512 loads).
+constexpr size_t kCpuAlignment = 64;
+Allocator* CpuAllocator();
+
+// The allocator for a device type; throws braid::Error if braid was built without that device.
+Allocator* GetAllocator(DeviceType type);
+// Installs the allocator for a device type (the CUDA backend registers itself at load time).
+void SetAllocator(DeviceType type, Allocator* allocator);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_ALLOCATOR_H_

@@ -1,0 +1,36 @@
+// Typed access to an OperatorDef's (or NetDef's) arguments, by Caffe2's argument names.
+//
+//   ArgumentReader args(op_def.arg());
+//   float value = args.Get<float>("value", 0.f);
+//   std::vector<int64_t> shape = args.GetList<int64_t>("shape");
+//
+// Get throws braid::Error when the argument exists but holds another kind of value.
+#ifndef BRAID_RUNTIME_ARGUMENT_H_
+#define BRAID_RUNTIME_ARGUMENT_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+
+namespace braid {
+
+class ArgumentReader {
+ public:
+  using Arguments = google::protobuf::RepeatedPtrField<Argument>;
+  explicit ArgumentReader(const Arguments& args) : args_(args) {}
+
+  bool Has(const std::string& name) const { return Find(name) != nullptr; }
+  // T: float, double, int, int64_t, bool, std::string.
+  template <typename T> T Get(const std::string& name, const T& default_value) const;
+  // T: float, int, int64_t, std::string. Empty when absent.
+  template <typename T> std::vector<T> GetList(const std::string& name) const;
+
+ private:
+  const Argument* Find(const std::string& name) const;
+  const Arguments& args_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_ARGUMENT_H_

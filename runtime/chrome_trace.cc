@@ -1,0 +1,101 @@
+#include "runtime/chrome_trace.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/net.h"
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+std::string JsonEscaped(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void ChromeTraceWriter::OnRunEnd(const Net& net, const std::vector<OpEvent>& events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!events[i].ran()) continue;
+    const OperatorDef& op = net.def().op(static_cast<int>(i));
+    std::string name = op.name().empty() ? op.type() + " #" + std::to_string(i) : op.name();
+    entries_.push_back({name, op.type(), events[i].start_ns, events[i].end_ns, events[i].thread, runs_});
+  }
+  ++runs_;
+}
+
+std::string ChromeTraceWriter::Json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t origin = entries_.empty() ? 0 : entries_.front().start_ns;
+  for (const Entry& e : entries_) origin = std::min(origin, e.start_ns);
+  std::ostringstream out;
+  out << "{\"traceEvents\":[";
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    char times[96];
+    std::snprintf(times, sizeof(times), "\"ts\":%.3f,\"dur\":%.3f", (e.start_ns - origin) / 1e3,
+                  (e.end_ns - e.start_ns) / 1e3);
+    out << (i ? "," : "") << "{\"name\":\"" << JsonEscaped(e.name) << "\",\"cat\":\""
+        << JsonEscaped(e.category) << "\",\"ph\":\"X\"," << times << ",\"pid\":0,\"tid\":" << e.thread
+        << ",\"args\":{\"run\":" << e.run << "}}";
+  }
+  out << "],\"displayTimeUnit\":\"ms\"}\n";
+  return out.str();
+}
+
+void ChromeTraceWriter::WriteFile(const std::string& path) const {
+  std::ofstream file(path);
+  file << Json();
+  if (!file) throw Error(Status::IoError("cannot write trace file '" + path + "'"));
+}
+
+void OpTypeProfile::OnRunEnd(const Net& net, const std::vector<OpEvent>& events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!events[i].ran()) continue;
+    Totals& t = by_type_[net.def().op(static_cast<int>(i)).type()];
+    ++t.count;
+    t.total_ns += events[i].end_ns - events[i].start_ns;
+  }
+}
+
+std::string OpTypeProfile::Table() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, Totals>> rows(by_type_.begin(), by_type_.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
+  int64_t all_ns = 0;
+  for (const auto& row : rows) all_ns += row.second.total_ns;
+  std::ostringstream out;
+  char line[160];
+  std::snprintf(line, sizeof(line), "%-24s %10s %12s %12s %8s\n", "op type", "count", "total ms",
+                "mean us", "share");
+  out << line;
+  for (const auto& [type, t] : rows) {
+    std::snprintf(line, sizeof(line), "%-24s %10lld %12.3f %12.3f %7.1f%%\n", type.c_str(),
+                  static_cast<long long>(t.count), t.total_ns / 1e6,
+                  t.total_ns / 1e3 / std::max<int64_t>(t.count, 1),
+                  all_ns ? 100.0 * t.total_ns / all_ns : 0.0);
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace braid

@@ -1,0 +1,103 @@
+#include "runtime/dag_net.h"
+
+#include "planner/dataflow.h"
+#include "runtime/argument.h"
+#include "runtime/op_schema.h"
+
+namespace braid {
+namespace {
+
+bool NeedsSingleThreadedFirstRun(const NetDef& def) {
+  for (const OperatorDef& op : def.op()) {
+    const OpSchema* schema = FindSchema(op.type());
+    if (schema != nullptr && (schema->is_collective() || schema->allocates_lazily())) return true;
+  }
+  return false;
+}
+
+// Splits the DAG into maximal chains: j joins i's chain when j is i's only child and i is j's
+// only parent.
+std::vector<std::vector<int>> FuseChains(const DataflowGraph& g, std::vector<int>* chain_of) {
+  std::vector<std::vector<int>> chains;
+  chain_of->assign(g.num_ops(), -1);
+  for (int i = 0; i < g.num_ops(); ++i) {
+    if ((*chain_of)[i] >= 0) continue;
+    chains.emplace_back();
+    for (int op = i;;) {
+      (*chain_of)[op] = static_cast<int>(chains.size()) - 1;
+      chains.back().push_back(op);
+      if (g.children[op].size() != 1) break;
+      int next = g.children[op][0];
+      if (g.parents[next].size() != 1) break;
+      op = next;
+    }
+  }
+  return chains;
+}
+
+}  // namespace
+
+DagNet::DagNet(const NetDef& def, Workspace* ws)
+    : Net(def, ws),
+      num_workers_(NumWorkers(def)),
+      first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
+          "first_iter_only_one_worker", NeedsSingleThreadedFirstRun(def))),
+      arena_(num_workers_) {
+  DataflowGraph g = BuildDataflow(def);
+  std::vector<int> chain_of;
+  chains_ = FuseChains(g, &chain_of);
+  chain_children_.resize(chains_.size());
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    int last = chains_[c].back();
+    for (int child : g.children[last]) chain_children_[c].push_back(chain_of[child]);
+    if (g.parents[chains_[c].front()].empty()) root_chains_.push_back(static_cast<int>(c));
+  }
+  arena_.execute([this] { BuildGraph(); });
+}
+
+DagNet::~DagNet() {
+  arena_.execute([this] {
+    nodes_.clear();
+    graph_.reset();
+  });
+}
+
+void DagNet::BuildGraph() {
+  graph_ = std::make_unique<tbb::flow::graph>();
+  nodes_.reserve(chains_.size());
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    nodes_.push_back(std::make_unique<Node>(*graph_, [this, c](const tbb::flow::continue_msg&) {
+      RunChain(static_cast<int>(c));
+      return tbb::flow::continue_msg();
+    }));
+  }
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    for (int child : chain_children_[c]) tbb::flow::make_edge(*nodes_[c], *nodes_[child]);
+  }
+}
+
+void DagNet::RunChain(int chain) {
+  for (int op : chains_[chain]) {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    Status s = RunOp(op);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      if (!failed_.exchange(true)) first_error_ = std::move(s);
+      return;
+    }
+  }
+}
+
+Status DagNet::RunOps(bool first_run) {
+  if (first_run && first_iter_only_one_worker_) return RunInListedOrder();
+  failed_.store(false);
+  arena_.execute([this] {
+    for (int root : root_chains_) nodes_[root]->try_put(tbb::flow::continue_msg());
+    graph_->wait_for_all();
+  });
+  if (!failed_.load()) return Status::OK();
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return std::exchange(first_error_, Status::OK());
+}
+
+}  // namespace braid

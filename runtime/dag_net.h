@@ -1,0 +1,64 @@
+// DagNet: runs independent ops in parallel on a oneTBB flow graph ("dag").
+//
+// Dependencies come from planner/dataflow.h (the function the memory planner uses too). Straight-line
+// chains (op i's only child is j and j's only parent is i) are fused into one flow-graph node, so a
+// chain costs one task, not one per op. The graph is built once, in a task_arena of num_workers
+// threads (runtime/net.h NumWorkers), and reused by every Run.
+//
+// First iteration: with the net argument first_iter_only_one_worker = 1, the first Run executes
+// the ops one at a time on the calling thread in listed (topological) order; later Runs are
+// parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
+// allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0.
+//
+// Errors: the first op to fail records its Status; ops not yet started are skipped, and Run returns
+// that Status once the graph drains. The next Run starts clean.
+//
+// Thread safety: see runtime/net.h. first_error_ is guarded by error_mu_; failed_ is an atomic
+// read by every node.
+#ifndef BRAID_RUNTIME_DAG_NET_H_
+#define BRAID_RUNTIME_DAG_NET_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "runtime/net.h"
+
+namespace braid {
+
+class DagNet final : public Net {
+ public:
+  DagNet(const NetDef& def, Workspace* ws);
+  ~DagNet() override;
+
+  int num_workers() const { return num_workers_; }
+  int num_chains() const { return static_cast<int>(chains_.size()); }
+  bool first_iter_only_one_worker() const { return first_iter_only_one_worker_; }
+
+ private:
+  using Node = tbb::flow::continue_node<tbb::flow::continue_msg>;
+
+  Status RunOps(bool first_run) override;
+  void RunChain(int chain);
+  void BuildGraph();
+
+  int num_workers_;
+  bool first_iter_only_one_worker_;
+  std::vector<std::vector<int>> chains_;  // op indices, in order
+  std::vector<int> root_chains_;
+  std::vector<std::vector<int>> chain_children_;
+  tbb::task_arena arena_;
+  std::unique_ptr<tbb::flow::graph> graph_;  // created inside arena_
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::atomic<bool> failed_{false};
+  std::mutex error_mu_;
+  Status first_error_;  // guarded by error_mu_
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_DAG_NET_H_

@@ -1,0 +1,91 @@
+#include "runtime/net.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "runtime/argument.h"
+#include "runtime/dag_net.h"
+#include "runtime/net_validation.h"
+#include "runtime/op_registry.h"
+#include "runtime/simple_net.h"
+#include "runtime/workspace.h"
+
+namespace braid {
+
+Net::Net(const NetDef& def, Workspace* ws) : def_(def) {
+  ops_.reserve(def_.op_size());
+  for (int i = 0; i < def_.op_size(); ++i) {
+    try {
+      ops_.push_back(CreateOperator(def_.op(i), ws));
+    } catch (const Error& e) {
+      throw Error(Status(e.status().code(), OpLabel(i) + ": " + e.status().message()));
+    } catch (const std::exception& e) {
+      throw Error(Status::InvalidArgument(OpLabel(i) + ": " + e.what()));
+    }
+  }
+  events_.resize(ops_.size());
+}
+
+std::string Net::OpLabel(int i) const { return OpLabelOf(def_, i); }
+
+void Net::AddObserver(NetObserver* observer) { observers_.push_back(observer); }
+
+Status Net::Run() {
+  bool idle = false;
+  if (!running_.compare_exchange_strong(idle, true, std::memory_order_acquire)) {
+    return Status::FailedPrecondition("net '" + name() +
+                                      "' is already running; a net runs one Run at a time");
+  }
+  if (!observers_.empty()) std::fill(events_.begin(), events_.end(), OpEvent{});
+  Status status = RunOps(run_count_.load() == 0);
+  run_count_.fetch_add(1);
+  for (NetObserver* observer : observers_) observer->OnRunEnd(*this, events_);
+  running_.store(false, std::memory_order_release);
+  return status;
+}
+
+Status Net::RunOp(int i) {
+  const bool observed = !observers_.empty();
+  OpEvent event;
+  if (observed) {
+    event.thread = CurrentThreadIndex();
+    event.start_ns = NowNanos();
+  }
+  Status status = StatusFromCall([&] { ops_[i]->Run(); });
+  if (observed) {
+    event.end_ns = NowNanos();
+    events_[i] = event;
+  }
+  if (!status.ok()) return Status(status.code(), OpLabel(i) + ": " + status.message());
+  return status;
+}
+
+Status Net::RunInListedOrder() {
+  for (int i = 0; i < num_ops(); ++i) {
+    Status s = RunOp(i);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+int NumWorkers(const NetDef& def) {
+  int workers = ArgumentReader(def.arg()).Get<int>("num_workers", 0);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (workers <= 0 && def.has_num_workers()) workers = def.num_workers();  // Caffe2's old field
+#pragma GCC diagnostic pop
+  if (workers <= 0) workers = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(workers, 1);
+}
+
+std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws) {
+  NetDef net = WithNetDeviceOption(def);
+  ValidateNet(net, *ws);
+  const std::string& type = net.type();
+  if (type.empty() || type == "simple") return std::make_unique<SimpleNet>(net, ws);
+  if (type == "dag") return std::make_unique<DagNet>(net, ws);
+  throw Error(Status::InvalidArgument("net '" + net.name() + "': unknown executor type '" + type +
+                                      "' (braid has 'simple' and 'dag')"));
+}
+
+}  // namespace braid

@@ -1,0 +1,83 @@
+// Net: a built, validated net that can be run many times.
+//
+// BuildNet validates every op against its schema (type, arity, in-place rules, that its device has
+// a kernel, that each input exists in the workspace or is produced by an earlier op), creates the
+// ops and picks the executor named by NetDef.type:
+//   "simple" (or empty): ops run in listed order on the calling thread  (runtime/simple_net.h)
+//   "dag":               ops run in parallel on a oneTBB flow graph   (runtime/dag_net.h)
+// Invalid input throws braid::Error whose message names the net, the op (index, type, name) and
+// the blob.
+//
+//   std::unique_ptr<Net> net = BuildNet(def, &ws);
+//   Status s = net->Run();   // "Internal: net 'n' op #4 (FC 'fc1'): ..." if an op fails
+//
+// Thread safety: Run may be called from any thread, one call at a time per net; a Run that starts
+// while another is in flight returns FailedPrecondition without running anything. Different nets
+// may run concurrently if they write disjoint blobs. AddObserver must not overlap a Run.
+#ifndef BRAID_RUNTIME_NET_H_
+#define BRAID_RUNTIME_NET_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "runtime/observer.h"
+#include "runtime/operator.h"
+#include "runtime/status.h"
+
+namespace braid {
+
+class Workspace;
+
+class Net {
+ public:
+  virtual ~Net() = default;
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
+
+  Status Run();
+
+  const NetDef& def() const { return def_; }
+  const std::string& name() const { return def_.name(); }
+  int num_ops() const { return static_cast<int>(ops_.size()); }
+  OperatorBase& op(int i) { return *ops_.at(i); }
+  // Completed Run calls (successful or not).
+  int64_t run_count() const { return run_count_.load(); }
+  // Not owned; must outlive the net or be removed by destroying the net.
+  void AddObserver(NetObserver* observer);
+  // "net 'name' op #i (Type 'op_name')": how every error names an op.
+  std::string OpLabel(int i) const;
+
+ protected:
+  // def must already be validated; creates the ops.
+  Net(const NetDef& def, Workspace* ws);
+  // Runs all ops once; first_run is true on the net's first Run.
+  virtual Status RunOps(bool first_run) = 0;
+  // Runs op i, recording its event when observed; turns an exception into a Status naming the op.
+  // Safe to call concurrently for different i.
+  Status RunOp(int i);
+  // Runs every op in listed order on the calling thread; stops at the first failure.
+  Status RunInListedOrder();
+
+ private:
+  NetDef def_;
+  std::vector<std::unique_ptr<OperatorBase>> ops_;
+  std::vector<NetObserver*> observers_;
+  std::vector<OpEvent> events_;  // slot i is written only by op i's RunOp during a Run
+  std::atomic<bool> running_{false};
+  std::atomic<int64_t> run_count_{0};
+};
+
+// Validates def against the op schemas and workspace and builds the executor it names.
+// Throws braid::Error on invalid input.
+std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws);
+
+// Worker threads for a net: its "num_workers" argument, else the deprecated num_workers field, else
+// the machine's hardware threads.
+int NumWorkers(const NetDef& def);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_NET_H_

@@ -1,0 +1,79 @@
+#include "runtime/net_validation.h"
+
+#include <unordered_set>
+
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+#include "runtime/status.h"
+#include "runtime/workspace.h"
+
+namespace braid {
+namespace {
+
+[[noreturn]] void Fail(StatusCode code, const NetDef& net, int i, const std::string& what) {
+  throw Error(Status(code, OpLabelOf(net, i) + ": " + what));
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+void ValidateOp(const NetDef& net, int i, const Workspace& ws,
+                const std::unordered_set<std::string>& produced) {
+  const OperatorDef& op = net.op(i);
+  const OpSchema* schema = FindSchema(op.type());
+  if (schema == nullptr) {
+    Fail(StatusCode::kNotFound, net, i,
+         "unknown op type '" + op.type() + "'; closest known: " + Joined(ClosestOpTypes(op.type())));
+  }
+  std::string problem = schema->Verify(op);
+  if (!problem.empty()) Fail(StatusCode::kInvalidArgument, net, i, problem);
+  Device device = DeviceFromProto(op.device_option());
+  if (!HasKernel(op.type(), device.type)) {
+    Fail(StatusCode::kNotFound, net, i, "no kernel for device " + device.ToString());
+  }
+  auto require = [&](const std::string& blob, const char* role) {
+    if (produced.count(blob) == 0 && !ws.HasBlob(blob)) {
+      Fail(StatusCode::kNotFound, net, i,
+           std::string(role) + " blob '" + blob +
+               "' does not exist in the workspace and no earlier op produces it");
+    }
+  };
+  for (const std::string& in : op.input()) require(in, "input");
+  for (const std::string& ctl : op.control_input()) require(ctl, "control input");
+}
+
+}  // namespace
+
+std::string OpLabelOf(const NetDef& net, int i) {
+  const OperatorDef& op = net.op(i);
+  return "net '" + net.name() + "' op #" + std::to_string(i) + " (" + op.type() + " '" + op.name() +
+         "')";
+}
+
+NetDef WithNetDeviceOption(const NetDef& net) {
+  NetDef out = net;
+  if (!net.has_device_option()) return out;
+  for (OperatorDef& op : *out.mutable_op()) {
+    if (!op.has_device_option()) *op.mutable_device_option() = net.device_option();
+  }
+  return out;
+}
+
+void ValidateNet(const NetDef& net, const Workspace& ws) {
+  std::unordered_set<std::string> produced;
+  for (int i = 0; i < net.op_size(); ++i) {
+    ValidateOp(net, i, ws, produced);
+    for (const std::string& out : net.op(i).output()) produced.insert(out);
+  }
+  for (const std::string& out : net.external_output()) {
+    if (produced.count(out) == 0 && !ws.HasBlob(out)) {
+      throw Error(Status::NotFound("net '" + net.name() + "': external output '" + out +
+                                   "' is neither produced by an op nor in the workspace"));
+    }
+  }
+}
+
+}  // namespace braid

@@ -1,0 +1,27 @@
+// Checks a NetDef before it is built: the errors users see for malformed nets.
+//
+// ValidateNet throws braid::Error naming the net, the op (index, type, name) and the blob for:
+// an unknown op type (with the closest known types), wrong input/output counts, in-place use the
+// schema forbids (or a missing one it enforces), a device without a kernel for the op, an input or
+// control input that neither exists in the workspace nor is produced by an earlier op, and an
+// external output that nothing produces.
+#ifndef BRAID_RUNTIME_NET_VALIDATION_H_
+#define BRAID_RUNTIME_NET_VALIDATION_H_
+
+#include <string>
+
+#include "proto/braid.pb.h"
+
+namespace braid {
+
+class Workspace;
+
+void ValidateNet(const NetDef& net, const Workspace& ws);
+// The net with its device_option copied into every op that has none (Caffe2's rule).
+NetDef WithNetDeviceOption(const NetDef& net);
+// "net 'name' op #i (Type 'op_name')".
+std::string OpLabelOf(const NetDef& net, int i);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_NET_VALIDATION_H_

@@ -1,0 +1,45 @@
+// Observing net runs: per-op start/end times and threads.
+//
+// A NetObserver attached to a Net gets, after every Run, one OpEvent per op in op-index order.
+// Events are recorded only while a net has observers, so unobserved nets pay nothing.
+//
+//   ChromeTraceWriter trace;          // runtime/chrome_trace.h
+//   net->AddObserver(&trace);
+//   net->Run();
+//   trace.WriteFile("trace.json");
+//
+// Thread safety: OnRunEnd is called on the thread that called Net::Run, once the run has finished,
+// so an observer attached to one net needs no lock. An observer shared by nets that run at the same
+// time must lock itself.
+#ifndef BRAID_RUNTIME_OBSERVER_H_
+#define BRAID_RUNTIME_OBSERVER_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace braid {
+
+class Net;
+
+struct OpEvent {
+  int64_t start_ns = -1;  // steady clock; -1 when the op did not run (an earlier op failed)
+  int64_t end_ns = -1;
+  int thread = -1;        // small integer naming the thread that ran the op
+  bool ran() const { return start_ns >= 0; }
+};
+
+class NetObserver {
+ public:
+  virtual ~NetObserver() = default;
+  // events[i] is op i's event of the run that just ended.
+  virtual void OnRunEnd(const Net& net, const std::vector<OpEvent>& events) = 0;
+};
+
+// Nanoseconds on the steady clock.
+int64_t NowNanos();
+// A small integer for the calling thread, stable for the thread's life (0, 1, 2, ...).
+int CurrentThreadIndex();
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_OBSERVER_H_

@@ -1,0 +1,45 @@
+#include "runtime/op_registry.h"
+
+#include <map>
+#include <tuple>
+
+#include <glog/logging.h>
+
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+using Key = std::tuple<std::string, DeviceType, std::string>;
+
+std::map<Key, OperatorCreator>& Kernels() {
+  static auto* kernels = new std::map<Key, OperatorCreator>();
+  return *kernels;
+}
+
+}  // namespace
+
+bool RegisterOperator(const std::string& type, DeviceType device, const std::string& engine,
+                      OperatorCreator creator) {
+  bool inserted = Kernels().emplace(Key{type, device, engine}, std::move(creator)).second;
+  CHECK(inserted) << "kernel " << type << " (" << DeviceTypeName(device) << ", engine '" << engine
+                  << "') registered twice";
+  return true;
+}
+
+bool HasKernel(const std::string& type, DeviceType device) {
+  return Kernels().count(Key{type, device, ""}) > 0;
+}
+
+std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws) {
+  DeviceType device = DeviceFromProto(def.device_option()).type;
+  auto it = Kernels().find(Key{def.type(), device, def.engine()});
+  if (it == Kernels().end()) it = Kernels().find(Key{def.type(), device, ""});
+  if (it == Kernels().end()) {
+    throw Error(Status::NotFound(std::string("no ") + DeviceTypeName(device) + " kernel for op type '" +
+                                 def.type() + "'"));
+  }
+  return it->second(def, ws);
+}
+
+}  // namespace braid

@@ -1,0 +1,165 @@
+#include "runtime/op_schema.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include <glog/logging.h>
+
+namespace braid {
+namespace {
+
+std::map<std::string, std::unique_ptr<OpSchema>>& Schemas() {
+  static auto* schemas = new std::map<std::string, std::unique_ptr<OpSchema>>();
+  return *schemas;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string Range(int min, int max) {
+  if (min == max) return std::to_string(min);
+  if (max == OpSchema::kUnbounded) return "at least " + std::to_string(min);
+  return std::to_string(min) + " to " + std::to_string(max);
+}
+
+}  // namespace
+
+int64_t ShapeInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+OpSchema& OpSchema::NumInputs(int min, int max) {
+  min_inputs_ = min;
+  max_inputs_ = max;
+  return *this;
+}
+
+OpSchema& OpSchema::NumOutputs(int min, int max) {
+  min_outputs_ = min;
+  max_outputs_ = max;
+  return *this;
+}
+
+OpSchema& OpSchema::AllowInplace(std::set<std::pair<int, int>> pairs) {
+  allowed_inplace_.insert(pairs.begin(), pairs.end());
+  return *this;
+}
+
+OpSchema& OpSchema::EnforceInplace(std::set<std::pair<int, int>> pairs) {
+  allowed_inplace_.insert(pairs.begin(), pairs.end());
+  enforced_inplace_.insert(pairs.begin(), pairs.end());
+  return *this;
+}
+
+OpSchema& OpSchema::TensorInference(ShapeFunction fn) {
+  shape_fn_ = std::move(fn);
+  return *this;
+}
+
+OpSchema& OpSchema::IdenticalTypeAndShape() {
+  return TensorInference([](const OperatorDef& op, const std::vector<ShapeInfo>& in) {
+    std::vector<ShapeInfo> out(op.output_size());
+    for (int i = 0; i < op.output_size() && !in.empty(); ++i) {
+      out[i] = in[i < static_cast<int>(in.size()) ? i : 0];
+    }
+    return out;
+  });
+}
+
+OpSchema& OpSchema::Collective() {
+  collective_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::AllocatesLazily() {
+  allocates_lazily_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::SetDoc(std::string doc) {
+  doc_ = std::move(doc);
+  return *this;
+}
+
+bool OpSchema::inplace_allowed(int input, int output) const {
+  return allowed_inplace_.count({input, output}) > 0;
+}
+
+bool OpSchema::inplace_enforced(int input, int output) const {
+  return enforced_inplace_.count({input, output}) > 0;
+}
+
+std::string OpSchema::Verify(const OperatorDef& op) const {
+  if (op.input_size() < min_inputs_ || op.input_size() > max_inputs_) {
+    return "takes " + Range(min_inputs_, max_inputs_) + " inputs, got " +
+           std::to_string(op.input_size());
+  }
+  if (op.output_size() < min_outputs_ || op.output_size() > max_outputs_) {
+    return "takes " + Range(min_outputs_, max_outputs_) + " outputs, got " +
+           std::to_string(op.output_size());
+  }
+  for (int i = 0; i < op.input_size(); ++i) {
+    for (int o = 0; o < op.output_size(); ++o) {
+      bool same = op.input(i) == op.output(o);
+      if (same && !inplace_allowed(i, o)) {
+        return "input " + std::to_string(i) + " and output " + std::to_string(o) +
+               " are the same blob '" + op.input(i) + "', which " + type_ + " does not allow in-place";
+      }
+      if (!same && inplace_enforced(i, o)) {
+        return "input " + std::to_string(i) + " ('" + op.input(i) + "') and output " +
+               std::to_string(o) + " ('" + op.output(o) + "') must be the same blob";
+      }
+    }
+  }
+  return "";
+}
+
+std::vector<ShapeInfo> OpSchema::InferShapes(const OperatorDef& op,
+                                             const std::vector<ShapeInfo>& in) const {
+  if (!shape_fn_) return std::vector<ShapeInfo>(op.output_size());
+  for (const ShapeInfo& s : in) {
+    if (!s.known) return std::vector<ShapeInfo>(op.output_size());
+  }
+  std::vector<ShapeInfo> out = shape_fn_(op, in);
+  out.resize(op.output_size());
+  return out;
+}
+
+const OpSchema* FindSchema(const std::string& type) {
+  auto it = Schemas().find(type);
+  return it == Schemas().end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& [name, schema] : Schemas()) scored.emplace_back(EditDistance(type, name), name);
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> names;
+  for (size_t i = 0; i < scored.size() && i < n; ++i) names.push_back(scored[i].second);
+  return names;
+}
+
+OpSchema& RegisterSchema(const std::string& type) {
+  auto& slot = Schemas()[type];
+  CHECK(!slot) << "op schema '" << type << "' registered twice";
+  slot = std::make_unique<OpSchema>(type);
+  return *slot;
+}
+
+}  // namespace braid

@@ -1,0 +1,111 @@
+// OpSchema: declarative metadata of an op type, kept apart from its kernels.
+//
+// A schema states the op's arity, which input/output pairs may (or must) share a blob (in-place),
+// how output shapes and types follow from the inputs, whether the op is a collective, whether it
+// allocates lazily on its first run, and a line of documentation. Building a net checks every op
+// against its schema before anything runs (Verify), and the memory planner reads in-place rules and
+// shapes from here.
+//
+//   BRAID_OPERATOR_SCHEMA(Relu)
+//       .NumInputs(1).NumOutputs(1)
+//       .AllowInplace({{0, 0}})
+//       .IdenticalTypeAndShape()
+//       .SetDoc("Y = max(X, 0), elementwise.");
+//
+// Thread safety: schemas are registered during static initialisation and read-only afterwards.
+#ifndef BRAID_RUNTIME_OP_SCHEMA_H_
+#define BRAID_RUNTIME_OP_SCHEMA_H_
+
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "runtime/dtype.h"
+
+namespace braid {
+
+// A blob's type and shape, as far as shape inference knows it.
+struct ShapeInfo {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> dims;
+  bool known = false;
+
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype); }
+};
+
+class OpSchema {
+ public:
+  // Output shapes from the op and its input shapes; may throw braid::Error for inconsistent
+  // shapes. Outputs it cannot infer are returned with known = false.
+  using ShapeFunction =
+      std::function<std::vector<ShapeInfo>(const OperatorDef&, const std::vector<ShapeInfo>&)>;
+  static constexpr int kUnbounded = std::numeric_limits<int>::max();
+
+  explicit OpSchema(std::string type) : type_(std::move(type)) {}
+
+  OpSchema& NumInputs(int n) { return NumInputs(n, n); }
+  OpSchema& NumInputs(int min, int max);
+  OpSchema& NumOutputs(int n) { return NumOutputs(n, n); }
+  OpSchema& NumOutputs(int min, int max);
+  // Pairs (input index, output index) that may name the same blob.
+  OpSchema& AllowInplace(std::set<std::pair<int, int>> pairs);
+  // Pairs that must name the same blob (implies allowed).
+  OpSchema& EnforceInplace(std::set<std::pair<int, int>> pairs);
+  OpSchema& TensorInference(ShapeFunction fn);
+  // Output i has input i's type and shape (input 0's for outputs beyond the inputs).
+  OpSchema& IdenticalTypeAndShape();
+  // The op communicates with other devices or processes (all-reduce, broadcast...).
+  OpSchema& Collective();
+  // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
+  OpSchema& AllocatesLazily();
+  OpSchema& SetDoc(std::string doc);
+
+  const std::string& type() const { return type_; }
+  int min_inputs() const { return min_inputs_; }
+  int max_inputs() const { return max_inputs_; }
+  int min_outputs() const { return min_outputs_; }
+  int max_outputs() const { return max_outputs_; }
+  bool inplace_allowed(int input, int output) const;
+  bool inplace_enforced(int input, int output) const;
+  const std::set<std::pair<int, int>>& allowed_inplace() const { return allowed_inplace_; }
+  bool is_collective() const { return collective_; }
+  bool allocates_lazily() const { return allocates_lazily_; }
+  const std::string& doc() const { return doc_; }
+
+  // Empty if `op` satisfies arity and in-place rules, else what is wrong.
+  std::string Verify(const OperatorDef& op) const;
+  // Output shapes (unknown ones when the schema has no inference function).
+  std::vector<ShapeInfo> InferShapes(const OperatorDef& op, const std::vector<ShapeInfo>& in) const;
+
+ private:
+  std::string type_;
+  int min_inputs_ = 0, max_inputs_ = kUnbounded;
+  int min_outputs_ = 0, max_outputs_ = kUnbounded;
+  std::set<std::pair<int, int>> allowed_inplace_, enforced_inplace_;
+  ShapeFunction shape_fn_;
+  bool collective_ = false;
+  bool allocates_lazily_ = false;
+  std::string doc_;
+};
+
+// The schema of an op type, or null.
+const OpSchema* FindSchema(const std::string& type);
+// Registered op types sorted by edit distance to `type` (at most `n`).
+std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n = 3);
+// Registers a schema; a second registration of one type is a CHECK failure.
+OpSchema& RegisterSchema(const std::string& type);
+
+#define BRAID_SCHEMA_CONCAT_(a, b) a##b
+#define BRAID_SCHEMA_NAME_(type, line) BRAID_SCHEMA_CONCAT_(braid_schema_##type##_, line)
+#define BRAID_OPERATOR_SCHEMA(type) \
+  [[maybe_unused]] static ::braid::OpSchema& BRAID_SCHEMA_NAME_(type, __LINE__) = \
+      ::braid::RegisterSchema(#type)
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_OP_SCHEMA_H_

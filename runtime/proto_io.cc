@@ -1,0 +1,94 @@
+#include "runtime/proto_io.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+bool IsBinaryPath(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".pb") || ends_with(".bin");
+}
+
+class FirstErrorCollector final : public google::protobuf::io::ErrorCollector {
+ public:
+  explicit FirstErrorCollector(std::string source) : source_(std::move(source)) {}
+  void AddError(int line, int column, const std::string& message) override {
+    if (!first_.empty()) return;
+    first_ = source_ + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
+  }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string source_;
+  std::string first_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(Status::NotFound("cannot open '" + path + "'"));
+  std::ostringstream content;
+  content << file.rdbuf();
+  return content.str();
+}
+
+}  // namespace
+
+void ParseTextProto(const std::string& text, const std::string& source,
+                    google::protobuf::Message* message) {
+  google::protobuf::TextFormat::Parser parser;
+  FirstErrorCollector errors(source);
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, message)) {
+    throw Error(Status::InvalidArgument(
+        errors.first().empty() ? source + ": not a valid text " + message->GetTypeName() : errors.first()));
+  }
+}
+
+void LoadProto(const std::string& path, google::protobuf::Message* message) {
+  std::string content = ReadFile(path);
+  if (!IsBinaryPath(path)) {
+    ParseTextProto(content, path, message);
+    return;
+  }
+  if (!message->ParseFromString(content)) {
+    throw Error(Status::InvalidArgument("'" + path + "' is not a valid binary " +
+                                        message->GetTypeName()));
+  }
+}
+
+void SaveProto(const google::protobuf::Message& message, const std::string& path) {
+  std::string content;
+  if (IsBinaryPath(path)) {
+    message.SerializeToString(&content);
+  } else {
+    google::protobuf::TextFormat::PrintToString(message, &content);
+  }
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+    file << content;
+    file.flush();
+    if (!file) throw Error(Status::IoError("cannot write '" + temp + "'"));
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    throw Error(Status::IoError("cannot rename '" + temp + "' to '" + path + "'"));
+  }
+}
+
+NetDef LoadNetDef(const std::string& path) {
+  NetDef net;
+  LoadProto(path, &net);
+  return net;
+}
+
+}  // namespace braid

@@ -1,0 +1,66 @@
+#include "runtime/session.h"
+
+#include <cstring>
+
+#include "runtime/net.h"
+#include "runtime/proto_io.h"
+#include "runtime/workspace.h"
+
+namespace braid {
+
+Session::Session() : workspace_(std::make_unique<Workspace>()) {}
+Session::~Session() = default;
+
+Status Session::RunNetOnce(const std::string& net_path) {
+  NetDef def;
+  Status loaded = StatusFromCall([&] { def = LoadNetDef(net_path); });
+  if (!loaded.ok()) return loaded;
+  return workspace_->RunNetOnce(def);
+}
+
+Status Session::LoadNet(const std::string& net_path, std::string* net_name) {
+  return StatusFromCall([&] {
+    NetDef def = LoadNetDef(net_path);
+    workspace_->CreateNet(def);
+    *net_name = def.name();
+  });
+}
+
+Status Session::RunNet(const std::string& net_name, int iterations) {
+  Net* net = workspace_->GetNet(net_name);
+  if (net == nullptr) return Status::NotFound("no net named '" + net_name + "' in this session");
+  for (int i = 0; i < iterations; ++i) {
+    Status s = net->Run();
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
+                     const std::vector<float>& values) {
+  return StatusFromCall([&] {
+    Tensor* t = workspace_->CreateBlob(name);
+    t->Resize(DType::kFloat32, shape);
+    if (static_cast<size_t>(t->numel()) != values.size()) {
+      throw Error(Status::InvalidArgument("feeding blob '" + name + "': shape " + t->ShapeString() +
+                                          " needs " + std::to_string(t->numel()) + " values, got " +
+                                          std::to_string(values.size())));
+    }
+    std::memcpy(t->mutable_data<float>(), values.data(), values.size() * sizeof(float));
+  });
+}
+
+Status Session::Fetch(const std::string& name, std::vector<int64_t>* shape,
+                      std::vector<float>* values) const {
+  const Tensor* t = workspace_->GetBlob(name);
+  if (t == nullptr) return Status::NotFound("no blob named '" + name + "' in this session");
+  return StatusFromCall([&] {
+    const float* data = t->data<float>();
+    *shape = t->shape();
+    values->assign(data, data + t->numel());
+  });
+}
+
+std::vector<std::string> Session::BlobNames() const { return workspace_->LocalBlobNames(); }
+
+}  // namespace braid

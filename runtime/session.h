@@ -1,0 +1,60 @@
+// braid's public API for applications that embed it (installed as <braid/session.h>).
+//
+// A Session owns one workspace: the blobs (tensors) and nets of a model. Load nets from files
+// (text ".pbtxt" or binary ".pb", Caffe2-compatible NetDefs), feed inputs, run, fetch outputs.
+// Every call returns a braid::Status (<braid/status.h>); nothing throws across this API.
+//
+//   braid::Session session;
+//   braid::Status s = session.RunNetOnce("init.pbtxt");             // fills parameters
+//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);    // validates the net
+//   if (s.ok()) s = session.Feed("data", {1, 784}, pixels);         // float32 input
+//   if (s.ok()) s = session.RunNet(net_name);
+//   std::vector<int64_t> shape; std::vector<float> probs;
+//   if (s.ok()) s = session.Fetch("softmax", &shape, &probs);
+//
+// Thread safety: a Session may be used from several threads, but each net runs one Run at a time
+// (a concurrent RunNet of the same net returns FailedPrecondition), and Feed/Fetch of a blob must
+// not overlap a run that uses it.
+#ifndef BRAID_SESSION_H_
+#define BRAID_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "status.h"  // relative: resolves in-tree (runtime/) and installed (braid/)
+
+namespace braid {
+
+class Workspace;
+
+class Session {
+ public:
+  Session();
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Loads, runs once and discards a net (typically an init net).
+  Status RunNetOnce(const std::string& net_path);
+  // Loads and builds a net kept in the session; its name is returned in *net_name.
+  Status LoadNet(const std::string& net_path, std::string* net_name);
+  // Runs a loaded net `iterations` times, stopping at the first error.
+  Status RunNet(const std::string& net_name, int iterations = 1);
+
+  // Copies float32 data of the given shape into blob `name` (created if needed).
+  Status Feed(const std::string& name, const std::vector<int64_t>& shape,
+              const std::vector<float>& values);
+  // Copies a float32 blob out.
+  Status Fetch(const std::string& name, std::vector<int64_t>* shape, std::vector<float>* values) const;
+  // Names of the session's blobs, sorted.
+  std::vector<std::string> BlobNames() const;
+
+ private:
+  std::unique_ptr<Workspace> workspace_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_SESSION_H_

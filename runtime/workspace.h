@@ -1,0 +1,63 @@
+// Workspace: owns blobs (tensors) by name and the nets created in it.
+//
+// A child workspace (made with a parent) resolves names it lacks in its parent, so a test net can
+// read the train net's parameters; blobs it creates are its own. The parent must outlive the child.
+//
+//   Workspace ws;
+//   ws.CreateBlob("x")->Resize(DType::kFloat32, {4});
+//   Net* net = ws.CreateNet(net_def);      // validates; throws braid::Error on bad input
+//   Status s = net->Run();
+//
+// Thread safety: blob and net lookup/creation are guarded by a mutex, so they may be called from
+// several threads. Tensors themselves are not synchronised (see runtime/tensor.h); ops resolve their
+// tensors when a net is created and touch only those while it runs.
+#ifndef BRAID_RUNTIME_WORKSPACE_H_
+#define BRAID_RUNTIME_WORKSPACE_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace braid {
+
+class Net;
+
+class Workspace {
+ public:
+  Workspace();
+  explicit Workspace(const Workspace* parent);
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // The blob called `name` here or in a parent; creates it here if none exists.
+  Tensor* CreateBlob(const std::string& name);
+  // The blob here or in a parent, or null.
+  Tensor* GetBlob(const std::string& name) const;
+  bool HasBlob(const std::string& name) const { return GetBlob(name) != nullptr; }
+  // Names of this workspace's own blobs, sorted.
+  std::vector<std::string> LocalBlobNames() const;
+
+  // Builds a net (replacing one of the same name). Throws braid::Error naming the net, the op and
+  // the blob when the NetDef is invalid.
+  Net* CreateNet(const NetDef& def);
+  Net* GetNet(const std::string& name) const;
+  // Creates, runs once and discards a net (an init net, typically).
+  Status RunNetOnce(const NetDef& def);
+
+ private:
+  const Workspace* parent_ = nullptr;
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Tensor>> blobs_;  // guarded by mu_
+  std::map<std::string, std::unique_ptr<Net>> nets_;      // guarded by mu_
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_WORKSPACE_H_
