@@ -30,7 +30,12 @@ void ValidateOp(const NetDef& net, int i, const Workspace& ws,
   }
   std::string problem = schema->Verify(op);
   if (!problem.empty()) Fail(StatusCode::kInvalidArgument, net, i, problem);
-  Device device = DeviceFromProto(op.device_option());
+  Device device;
+  try {
+    device = DeviceFromProto(op.device_option());
+  } catch (const Error& e) {
+    Fail(e.status().code(), net, i, e.status().message());
+  }
   if (!HasKernel(op.type(), device.type)) {
     Fail(StatusCode::kNotFound, net, i, "no kernel for device " + device.ToString());
   }

@@ -1,0 +1,61 @@
+#include "runtime/workspace.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/net.h"
+#include "testing/net_text.h"
+
+namespace braid {
+namespace {
+
+TEST(WorkspaceTest, CreateBlobReturnsTheSameBlobForOneName) {
+  Workspace ws;
+  Tensor* a = ws.CreateBlob("a");
+  EXPECT_EQ(ws.CreateBlob("a"), a);
+  EXPECT_EQ(ws.GetBlob("a"), a);
+  EXPECT_EQ(ws.GetBlob("b"), nullptr);
+  EXPECT_EQ(ws.LocalBlobNames(), std::vector<std::string>{"a"});
+}
+
+TEST(WorkspaceTest, ChildResolvesMissingNamesInParent) {
+  Workspace parent;
+  Tensor* w = parent.CreateBlob("w");
+  Workspace child(&parent);
+  EXPECT_EQ(child.GetBlob("w"), w);
+  EXPECT_EQ(child.CreateBlob("w"), w);  // shared, not shadowed
+  Tensor* act = child.CreateBlob("act");
+  EXPECT_EQ(parent.GetBlob("act"), nullptr);
+  EXPECT_EQ(child.GetBlob("act"), act);
+  EXPECT_EQ(child.LocalBlobNames(), std::vector<std::string>{"act"});
+}
+
+TEST(WorkspaceTest, ChildNetReadsParentBlobs) {
+  Workspace parent;
+  parent.CreateBlob("w")->Resize(DType::kFloat32, {1});
+  Workspace child(&parent);
+  Net* net = child.CreateNet(testing::NetFromText(R"(name: "test"
+    op { type: "NoOp" input: "w" output: "out" })"));
+  ASSERT_NE(net, nullptr);
+  EXPECT_TRUE(net->Run().ok());
+  EXPECT_EQ(child.GetNet("test"), net);
+  EXPECT_EQ(parent.GetNet("test"), nullptr);
+}
+
+TEST(WorkspaceTest, CreateNetReplacesANetOfTheSameName) {
+  Workspace ws;
+  Net* first = ws.CreateNet(testing::NetFromText(R"(name: "n" op { type: "NoOp" })"));
+  Net* second = ws.CreateNet(testing::NetFromText(R"(name: "n" op { type: "NoOp" } op { type: "NoOp" })"));
+  EXPECT_EQ(ws.GetNet("n"), second);
+  EXPECT_EQ(second->num_ops(), 2);
+  (void)first;
+}
+
+TEST(WorkspaceTest, RunNetOnceReportsBuildErrorsAsStatus) {
+  Workspace ws;
+  Status s = ws.RunNetOnce(testing::NetFromText(R"(name: "init" op { type: "Nope" })"));
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("net 'init' op #0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,66 @@
+#include "testing/test_ops.h"
+
+#include <chrono>
+#include <thread>
+
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+#include "runtime/status.h"
+
+namespace braid::testing {
+
+SleepStats& TestSleepStats() {
+  static SleepStats stats;
+  return stats;
+}
+
+std::atomic<bool>& FailArmed() {
+  static std::atomic<bool> armed{true};
+  return armed;
+}
+
+namespace {
+
+class TestSleepOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override {
+    SleepStats& s = TestSleepStats();
+    int now = s.running.fetch_add(1) + 1;
+    int max = s.max_running.load();
+    while (now > max && !s.max_running.compare_exchange_weak(max, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(args().Get<int>("us", 1000)));
+    s.running.fetch_sub(1);
+  }
+};
+
+class TestFailOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override {
+    if (FailArmed().load()) throw Error(Status::Internal("injected failure"));
+  }
+};
+
+class TestNoOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override {}
+};
+
+}  // namespace
+
+BRAID_OPERATOR_SCHEMA(TestSleep).SetDoc("Sleeps `us` microseconds; counts concurrency.");
+BRAID_OPERATOR_SCHEMA(TestFail).SetDoc("Throws while armed.");
+BRAID_OPERATOR_SCHEMA(TestEnforcedInplace).NumInputs(1).NumOutputs(1).EnforceInplace({{0, 0}});
+BRAID_OPERATOR_SCHEMA(TestCollective).Collective();
+BRAID_OPERATOR_SCHEMA(TestLazy).AllocatesLazily();
+
+BRAID_REGISTER_CPU_OPERATOR(TestSleep, TestSleepOp);
+BRAID_REGISTER_CPU_OPERATOR(TestFail, TestFailOp);
+BRAID_REGISTER_CPU_OPERATOR(TestEnforcedInplace, TestNoOp);
+BRAID_REGISTER_CPU_OPERATOR(TestCollective, TestNoOp);
+BRAID_REGISTER_CPU_OPERATOR(TestLazy, TestNoOp);
+
+}  // namespace braid::testing
