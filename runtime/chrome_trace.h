@@ -1,19 +1,15 @@
-// Observers that turn op events into something to read: a Chrome-trace JSON file (loads in
-// Perfetto and chrome://tracing) and a per-op-type time table.
+// ChromeTraceWriter: an observer that writes op events as Chrome-trace JSON (loads in Perfetto and
+// chrome://tracing), one complete event per op run, one track per thread.
 //
 //   ChromeTraceWriter trace;
-//   OpTypeProfile profile;
 //   net->AddObserver(&trace);
-//   net->AddObserver(&profile);
 //   for (int i = 0; i < 10; ++i) net->Run();
 //   trace.WriteFile("run.json");       // throws braid::Error if the file cannot be written
-//   std::cout << profile.Table();
 //
-// Thread safety: each observer locks itself, so one may watch several nets at once.
+// Thread safety: it locks itself, so one writer may watch several nets at once.
 #ifndef BRAID_RUNTIME_CHROME_TRACE_H_
 #define BRAID_RUNTIME_CHROME_TRACE_H_
 
-#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,21 +34,6 @@ class ChromeTraceWriter final : public NetObserver {
   mutable std::mutex mu_;
   std::vector<Entry> entries_;  // guarded by mu_
   int runs_ = 0;                // guarded by mu_
-};
-
-class OpTypeProfile final : public NetObserver {
- public:
-  void OnRunEnd(const Net& net, const std::vector<OpEvent>& events) override;
-  // Columns: op type, count, total ms, mean us, share of all op time; sorted by total time.
-  std::string Table() const;
-
- private:
-  struct Totals {
-    int64_t count = 0;
-    int64_t total_ns = 0;
-  };
-  mutable std::mutex mu_;
-  std::map<std::string, Totals> by_type_;  // guarded by mu_
 };
 
 }  // namespace braid

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/chrome_trace.h"
+#include "runtime/op_type_profile.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
 #include "testing/test_ops.h"

@@ -1,0 +1,20 @@
+# Fails when a folder includes a header from a folder above it in braid's layering:
+#   tools/ -> ops/ -> runtime/ -> planner/ -> proto/
+# Run as: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake
+set(forbidden_planner "runtime/|ops/|tools/")
+set(forbidden_runtime "ops/|tools/")
+set(forbidden_ops "tools/")
+set(violations "")
+foreach(layer planner runtime ops)
+  file(GLOB_RECURSE files "${SOURCE_DIR}/${layer}/*.h" "${SOURCE_DIR}/${layer}/*.cc" "${SOURCE_DIR}/${layer}/*.cu")
+  foreach(f ${files})
+    file(STRINGS "${f}" lines REGEX "^#include \"(${forbidden_${layer}})")
+    foreach(line ${lines})
+      string(APPEND violations "${f}: ${line}\n")
+    endforeach()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "layering violations (see ../shared/STYLE.md):\n${violations}")
+endif()
+message(STATUS "layering ok")
