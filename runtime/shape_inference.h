@@ -1,0 +1,33 @@
+// Shape inference over a whole net, from the op schemas' TensorInference functions.
+//
+// Walks the ops in listed order, starting from the shapes of the blobs the net reads first
+// (external inputs, parameters), and returns every blob's type and shape as last written. Blobs
+// whose shape cannot be inferred come back with known = false. The memory planner sizes blobs
+// with this; where it is unknown, the runtime measures one run instead.
+//
+//   std::map<std::string, ShapeInfo> shapes = InferBlobShapes(net, ShapesOfWorkspaceBlobs(net, ws));
+//
+// Throws braid::Error naming the net, the op and the shapes when an op's inputs are inconsistent.
+#ifndef BRAID_RUNTIME_SHAPE_INFERENCE_H_
+#define BRAID_RUNTIME_SHAPE_INFERENCE_H_
+
+#include <map>
+#include <string>
+
+#include "proto/braid.pb.h"
+#include "runtime/op_schema.h"
+#include "runtime/tensor.h"
+
+namespace braid {
+
+class Workspace;
+
+std::map<std::string, ShapeInfo> InferBlobShapes(const NetDef& net,
+                                                 std::map<std::string, ShapeInfo> known);
+// The shapes of the workspace blobs that `net` reads (known only for blobs that hold data).
+std::map<std::string, ShapeInfo> ShapesOfWorkspaceBlobs(const NetDef& net, const Workspace& ws);
+ShapeInfo ShapeOf(const Tensor& tensor);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_SHAPE_INFERENCE_H_
