@@ -1,0 +1,91 @@
+#include "ops/fill/constant_fill_op.h"
+
+#include <algorithm>
+
+#include "ops/common/op_checks.h"
+#include "runtime/argument.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+namespace {
+
+const Argument* FindArgument(const OperatorDef& def, const std::string& name) {
+  for (const Argument& arg : def.arg()) {
+    if (arg.name() == name) return &arg;
+  }
+  return nullptr;
+}
+
+template <typename T>
+void FillWith(Tensor* output, T value) {
+  std::fill_n(output->mutable_data<T>(), output->numel(), value);
+}
+
+}  // namespace
+
+DType ConstantFillDType(const OperatorDef& def) {
+  const Argument* value = FindArgument(def, "value");
+  int fallback = value != nullptr && value->has_i() ? TensorProto::INT64 : TensorProto::FLOAT;
+  int dtype = ArgumentReader(def.arg()).Get<int>("dtype", fallback);
+  switch (dtype) {
+    case TensorProto::FLOAT:
+      return DType::kFloat32;
+    case TensorProto::INT32:
+      return DType::kInt32;
+    case TensorProto::BOOL:
+      return DType::kBool;
+    case TensorProto::UINT8:
+      return DType::kUInt8;
+    case TensorProto::INT64:
+      return DType::kInt64;
+    case TensorProto::DOUBLE:
+      return DType::kFloat64;
+  }
+  ThrowInvalidArgument("ConstantFill does not support dtype " + std::to_string(dtype) +
+                       " (supported: FLOAT=1, INT32=2, BOOL=5, UINT8=6, INT64=10, DOUBLE=13)");
+}
+
+ConstantFillOp::ConstantFillOp(const OperatorDef& def, Workspace* ws)
+    : FillOp(def, ws, ConstantFillDType(def)) {
+  const Argument* value = FindArgument(def, "value");
+  if (value == nullptr) return;
+  if (value->has_i()) {
+    int_value_ = value->i();
+    float_value_ = static_cast<double>(value->i());
+  } else if (value->has_f()) {
+    float_value_ = value->f();
+    int_value_ = static_cast<int64_t>(value->f());
+  } else {
+    ThrowInvalidArgument("argument 'value' must be a number (f or i)");
+  }
+}
+
+void ConstantFillOp::Fill(Tensor* output) {
+  switch (output->dtype()) {
+    case DType::kFloat32:
+      return FillWith(output, static_cast<float>(float_value_));
+    case DType::kFloat64:
+      return FillWith(output, float_value_);
+    case DType::kInt32:
+      return FillWith(output, static_cast<int32_t>(int_value_));
+    case DType::kInt64:
+      return FillWith(output, int_value_);
+    case DType::kUInt8:
+      return FillWith(output, static_cast<uint8_t>(int_value_));
+    case DType::kBool:
+      return FillWith(output, int_value_ != 0 || float_value_ != 0);
+  }
+}
+
+BRAID_OPERATOR_SCHEMA(ConstantFill)
+    .NumInputs(0, 1)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}})
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      return InferFillShape(def, in, ConstantFillDType(def));
+    })
+    .SetDoc("Fills the output with `value`; shape from `shape`, the input, or its contents.");
+
+BRAID_REGISTER_CPU_OPERATOR(ConstantFill, ConstantFillOp);
+
+}  // namespace braid

@@ -1,0 +1,16 @@
+#include "ops/math/mul_op.h"
+
+#include "runtime/op_registry.h"
+
+namespace braid {
+
+BRAID_OPERATOR_SCHEMA(Mul)
+    .NumInputs(2)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}, {1, 0}})
+    .TensorInference(InferElementwiseShape)
+    .SetDoc("C = A * B, elementwise; broadcast=1 repeats B over A from `axis`.");
+
+BRAID_REGISTER_CPU_OPERATOR(Mul, MulOp);
+
+}  // namespace braid

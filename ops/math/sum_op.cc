@@ -1,0 +1,55 @@
+#include "ops/math/sum_op.h"
+
+#include <algorithm>
+
+#include "ops/common/op_checks.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+namespace {
+
+std::vector<ShapeInfo> InferSumShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  if (in.empty()) return {};  // arity is reported by OpSchema::Verify
+  for (size_t i = 1; i < in.size(); ++i) CheckSameTypeAndShape(def, in, static_cast<int>(i));
+  return {in[0]};
+}
+
+}  // namespace
+
+void SumOp::Run() {
+  CheckInputType(*this, 0, {DType::kFloat32, DType::kInt32, DType::kInt64});
+  for (int i = 1; i < InputSize(); ++i) CheckInputType(*this, i, {Input(0).dtype()});
+  InferSumShape(def(), InputShapeInfos(*this));
+  switch (Input(0).dtype()) {
+    case DType::kInt32:
+      return RunTyped<int32_t>();
+    case DType::kInt64:
+      return RunTyped<int64_t>();
+    default:
+      return RunTyped<float>();
+  }
+}
+
+template <typename T>
+void SumOp::RunTyped() {
+  const Tensor& first = Input(0);
+  const int64_t n = first.numel();
+  Tensor* output = Output(0, first.dtype(), first.shape());
+  T* y = output->mutable_data<T>();
+  if (output != &first) std::copy_n(first.data<T>(), n, y);
+  for (int i = 1; i < InputSize(); ++i) {
+    const T* x = Input(i).data<T>();
+    for (int64_t j = 0; j < n; ++j) y[j] += x[j];
+  }
+}
+
+BRAID_OPERATOR_SCHEMA(Sum)
+    .NumInputs(1, OpSchema::kUnbounded)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}})
+    .TensorInference(InferSumShape)
+    .SetDoc("Y = X0 + X1 + ..., elementwise over inputs of one type and shape.");
+
+BRAID_REGISTER_CPU_OPERATOR(Sum, SumOp);
+
+}  // namespace braid

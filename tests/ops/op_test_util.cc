@@ -1,0 +1,87 @@
+#include "ops/op_test_util.h"
+
+#include "runtime/proto_io.h"
+#include "runtime/status.h"
+
+namespace braid::test {
+namespace {
+
+std::vector<ShapeInfo> InputInfos(const Workspace& ws, const OperatorDef& op) {
+  std::vector<ShapeInfo> in;
+  for (const std::string& name : op.input()) {
+    const Tensor* t = ws.GetBlob(name);
+    in.push_back(t ? ShapeInfo{t->dtype(), t->shape(), true} : ShapeInfo{});
+  }
+  return in;
+}
+
+std::string InfoString(const ShapeInfo& info) {
+  if (!info.known) return "unknown";
+  std::string s = std::string(DTypeName(info.dtype)) + "[";
+  for (size_t i = 0; i < info.dims.size(); ++i) s += (i ? "," : "") + std::to_string(info.dims[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+OperatorDef ParseOp(const std::string& text) {
+  OperatorDef op;
+  ParseTextProto(text, "<op>", &op);
+  return op;
+}
+
+NetDef NetOf(const std::vector<std::string>& op_texts, const std::string& type) {
+  NetDef net;
+  net.set_name("test");
+  net.set_type(type);
+  for (const std::string& text : op_texts) *net.add_op() = ParseOp(text);
+  return net;
+}
+
+std::vector<int64_t> ShapeOf(const Workspace& ws, const std::string& name) {
+  const Tensor* t = ws.GetBlob(name);
+  return t ? t->shape() : std::vector<int64_t>{};
+}
+
+::testing::AssertionResult RunOp(Workspace* ws, const std::string& op_text, bool allow_unknown) {
+  NetDef net = NetOf({op_text});
+  const OperatorDef& op = net.op(0);
+  const OpSchema* schema = FindSchema(op.type());
+  if (schema == nullptr) return ::testing::AssertionFailure() << "no schema for " << op.type();
+  std::vector<ShapeInfo> inferred;
+  try {
+    inferred = schema->InferShapes(op, InputInfos(*ws, op));
+  } catch (const Error& e) {
+    return ::testing::AssertionFailure() << "shape inference threw: " << e.what();
+  }
+  Status status = ws->RunNetOnce(net);
+  if (!status.ok()) return ::testing::AssertionFailure() << status.ToString();
+  for (int i = 0; i < op.output_size(); ++i) {
+    const Tensor* t = ws->GetBlob(op.output(i));
+    ShapeInfo actual{t->dtype(), t->shape(), true};
+    if (!inferred[i].known && allow_unknown) continue;
+    if (!inferred[i].known || inferred[i].dtype != actual.dtype ||
+        inferred[i].dims != actual.dims) {
+      return ::testing::AssertionFailure()
+             << op.type() << " output '" << op.output(i) << "': schema inferred "
+             << InfoString(inferred[i]) << ", kernel produced " << InfoString(actual);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string RunOpError(Workspace* ws, const std::string& op_text) {
+  return ws->RunNetOnce(NetOf({op_text})).message();
+}
+
+std::string InferError(const Workspace& ws, const std::string& op_text) {
+  OperatorDef op = ParseOp(op_text);
+  try {
+    FindSchema(op.type())->InferShapes(op, InputInfos(ws, op));
+  } catch (const Error& e) {
+    return e.status().message();
+  }
+  return "";
+}
+
+}  // namespace braid::test

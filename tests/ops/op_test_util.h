@@ -1,0 +1,62 @@
+// Helpers for op tests: feed and fetch blobs, and run one op as a one-op net while checking that
+// its schema's shape inference agrees with what its kernel produced.
+//
+//   Workspace ws;
+//   Feed<float>(&ws, "X", {2}, {-1, 2});
+//   ASSERT_TRUE(RunOp(&ws, R"(type: "Relu" input: "X" output: "Y")"));
+//   EXPECT_EQ(Fetch<float>(ws, "Y"), (std::vector<float>{0, 2}));
+#ifndef BRAID_TESTS_OPS_OP_TEST_UTIL_H_
+#define BRAID_TESTS_OPS_OP_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "runtime/op_schema.h"
+#include "runtime/workspace.h"
+
+namespace braid::test {
+
+OperatorDef ParseOp(const std::string& text);
+// A net named "test" holding the ops, each given in OperatorDef text format.
+NetDef NetOf(const std::vector<std::string>& op_texts, const std::string& type = "simple");
+
+template <typename T>
+void Feed(Workspace* ws, const std::string& name, std::vector<int64_t> dims,
+          const std::vector<T>& values) {
+  Tensor* t = ws->CreateBlob(name);
+  t->Resize(DTypeOf<T>(), std::move(dims));
+  ASSERT_EQ(t->numel(), static_cast<int64_t>(values.size())) << "feeding " << name;
+  std::copy(values.begin(), values.end(), t->mutable_data<T>());
+}
+
+template <typename T>
+std::vector<T> Fetch(const Workspace& ws, const std::string& name) {
+  const Tensor* t = ws.GetBlob(name);
+  if (t == nullptr) {
+    ADD_FAILURE() << "no blob " << name;
+    return {};
+  }
+  const T* data = t->data<T>();
+  return std::vector<T>(data, data + t->numel());
+}
+
+std::vector<int64_t> ShapeOf(const Workspace& ws, const std::string& name);
+
+// Runs the op once; fails if it fails, or if the schema's inferred output types and shapes (from
+// the input blobs as they were before the run) differ from the outputs. Outputs the schema cannot
+// infer fail too, unless `allow_unknown`.
+::testing::AssertionResult RunOp(Workspace* ws, const std::string& op_text,
+                                 bool allow_unknown = false);
+// Runs the op once expecting failure; the error's message ("" if it succeeded).
+std::string RunOpError(Workspace* ws, const std::string& op_text);
+// The message of the braid::Error the op's schema inference throws ("" if none).
+std::string InferError(const Workspace& ws, const std::string& op_text);
+
+}  // namespace braid::test
+
+#endif  // BRAID_TESTS_OPS_OP_TEST_UTIL_H_
