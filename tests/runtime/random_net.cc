@@ -73,8 +73,9 @@ class Builder {
       while (in_place && i > 0 && in == op->input(0) && blobs_.size() > 1) in = AnyBlob();
       op->add_input(in);
     }
-    op->add_output(in_place ? op->input(0) : OutputBlob(*op));
+    // Control inputs name blobs that exist before this op (never its own fresh output).
     if (Uniform(0, 7) == 0) op->add_control_input(AnyBlob());
+    op->add_output(in_place ? op->input(0) : OutputBlob(*op));
   }
 
   std::mt19937_64 rng_;
