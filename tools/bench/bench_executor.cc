@@ -1,0 +1,186 @@
+// braid_bench_executor: per-op scheduling overhead of the "dag" executor against raw oneTBB.
+//
+// For each net shape (a random layered DAG, one long chain, repeated 1,000-wide fan-out/fan-in
+// blocks) of ~100,000 NoOp ops and each worker count, it times Net::Run of a braid "dag" net and,
+// in the same process and interleaved with it, a bare oneTBB flow graph of empty continue_nodes
+// over the same dataflow edges (tools/bench/raw_flow_graph.h) in an arena of the same size. It
+// prints the median ns/op of each, their ratio and the target ratio.
+//
+//   braid_bench_executor                      # defaults: 100000 ops, 21 repetitions, workers 1,2
+//   braid_bench_executor --reps=51 --seed=7   # the seed is printed and reproduces the random DAG
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <oneapi/tbb/version.h>
+
+#include "planner/dataflow.h"
+#include "runtime/dag_net.h"
+#include "runtime/workspace.h"
+#include "tools/bench/executor_nets.h"
+#include "tools/bench/raw_flow_graph.h"
+
+DEFINE_int32(ops, 100000, "ops per net");
+DEFINE_int32(reps, 21, "timed Runs per executor and case; the median is reported");
+DEFINE_int32(warmup, 3, "untimed Runs per executor before timing (the first Run may be special)");
+DEFINE_uint64(seed, 20240601, "seed of the random layered DAG");
+DEFINE_int32(width, 64, "width of the random layered DAG");
+DEFINE_int32(fan_width, 1000, "middle ops per fan-out/fan-in block");
+DEFINE_string(workers, "1,2", "comma-separated worker counts");
+DEFINE_string(shapes, "random,chain,fan", "comma-separated shape name prefixes to run");
+
+namespace braid::bench {
+namespace {
+
+struct Shape {
+  std::string name;
+  double target;  // braid/raw ratio to stay at or under; 0 means "report only"
+  NetDef (*build)(int workers);
+};
+
+struct Result {
+  std::string shape;
+  int ops = 0;
+  int workers = 0;
+  int braid_nodes = 0;
+  double braid_ns_per_op = 0;
+  double raw_ns_per_op = 0;
+  double target = 0;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+template <typename Fn>
+double TimeNanos(Fn&& fn) {
+  auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+}
+
+void RunBraid(Net* net) {
+  Status s = net->Run();
+  CHECK(s.ok()) << s.ToString();
+}
+
+Result Measure(const Shape& shape, int workers) {
+  NetDef def = shape.build(workers);
+  def.set_name(shape.name);
+  Workspace ws;
+  Net* net = ws.CreateNet(def);
+  RawFlowGraph raw(BuildDataflow(def), workers);
+  for (int i = 0; i < FLAGS_warmup; ++i) {
+    RunBraid(net);
+    raw.Run();
+  }
+  // Interleaved, alternating which goes first, so background load hits both alike.
+  std::vector<double> braid_ns, raw_ns;
+  for (int rep = 0; rep < FLAGS_reps; ++rep) {
+    if (rep % 2 == 0) braid_ns.push_back(TimeNanos([&] { RunBraid(net); }));
+    raw_ns.push_back(TimeNanos([&] { raw.Run(); }));
+    if (rep % 2 == 1) braid_ns.push_back(TimeNanos([&] { RunBraid(net); }));
+  }
+  Result r;
+  r.shape = shape.name;
+  r.ops = net->num_ops();
+  r.workers = workers;
+  auto* dag = dynamic_cast<DagNet*>(net);
+  CHECK(dag != nullptr) << "net '" << shape.name << "' is not a DagNet";
+  r.braid_nodes = dag->num_chains();
+  r.braid_ns_per_op = Median(braid_ns) / r.ops;
+  r.raw_ns_per_op = Median(raw_ns) / r.ops;
+  r.target = shape.target;
+  return r;
+}
+
+std::vector<std::string> SplitCommas(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) items.push_back(item);
+  return items;
+}
+
+std::vector<int> ParseWorkers(const std::string& list) {
+  std::vector<int> workers;
+  for (const std::string& item : SplitCommas(list)) {
+    int w = std::atoi(item.c_str());
+    CHECK_GT(w, 0) << "--workers must list positive counts, got '" << list << "'";
+    workers.push_back(w);
+  }
+  return workers;
+}
+
+bool Selected(const Shape& shape) {
+  for (const std::string& prefix : SplitCommas(FLAGS_shapes)) {
+    if (!prefix.empty() && shape.name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+void PrintTable(const std::vector<Result>& results) {
+  std::printf("\n%-16s %7s %7s %11s %12s %12s %11s %8s %6s\n", "shape", "ops", "workers",
+              "braid nodes", "braid ns/op", "raw ns/op", "braid/raw", "target", "met");
+  for (const Result& r : results) {
+    double ratio = r.braid_ns_per_op / r.raw_ns_per_op;
+    char target[16] = "report";
+    const char* met = "-";
+    if (r.target > 0) {
+      std::snprintf(target, sizeof(target), "<=%.2f", r.target);
+      met = ratio <= r.target ? "yes" : "NO";
+    }
+    std::printf("%-16s %7d %7d %11d %12.1f %12.1f %11.3f %8s %6s\n", r.shape.c_str(), r.ops,
+                r.workers, r.braid_nodes, r.braid_ns_per_op, r.raw_ns_per_op, ratio, target, met);
+  }
+  std::printf(
+      "\nns/op: median over %d Runs of (Run wall time / ops), after %d warm-up Runs; raw = bare "
+      "oneTBB continue_nodes\non BuildDataflow's edges in a task_arena of the same size. braid "
+      "nodes: flow-graph nodes after chain fusion\n(raw has one node per op).\n",
+      FLAGS_reps, FLAGS_warmup);
+}
+
+int Main() {
+  CHECK_GT(FLAGS_ops, 0);
+  CHECK_GT(FLAGS_reps, 0);
+  const std::vector<Shape> shapes = {
+      {"random_dag_w" + std::to_string(FLAGS_width), 1.10,
+       [](int w) { return RandomLayeredDag(FLAGS_ops, FLAGS_width, FLAGS_seed, w); }},
+      {"chain", 0.50, [](int w) { return Chain(FLAGS_ops, w); }},
+      {"fan_out_in_w" + std::to_string(FLAGS_fan_width), 0,
+       [](int w) { return FanOutFanIn(FLAGS_ops, FLAGS_fan_width, w); }},
+  };
+  std::printf("braid_bench_executor: seed=%llu reps=%d warmup=%d oneTBB=%s hardware_threads=%u\n",
+              static_cast<unsigned long long>(FLAGS_seed), FLAGS_reps, FLAGS_warmup,
+              TBB_VERSION_STRING, std::thread::hardware_concurrency());
+  std::vector<Result> results;
+  for (const Shape& shape : shapes) {
+    if (!Selected(shape)) continue;
+    for (int workers : ParseWorkers(FLAGS_workers)) {
+      results.push_back(Measure(shape, workers));
+      std::fprintf(stderr, "  done: %s, %d workers\n", shape.name.c_str(), workers);
+    }
+  }
+  PrintTable(results);
+  return 0;
+}
+
+}  // namespace
+}  // namespace braid::bench
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("per-op overhead of braid's dag executor vs raw oneTBB");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  return braid::bench::Main();
+}
