@@ -1,8 +1,19 @@
 # Installs libbraid, its public headers and a CMake package: find_package(braid) gives braid::braid.
+#
+#   cmake --install build/release --prefix /opt/braid
+#   # in the application's CMakeLists.txt (configured with -DCMAKE_PREFIX_PATH=/opt/braid):
+#   find_package(braid 0.1 REQUIRED)
+#   target_link_libraries(app PRIVATE braid::braid)      # #include <braid/session.h>
+#
+# The public headers include each other by relative path ("status.h"), so they work both in-tree
+# (runtime/) and installed side by side (include/braid/). tests/embed checks all of this.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(BRAID_PUBLIC_HEADERS runtime/status.h runtime/session.h)
+# The installed library finds dependencies outside the system paths (a TSan oneTBB in
+# BRAID_TBB_ROOT) through its RUNPATH; system libraries are left to the loader.
+set_target_properties(braid PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(FILES ${BRAID_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/braid)
 install(TARGETS braid EXPORT braidTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

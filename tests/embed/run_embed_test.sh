@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs a braid build tree into a temporary prefix, builds the outside project tests/embed
+# against it with find_package(braid), and runs the app. Registered with ctest by tests/tools.
+#
+#   run_embed_test.sh BUILD_DIR EMBED_SOURCE_DIR CXX_COMPILER [SANITIZER]
+set -euo pipefail
+
+readonly build_dir=$1 embed_dir=$2 cxx=$3 sanitizer=${4:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+step() {
+  local name=$1
+  shift
+  if ! "$@" >"$work/$name.log" 2>&1; then
+    cat "$work/$name.log" >&2
+    echo "run_embed_test.sh: $name failed: $*" >&2
+    exit 1
+  fi
+}
+
+flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$work/prefix")
+if [[ -n $sanitizer ]]; then
+  flags+=(-DCMAKE_CXX_FLAGS="-fsanitize=$sanitizer" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$sanitizer")
+fi
+
+step install cmake --install "$build_dir" --prefix "$work/prefix"
+step configure cmake -S "$embed_dir" -B "$work/build" "${flags[@]}"
+step build cmake --build "$work/build"
+echo "installed into $work/prefix; built $work/build/app against it"
+"$work/build/app" "$embed_dir/init.pbtxt" "$embed_dir/net.pbtxt"

@@ -1,0 +1,223 @@
+// braid_run: runs a net and reports where the time went and what it computed.
+//
+//   braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K]
+//                 [--trace FILE]
+//
+// Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, builds NET (with
+// --executor replacing NetDef.type and --threads its "num_workers" argument), runs it K times,
+// prints the per-op-type profile and, for each external output of NET, one checksum line:
+//
+//   output fc_out shape float32[8,16] sum=12.3456789 abs_sum=98.7654321 fnv=0123456789abcdef
+//
+// fnv is FNV-1a (64 bit) over the tensor's raw bytes, so two runs agree bit for bit exactly when
+// their lines are equal. Exit codes: 0 success, 1 the net failed (its Status on one stderr line),
+// 2 bad flags.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "runtime/chrome_trace.h"
+#include "runtime/net.h"
+#include "runtime/op_type_profile.h"
+#include "runtime/proto_io.h"
+#include "runtime/status.h"
+#include "runtime/workspace.h"
+
+DEFINE_string(init, "", "init net run once, in the same workspace, before NET");
+DEFINE_string(executor, "", "executor replacing NetDef.type: simple or dag");
+DEFINE_int32(threads, 0, "worker threads for the dag executor (sets the num_workers argument)");
+DEFINE_int32(iters, 1, "iterations of NET to run");
+DEFINE_string(trace, "", "write a Chrome-trace JSON of every op run to this file");
+
+// gflags ends the process through this pointer on a bad flag (with status 1). It is exported by
+// libgflags but not declared in its headers; braid_run points it at an exit with status 2.
+namespace google {
+extern void (*gflags_exitfunc)(int);
+}  // namespace google
+
+namespace braid {
+namespace {
+
+constexpr int kExitBadFlags = 2;
+
+struct RunOptions {
+  std::string net_path;
+  std::string init_path;
+  std::string executor;
+  int threads = 0;
+  int iterations = 1;
+  std::string trace_path;
+};
+
+[[noreturn]] void ExitBadFlags(const std::string& message) {
+  std::cerr << "braid_run: " << message << "\n" << gflags::ProgramUsage() << "\n";
+  std::exit(kExitBadFlags);
+}
+
+RunOptions ParseFlags(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K] "
+      "[--trace FILE]");
+  google::gflags_exitfunc = [](int code) { std::exit(code == 0 ? 0 : kExitBadFlags); };
+  gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
+  if (argc != 2) ExitBadFlags("expected exactly one NET file, got " + std::to_string(argc - 1));
+  if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
+    ExitBadFlags("--executor must be 'simple' or 'dag', got '" + FLAGS_executor + "'");
+  }
+  if (FLAGS_threads < 0) ExitBadFlags("--threads must be >= 0");
+  if (FLAGS_iters < 1) ExitBadFlags("--iters must be >= 1");
+  return {argv[1], FLAGS_init, FLAGS_executor, FLAGS_threads, FLAGS_iters, FLAGS_trace};
+}
+
+void ThrowIfError(const Status& status) {
+  if (!status.ok()) throw Error(status);
+}
+
+void SetNetArgument(const std::string& name, int64_t value, NetDef* def) {
+  for (Argument& arg : *def->mutable_arg()) {
+    if (arg.name() == name) {
+      arg.Clear();
+      arg.set_name(name);
+      arg.set_i(value);
+      return;
+    }
+  }
+  Argument* arg = def->add_arg();
+  arg->set_name(name);
+  arg->set_i(value);
+}
+
+NetDef LoadMainNet(const RunOptions& options) {
+  NetDef def = LoadNetDef(options.net_path);
+  if (!options.executor.empty()) def.set_type(options.executor);
+  if (options.threads > 0) SetNetArgument("num_workers", options.threads, &def);
+  if (def.name().empty()) def.set_name("main");
+  return def;
+}
+
+template <typename T>
+void SumValues(const Tensor& tensor, double* sum, double* abs_sum) {
+  const T* data = tensor.data<T>();
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    const double value = static_cast<double>(data[i]);
+    *sum += value;
+    *abs_sum += std::fabs(value);
+  }
+}
+
+// The sum and the sum of absolute values of every element, added in index order as doubles.
+void SumElements(const Tensor& tensor, double* sum, double* abs_sum) {
+  switch (tensor.dtype()) {
+    case DType::kFloat32:
+      SumValues<float>(tensor, sum, abs_sum);
+      break;
+    case DType::kFloat64:
+      SumValues<double>(tensor, sum, abs_sum);
+      break;
+    case DType::kInt32:
+      SumValues<int32_t>(tensor, sum, abs_sum);
+      break;
+    case DType::kInt64:
+      SumValues<int64_t>(tensor, sum, abs_sum);
+      break;
+    case DType::kUInt8:
+      SumValues<uint8_t>(tensor, sum, abs_sum);
+      break;
+    case DType::kBool:
+      SumValues<bool>(tensor, sum, abs_sum);
+      break;
+  }
+}
+
+uint64_t Fnv1a64(const void* data, size_t bytes) {
+  uint64_t hash = 14695981039346656037ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+// "output NAME shape float32[2,3] sum=.. abs_sum=.. fnv=..", or throws naming the blob.
+std::string ChecksumLine(const NetDef& def, const std::string& name, const Tensor* tensor) {
+  if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {
+    throw Error(Status::NotFound("net '" + def.name() + "': external output '" + name +
+                                 "' was never written"));
+  }
+  if (tensor->device().type != DeviceType::kCpu) {
+    throw Error(Status::InvalidArgument("net '" + def.name() + "': external output '" + name +
+                                        "' is on " + tensor->device().ToString() +
+                                        "; braid_run checksums CPU tensors only"));
+  }
+  double sum = 0, abs_sum = 0;
+  SumElements(*tensor, &sum, &abs_sum);
+  const uint64_t fnv =
+      tensor->numel() > 0 ? Fnv1a64(tensor->raw_data(), tensor->nbytes()) : Fnv1a64(nullptr, 0);
+  char numbers[128];
+  std::snprintf(numbers, sizeof(numbers), "sum=%.9g abs_sum=%.9g fnv=%016" PRIx64, sum, abs_sum,
+                fnv);
+  return "output " + name + " shape " + tensor->ShapeString() + " " + numbers;
+}
+
+void PrintChecksums(const NetDef& def, const Workspace& ws) {
+  if (def.external_output_size() == 0) {
+    std::cout << "net '" << def.name() << "' lists no external_output: nothing to checksum\n";
+  }
+  for (const std::string& name : def.external_output()) {
+    std::cout << ChecksumLine(def, name, ws.GetBlob(name)) << "\n";
+  }
+}
+
+void RunAndReport(const RunOptions& options) {
+  OpTypeProfile profile;  // observers outlive the workspace, which owns the net they watch
+  ChromeTraceWriter trace;
+  Workspace ws;
+  if (!options.init_path.empty()) ThrowIfError(ws.RunNetOnce(LoadNetDef(options.init_path)));
+  Net* net = ws.CreateNet(LoadMainNet(options));
+  net->AddObserver(&profile);
+  if (!options.trace_path.empty()) net->AddObserver(&trace);
+
+  const int64_t start_ns = NowNanos();
+  for (int i = 0; i < options.iterations; ++i) ThrowIfError(net->Run());
+  const double wall_ms = (NowNanos() - start_ns) / 1e6;
+
+  const NetDef& def = net->def();
+  const std::string executor = def.type().empty() ? "simple" : def.type();
+  std::printf(
+      "net '%s': %d ops, executor %s, %d workers, %d iterations, %.3f ms wall (%.3f ms each)\n",
+      def.name().c_str(), net->num_ops(), executor.c_str(), executor == "dag" ? NumWorkers(def) : 1,
+      options.iterations, wall_ms, wall_ms / options.iterations);
+  std::cout << profile.Table();
+  if (!options.trace_path.empty()) {
+    trace.WriteFile(options.trace_path);
+    std::cout << "trace written to " << options.trace_path << "\n";
+  }
+  PrintChecksums(def, ws);
+}
+
+// The Status on one line (a multi-line parser message is joined with "; ").
+std::string OneLine(const Status& status) {
+  std::string text = status.ToString();
+  for (size_t pos; (pos = text.find('\n')) != std::string::npos;) text.replace(pos, 1, "; ");
+  return text;
+}
+
+}  // namespace
+}  // namespace braid
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  const braid::RunOptions options = braid::ParseFlags(argc, argv);
+  const braid::Status status = braid::StatusFromCall([&] { braid::RunAndReport(options); });
+  std::cout.flush();
+  if (!status.ok()) {
+    std::cerr << braid::OneLine(status) << "\n";
+    return 1;
+  }
+  return 0;
+}
