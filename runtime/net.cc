@@ -13,6 +13,9 @@
 namespace braid {
 
 Net::Net(const NetDef& def, Workspace* ws) : def_(def) {
+  for (const std::string& name : def_.external_input()) {
+    external_inputs_.emplace_back(name, ws->CreateBlob(name));
+  }
   ops_.reserve(def_.op_size());
   for (int i = 0; i < def_.op_size(); ++i) {
     try {
@@ -36,12 +39,27 @@ Status Net::Run() {
     return Status::FailedPrecondition("net '" + name() +
                                       "' is already running; a net runs one Run at a time");
   }
+  Status status = CheckExternalInputsFed();
+  if (!status.ok()) {
+    running_.store(false, std::memory_order_release);
+    return status;
+  }
   if (!observers_.empty()) std::fill(events_.begin(), events_.end(), OpEvent{});
-  Status status = RunOps(run_count_.load() == 0);
+  status = RunOps(run_count_.load() == 0);
   run_count_.fetch_add(1);
   for (NetObserver* observer : observers_) observer->OnRunEnd(*this, events_);
   running_.store(false, std::memory_order_release);
   return status;
+}
+
+Status Net::CheckExternalInputsFed() const {
+  for (const auto& [name, tensor] : external_inputs_) {
+    if (!tensor->has_storage()) {
+      return Status::FailedPrecondition("net '" + this->name() + "': external input '" + name +
+                                        "' has no data; feed it before Run");
+    }
+  }
+  return Status::OK();
 }
 
 Status Net::RunOp(int i) {

@@ -1,12 +1,13 @@
 // Net: a built, validated net that can be run many times.
 //
 // BuildNet validates every op against its schema (type, arity, in-place rules, that its device has
-// a kernel, that each input exists in the workspace or is produced by an earlier op), creates the
-// ops and picks the executor named by NetDef.type:
+// a kernel, that each input exists in the workspace, is a declared external_input or is produced by
+// an earlier op), creates the blobs of declared external inputs, creates the ops and picks the
+// executor named by NetDef.type:
 //   "simple" (or empty): ops run in listed order on the calling thread  (runtime/simple_net.h)
 //   "dag":               ops run in parallel on a oneTBB flow graph   (runtime/dag_net.h)
 // Invalid input throws braid::Error whose message names the net, the op (index, type, name) and
-// the blob.
+// the blob. Run refuses to start while a declared external input holds no data.
 //
 //   std::unique_ptr<Net> net = BuildNet(def, &ws);
 //   Status s = net->Run();   // "Internal: net 'n' op #4 (FC 'fc1'): ..." if an op fails
@@ -62,8 +63,11 @@ class Net {
   Status RunInListedOrder();
 
  private:
+  Status CheckExternalInputsFed() const;
+
   NetDef def_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
+  std::vector<std::pair<std::string, const Tensor*>> external_inputs_;
   std::vector<NetObserver*> observers_;
   std::vector<OpEvent> events_;  // slot i is written only by op i's RunOp during a Run
   std::atomic<bool> running_{false};

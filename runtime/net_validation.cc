@@ -43,7 +43,8 @@ void ValidateOp(const NetDef& net, int i, const Workspace& ws,
     if (produced.count(blob) == 0 && !ws.HasBlob(blob)) {
       Fail(StatusCode::kNotFound, net, i,
            std::string(role) + " blob '" + blob +
-               "' does not exist in the workspace and no earlier op produces it");
+               "' does not exist in the workspace, is not an external_input, and no earlier op "
+               "produces it");
     }
   };
   for (const std::string& in : op.input()) require(in, "input");
@@ -68,7 +69,8 @@ NetDef WithNetDeviceOption(const NetDef& net) {
 }
 
 void ValidateNet(const NetDef& net, const Workspace& ws) {
-  std::unordered_set<std::string> produced;
+  // Declared external inputs count as present: the caller feeds them before Run (Net checks).
+  std::unordered_set<std::string> produced(net.external_input().begin(), net.external_input().end());
   for (int i = 0; i < net.op_size(); ++i) {
     ValidateOp(net, i, ws, produced);
     for (const std::string& out : net.op(i).output()) produced.insert(out);

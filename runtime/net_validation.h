@@ -3,8 +3,8 @@
 // ValidateNet throws braid::Error naming the net, the op (index, type, name) and the blob for:
 // an unknown op type (with the closest known types), wrong input/output counts, in-place use the
 // schema forbids (or a missing one it enforces), a device without a kernel for the op, an input or
-// control input that neither exists in the workspace nor is produced by an earlier op, and an
-// external output that nothing produces.
+// control input that neither exists in the workspace, nor is a declared external_input, nor is
+// produced by an earlier op, and an external output that nothing produces.
 #ifndef BRAID_RUNTIME_NET_VALIDATION_H_
 #define BRAID_RUNTIME_NET_VALIDATION_H_
 

@@ -6,7 +6,7 @@
 //
 //   braid::Session session;
 //   braid::Status s = session.RunNetOnce("init.pbtxt");             // fills parameters
-//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);    // validates the net
+//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);    // declares external_input "data"
 //   if (s.ok()) s = session.Feed("data", {1, 784}, pixels);         // float32 input
 //   if (s.ok()) s = session.RunNet(net_name);
 //   std::vector<int64_t> shape; std::vector<float> probs;

@@ -59,3 +59,24 @@ TEST(WorkspaceTest, RunNetOnceReportsBuildErrorsAsStatus) {
 
 }  // namespace
 }  // namespace braid
+
+namespace braid {
+namespace {
+
+TEST(WorkspaceTest, DeclaredExternalInputMayBeFedAfterTheNetIsBuilt) {
+  Workspace ws;
+  Net* net = ws.CreateNet(testing::NetFromText(R"(name: "n" external_input: "x"
+    op { type: "Relu" input: "x" output: "y" })"));
+  Status unfed = net->Run();
+  EXPECT_EQ(unfed.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(unfed.message().find("external input 'x' has no data"), std::string::npos);
+  Tensor* x = ws.GetBlob("x");
+  x->Resize(DType::kFloat32, {2});
+  x->mutable_data<float>()[0] = -1.f;
+  x->mutable_data<float>()[1] = 3.f;
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_EQ(ws.GetBlob("y")->data<float>()[1], 3.f);
+}
+
+}  // namespace
+}  // namespace braid
