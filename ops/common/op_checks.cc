@@ -1,6 +1,7 @@
 #include "ops/common/op_checks.h"
 
 #include "runtime/argument.h"
+#include "runtime/shape_inference.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -48,13 +49,9 @@ void CheckSameTypeAndShape(const OperatorDef& def, const std::vector<ShapeInfo>&
                        DescribeBlob(def.input(0), in[0]));
 }
 
-ShapeInfo ShapeInfoOf(const Tensor& tensor) {
-  return ShapeInfo{tensor.dtype(), tensor.shape(), true};
-}
-
 std::vector<ShapeInfo> InputShapeInfos(const OperatorBase& op) {
   std::vector<ShapeInfo> in;
-  for (int i = 0; i < op.InputSize(); ++i) in.push_back(ShapeInfoOf(op.Input(i)));
+  for (int i = 0; i < op.InputSize(); ++i) in.push_back(ShapeOf(op.Input(i)));
   return in;
 }
 

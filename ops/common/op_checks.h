@@ -36,8 +36,6 @@ std::string DescribeInput(const OperatorBase& op, int i);
 void CheckInputType(const OperatorBase& op, int i, std::initializer_list<DType> allowed);
 // Input i has input 0's type and shape (the n-ary elementwise rule).
 void CheckSameTypeAndShape(const OperatorDef& def, const std::vector<ShapeInfo>& in, int i);
-// The ShapeInfo of a tensor.
-ShapeInfo ShapeInfoOf(const Tensor& tensor);
 // ShapeInfo of every input of `op`, as the schema sees them.
 std::vector<ShapeInfo> InputShapeInfos(const OperatorBase& op);
 

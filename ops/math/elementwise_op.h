@@ -18,6 +18,7 @@
 #include "ops/common/op_checks.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
+#include "runtime/shape_inference.h"
 
 namespace braid {
 
@@ -58,7 +59,7 @@ class BinaryElementwiseOp final : public OperatorBase {
   void RunTyped() {
     const Tensor& a = Input(0);
     const Tensor& b = Input(1);
-    const BroadcastSizes s = ElementwiseBroadcast(def(), ShapeInfoOf(a), ShapeInfoOf(b));
+    const BroadcastSizes s = ElementwiseBroadcast(def(), ShapeOf(a), ShapeOf(b));
     T* c = Output(0, a.dtype(), a.shape())->mutable_data<T>();
     const T* as = a.data<T>();  // read after mutable_data: C may be A or B
     const T* bs = b.data<T>();
