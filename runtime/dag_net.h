@@ -42,15 +42,26 @@ class DagNet final : public Net {
  private:
   using Node = tbb::flow::continue_node<tbb::flow::continue_msg>;
 
+  // One flow-graph node's work, a slice of slots_: its chain's ops at [begin, first_child),
+  // then the first op of each child chain at [first_child, end). RunChain prefetches the children's
+  // op objects: with cheap ops, scheduling is bound by cache misses on them, not by instructions.
+  struct ChainSlice {
+    int begin;
+    int first_child;
+    int end;
+  };
+
   Status RunOps(bool first_run) override;
-  void RunChain(int chain);
-  void BuildGraph();
+  void LayOutChains(const std::vector<std::vector<int>>& chains,
+                    const std::vector<std::vector<int>>& chain_children);
+  void BuildGraph(const std::vector<std::vector<int>>& chain_children);
+  void RunChain(ChainSlice slice);
 
   int num_workers_;
   bool first_iter_only_one_worker_;
-  std::vector<std::vector<int>> chains_;  // op indices, in order
+  std::vector<ChainSlice> chains_;
+  std::vector<OperatorBase*> slots_;  // every chain's slice, chain after chain
   std::vector<int> root_chains_;
-  std::vector<std::vector<int>> chain_children_;
   tbb::task_arena arena_;
   std::unique_ptr<tbb::flow::graph> graph_;  // created inside arena_
   std::vector<std::unique_ptr<Node>> nodes_;

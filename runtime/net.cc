@@ -20,6 +20,7 @@ Net::Net(const NetDef& def, Workspace* ws) : def_(def) {
   for (int i = 0; i < def_.op_size(); ++i) {
     try {
       ops_.push_back(CreateOperator(def_.op(i), ws));
+      ops_.back()->set_net_position(i);
     } catch (const Error& e) {
       throw Error(Status(e.status().code(), OpLabel(i) + ": " + e.status().message()));
     } catch (const std::exception& e) {
@@ -62,25 +63,26 @@ Status Net::CheckExternalInputsFed() const {
   return Status::OK();
 }
 
-Status Net::RunOp(int i) {
-  const bool observed = !observers_.empty();
+Status Net::RunObservedOp(OperatorBase& op) {
+  const int i = op.net_position();
   OpEvent event;
-  if (observed) {
-    event.thread = CurrentThreadIndex();
-    event.start_ns = NowNanos();
-  }
-  Status status = StatusFromCall([&] { ops_[i]->Run(); });
-  if (observed) {
-    event.end_ns = NowNanos();
-    events_[i] = event;
-  }
+  event.thread = CurrentThreadIndex();
+  event.start_ns = NowNanos();
+  Status status = StatusFromCall([&] { op.Run(); });
+  event.end_ns = NowNanos();
+  events_[i] = event;
   if (!status.ok()) return Status(status.code(), OpLabel(i) + ": " + status.message());
   return status;
 }
 
+Status Net::CurrentOpError(int i) const {
+  Status cause = StatusFromCall([] { throw; });
+  return Status(cause.code(), OpLabel(i) + ": " + cause.message());
+}
+
 Status Net::RunInListedOrder() {
-  for (int i = 0; i < num_ops(); ++i) {
-    Status s = RunOp(i);
+  for (const std::unique_ptr<OperatorBase>& op : ops_) {
+    Status s = RunOp(*op);
     if (!s.ok()) return s;
   }
   return Status::OK();

@@ -33,7 +33,12 @@ OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
     if (!t->has_storage() && !(t->device() == device_)) *t = Tensor(device_);
     outputs_.push_back(t);
   }
-  rng_.seed(SeedFor(def_, args_));
+  seed_ = SeedFor(def_, args_);
+}
+
+std::mt19937_64& OperatorBase::rng() {
+  if (!rng_) rng_ = std::make_unique<std::mt19937_64>(seed_);
+  return *rng_;
 }
 
 Tensor* OperatorBase::Output(int i, DType dtype, std::vector<int64_t> shape) {

@@ -17,6 +17,7 @@
 #define BRAID_RUNTIME_OPERATOR_H_
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,18 +50,24 @@ class OperatorBase {
   // An output with its type and shape set (capacity grows on the first mutable_data).
   Tensor* Output(int i, DType dtype, std::vector<int64_t> shape);
   const ArgumentReader& args() const { return args_; }
+  // The op's index in its net's NetDef.op (set by the net that owns it; -1 outside a net).
+  int net_position() const { return net_position_; }
+  void set_net_position(int position) { net_position_ = position; }
 
   // The op's random stream, seeded from (in order) its `seed` argument, its device option's
-  // random_seed, or a hash of its first output name: reproducible whatever the schedule.
-  std::mt19937_64& rng() { return rng_; }
+  // random_seed, or a hash of its first output name: reproducible whatever the schedule. Made on
+  // first use, so ops that draw no random numbers stay small (a generator is 2.5 KB).
+  std::mt19937_64& rng();
 
  private:
+  int net_position_ = -1;  // first: shares the vtable pointer's cache line
   OperatorDef def_;
   Device device_;
   ArgumentReader args_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
-  std::mt19937_64 rng_;
+  uint64_t seed_;
+  std::unique_ptr<std::mt19937_64> rng_;
 };
 
 }  // namespace braid

@@ -142,6 +142,16 @@ TEST(DagNetTest, FailingOpStopsTheRunWithItsErrorAndTheNextRunSucceeds) {
   FailArmed() = true;
 }
 
+TEST(DagNetTest, UnobservedNetReportsTheFailingOpToo) {
+  Workspace ws;
+  Net* net = ws.CreateNet(LayeredNetWithFailure());
+  FailArmed() = true;
+  Status s = net->Run();
+  EXPECT_NE(s.message().find("net 'layers' op #9 (TestFail 'l1_1'): injected failure"),
+            std::string::npos)
+      << s.ToString();
+}
+
 TEST(DagNetTest, SimpleNetStopsAtTheFailingOp) {
   Workspace ws;
   NetDef def = LayeredNetWithFailure();
