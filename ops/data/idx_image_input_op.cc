@@ -1,0 +1,110 @@
+#include "ops/data/idx_image_input_op.h"
+
+#include <string>
+#include <vector>
+
+#include "ops/common/op_checks.h"
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+
+namespace braid {
+namespace {
+
+// The arguments that fix the output shapes; shape inference and the kernel share them.
+struct BatchShape {
+  int64_t batch_size = 0;
+  int64_t channels = 1;
+  int64_t height = 28;
+  int64_t width = 28;
+
+  std::vector<int64_t> data_dims() const { return {batch_size, channels, height, width}; }
+};
+
+BatchShape ReadBatchShape(const OperatorDef& def) {
+  const ArgumentReader args(def.arg());
+  if (!args.Has("batch_size")) ThrowInvalidArgument("argument 'batch_size' is required");
+  BatchShape s;
+  s.batch_size = args.Get<int64_t>("batch_size", 0);
+  s.channels = args.Get<int64_t>("channels", 1);
+  s.height = args.Get<int64_t>("height", 28);
+  s.width = args.Get<int64_t>("width", 28);
+  if (s.batch_size <= 0 || s.channels <= 0 || s.height <= 0 || s.width <= 0) {
+    ThrowInvalidArgument("batch_size, channels, height and width must be positive, got " +
+                         DimsString(s.data_dims()));
+  }
+  return s;
+}
+
+std::shared_ptr<const LabeledImages> LoadImages(const OperatorDef& def, const BatchShape& shape) {
+  const ArgumentReader args(def.arg());
+  const int num_classes = args.Get<int>("num_classes", 10);
+  if (args.Get<bool>("synthetic", false)) {
+    SyntheticImagesSpec spec;
+    spec.count = args.Get<int64_t>("synthetic_examples", 1024);
+    spec.channels = shape.channels;
+    spec.height = shape.height;
+    spec.width = shape.width;
+    spec.num_classes = num_classes;
+    spec.seed = static_cast<uint64_t>(args.Get<int64_t>("seed", 0));
+    return std::make_shared<const LabeledImages>(MakeSyntheticImages(spec));
+  }
+  const std::string images = args.Get<std::string>("images", "");
+  const std::string labels = args.Get<std::string>("labels", "");
+  if (images.empty() || labels.empty()) {
+    ThrowInvalidArgument(
+        "arguments 'images' and 'labels' (IDX file paths) are required unless "
+        "'synthetic' is 1");
+  }
+  auto set = std::make_shared<const LabeledImages>(LoadIdxImages(images, labels, num_classes));
+  if (set->channels != shape.channels || set->height != shape.height || set->width != shape.width) {
+    ThrowInvalidArgument("IDX file '" + images + "' holds images of shape " +
+                         DimsString({set->channels, set->height, set->width}) +
+                         " but the op's channels/height/width arguments say " +
+                         DimsString({shape.channels, shape.height, shape.width}));
+  }
+  return set;
+}
+
+BatchPrefetcher::Options PrefetchOptions(const OperatorDef& def, const BatchShape& shape) {
+  const ArgumentReader args(def.arg());
+  BatchPrefetcher::Options o;
+  o.batch_size = shape.batch_size;
+  o.shuffle = args.Get<bool>("shuffle", true);
+  o.seed = static_cast<uint64_t>(args.Get<int64_t>("seed", 0));
+  o.mean = args.Get<float>("mean", 0.f);
+  o.std = args.Get<float>("std", 1.f);
+  o.queue_capacity = args.Get<int>("prefetch", 4);
+  o.start_example = args.Get<int64_t>("start_example", 0);
+  return o;
+}
+
+}  // namespace
+
+IdxImageInputOp::IdxImageInputOp(const OperatorDef& def, Workspace* ws) : OperatorBase(def, ws) {
+  const BatchShape shape = ReadBatchShape(def);
+  prefetcher_ =
+      std::make_unique<BatchPrefetcher>(LoadImages(def, shape), PrefetchOptions(def, shape));
+}
+
+void IdxImageInputOp::Run() {
+  const BatchShape shape = ReadBatchShape(def());
+  float* data = Output(0, DType::kFloat32, shape.data_dims())->mutable_data<float>();
+  int32_t* labels = Output(1, DType::kInt32, {shape.batch_size})->mutable_data<int32_t>();
+  prefetcher_->NextBatch(data, labels);
+}
+
+BRAID_OPERATOR_SCHEMA(IdxImageInput)
+    .NumInputs(0)
+    .NumOutputs(2)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>&) {
+      const BatchShape s = ReadBatchShape(def);
+      return std::vector<ShapeInfo>{{DType::kFloat32, s.data_dims(), true},
+                                    {DType::kInt32, {s.batch_size}, true}};
+    })
+    .SetDoc(
+        "Batches of an IDX image data set (or synthetic images), decoded on a background "
+        "thread: data float32 [N,C,H,W], label int32 [N].");
+
+BRAID_REGISTER_CPU_OPERATOR(IdxImageInput, IdxImageInputOp);
+
+}  // namespace braid
