@@ -1,8 +1,27 @@
 #include "ops/math/add_op.h"
 
+#include "runtime/argument.h"
+#include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
 namespace braid {
+namespace {
+
+// dA = dC; dB = dC, or dC summed down to B's shape when B is broadcast.
+GradientOps AddGradient(const GradientRequest& r) {
+  if (r.output_grads[0].empty()) return {{}, {false, false}};
+  const std::string& dc = r.output_grads[0];
+  GradientOps grad{{MakeGradientOp(r.op, "Copy", {dc}, {r.input_grads[0]})}, {true, true}};
+  if (ArgumentReader(r.op.arg()).Get<bool>("broadcast", false)) {
+    grad.ops.push_back(
+        MakeGradientOp(r.op, "SumReduceLike", {dc, r.op.input(1)}, {r.input_grads[1]}));
+  } else {
+    grad.ops.push_back(MakeGradientOp(r.op, "Copy", {dc}, {r.input_grads[1]}));
+  }
+  return grad;
+}
+
+}  // namespace
 
 BRAID_OPERATOR_SCHEMA(Add)
     .NumInputs(2)
@@ -12,5 +31,6 @@ BRAID_OPERATOR_SCHEMA(Add)
     .SetDoc("C = A + B, elementwise; broadcast=1 repeats B over A from `axis`.");
 
 BRAID_REGISTER_CPU_OPERATOR(Add, AddOp);
+BRAID_REGISTER_GRADIENT(Add, AddGradient);
 
 }  // namespace braid

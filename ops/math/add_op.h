@@ -1,4 +1,5 @@
 // Add: C = A + B elementwise, with Caffe2's `broadcast`/`axis` (see ops/math/elementwise_op.h).
+// Gradient: dA = dC (a Copy); dB = dC, or SumReduceLike(dC, B) when broadcast=1.
 #ifndef BRAID_OPS_MATH_ADD_OP_H_
 #define BRAID_OPS_MATH_ADD_OP_H_
 

@@ -1,4 +1,5 @@
-// Copy: output 0 becomes a copy of input 0, any element type (Caffe2's Copy, on CPU).
+// Copy: output 0 becomes a copy of input 0, any element type (Caffe2's Copy, on CPU). As in
+// Caffe2, Y may not be X. Its gradient is a Copy of dY.
 #ifndef BRAID_OPS_MATH_COPY_OP_H_
 #define BRAID_OPS_MATH_COPY_OP_H_
 

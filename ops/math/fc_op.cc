@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ops/common/op_checks.h"
+#include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
 namespace braid {
@@ -18,6 +19,14 @@ void CheckBlasSize(const OperatorDef& def, const FcSizes& s) {
                          "' is too large for BLAS: M=" + std::to_string(s.m) +
                          " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
   }
+}
+
+// Caffe2's output order: dW, db, dX.
+GradientOps FcGradient(const GradientRequest& r) {
+  if (r.output_grads[0].empty()) return {{}, {false, false, false}};
+  return {{MakeGradientOp(r.op, "FCGradient", {r.op.input(0), r.op.input(1), r.output_grads[0]},
+                          {r.input_grads[1], r.input_grads[2], r.input_grads[0]})},
+          {true, true, true}};
 }
 
 }  // namespace
@@ -67,6 +76,49 @@ void FCOp::Run() {
               Input(1).data<float>(), static_cast<int>(s.k), 1.f, y, static_cast<int>(s.n));
 }
 
+FcSizes ComputeFcGradientSizes(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  const ShapeInfo& w = in[1];
+  const ShapeInfo& dy = in[2];
+  const int axis_w = CanonicalAxis(def, "axis_w", 1, static_cast<int>(w.dims.size()));
+  const ShapeInfo b{DType::kFloat32, {SizeToDim(w.dims, axis_w)}, true};
+  FcSizes s = ComputeFcSizes(def, {in[0], w, b});
+  if (dy.dtype != DType::kFloat32 || dy.dims != s.y_dims) {
+    ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), dy) + " must be float32" +
+                         DimsString(s.y_dims) + ", the shape of FC's output for X " +
+                         DescribeBlob(def.input(0), in[0]) + " and W " +
+                         DescribeBlob(def.input(1), w));
+  }
+  return s;
+}
+
+void FCGradientOp::Run() {
+  for (int i = 0; i < 3; ++i) CheckInputType(*this, i, {DType::kFloat32});
+  const FcSizes s = ComputeFcGradientSizes(def(), InputShapeInfos(*this));
+  CheckBlasSize(def(), s);
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  float* dw = Output(0, DType::kFloat32, Input(1).shape())->mutable_data<float>();
+  float* db = Output(1, DType::kFloat32, {s.n})->mutable_data<float>();
+  float* dx = OutputSize() > 2 ? Output(2, DType::kFloat32, Input(0).shape())->mutable_data<float>()
+                               : nullptr;
+  const float* x = Input(0).data<float>();
+  const float* w = Input(1).data<float>();
+  const float* dy = Input(2).data<float>();
+  std::fill_n(db, n, 0.f);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) db[j] += dy[static_cast<int64_t>(i) * n + j];
+  }
+  if (m == 0 || n == 0 || k == 0) {  // BLAS may skip beta = 0 scaling for an empty product
+    std::fill_n(dw, s.n * s.k, 0.f);
+    if (dx != nullptr) std::fill_n(dx, s.m * s.k, 0.f);
+    return;
+  }
+  // dW [N, K] = dY^T [N, M] X [M, K]; dX [M, K] = dY [M, N] W [N, K].
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, m, 1.f, dy, n, x, k, 0.f, dw, k);
+  if (dx != nullptr) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, k, n, 1.f, dy, n, w, k, 0.f, dx, k);
+  }
+}
+
 BRAID_OPERATOR_SCHEMA(FC)
     .NumInputs(3)
     .NumOutputs(1)
@@ -77,6 +129,20 @@ BRAID_OPERATOR_SCHEMA(FC)
     })
     .SetDoc("Y = X W^T + b, with X flattened to [M, K] at `axis` and W to [N, K] at `axis_w`.");
 
+BRAID_OPERATOR_SCHEMA(FCGradient)
+    .NumInputs(3)
+    .NumOutputs(2, 3)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      if (in.size() != 3) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
+      const FcSizes s = ComputeFcGradientSizes(def, in);
+      std::vector<ShapeInfo> out{in[1], ShapeInfo{DType::kFloat32, {s.n}, true}, in[0]};
+      out.resize(def.output_size());
+      return out;
+    })
+    .SetDoc("FC's gradient: inputs X, W, dY; outputs dW, db and (optional) dX.");
+
 BRAID_REGISTER_CPU_OPERATOR(FC, FCOp);
+BRAID_REGISTER_CPU_OPERATOR(FCGradient, FCGradientOp);
+BRAID_REGISTER_GRADIENT(FC, FcGradient);
 
 }  // namespace braid

@@ -3,9 +3,27 @@
 #include <algorithm>
 
 #include "ops/common/op_checks.h"
+#include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
 namespace braid {
+namespace {
+
+std::vector<ShapeInfo> InferReluGradientShape(const OperatorDef& def,
+                                              const std::vector<ShapeInfo>& in) {
+  if (in.size() != 2) return {};  // arity is reported by OpSchema::Verify
+  CheckSameTypeAndShape(def, in, 1);
+  return {in[1]};
+}
+
+GradientOps ReluGradient(const GradientRequest& r) {
+  if (r.output_grads[0].empty()) return {{}, {false}};
+  return {{MakeGradientOp(r.op, "ReluGradient", {r.op.output(0), r.output_grads[0]},
+                          {r.input_grads[0]})},
+          {true}};
+}
+
+}  // namespace
 
 void ReluOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
@@ -15,6 +33,17 @@ void ReluOp::Run() {
   for (int64_t i = 0; i < x.numel(); ++i) y[i] = std::max(xs[i], 0.f);
 }
 
+void ReluGradientOp::Run() {
+  CheckInputType(*this, 0, {DType::kFloat32});
+  CheckInputType(*this, 1, {DType::kFloat32});
+  InferReluGradientShape(def(), InputShapeInfos(*this));
+  const Tensor& dy = Input(1);
+  float* dx = Output(0, DType::kFloat32, dy.shape())->mutable_data<float>();
+  const float* ys = Input(0).data<float>();
+  const float* dys = dy.data<float>();  // after mutable_data: dX may be dY
+  for (int64_t i = 0; i < dy.numel(); ++i) dx[i] = ys[i] > 0.f ? dys[i] : 0.f;
+}
+
 BRAID_OPERATOR_SCHEMA(Relu)
     .NumInputs(1)
     .NumOutputs(1)
@@ -22,6 +51,15 @@ BRAID_OPERATOR_SCHEMA(Relu)
     .IdenticalTypeAndShape()
     .SetDoc("Y = max(X, 0), elementwise.");
 
+BRAID_OPERATOR_SCHEMA(ReluGradient)
+    .NumInputs(2)
+    .NumOutputs(1)
+    .AllowInplace({{1, 0}})
+    .TensorInference(InferReluGradientShape)
+    .SetDoc("dX = dY where Y > 0, else 0; inputs Y, dY.");
+
 BRAID_REGISTER_CPU_OPERATOR(Relu, ReluOp);
+BRAID_REGISTER_CPU_OPERATOR(ReluGradient, ReluGradientOp);
+BRAID_REGISTER_GRADIENT(Relu, ReluGradient);
 
 }  // namespace braid

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/common/op_checks.h"
+#include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
 namespace braid {
@@ -12,6 +13,18 @@ std::vector<ShapeInfo> InferSumShape(const OperatorDef& def, const std::vector<S
   if (in.empty()) return {};  // arity is reported by OpSchema::Verify
   for (size_t i = 1; i < in.size(); ++i) CheckSameTypeAndShape(def, in, static_cast<int>(i));
   return {in[0]};
+}
+
+// Every input's gradient is dY itself. Caffe2 names it dY directly; here the autodiff chooses the
+// names, so each is a Copy (which the autodiff drops when it names an input's gradient dY).
+GradientOps SumGradient(const GradientRequest& r) {
+  const int n = r.op.input_size();
+  if (r.output_grads[0].empty()) return {{}, std::vector<bool>(n, false)};
+  GradientOps grad{{}, std::vector<bool>(n, true)};
+  for (int i = 0; i < n; ++i) {
+    grad.ops.push_back(MakeGradientOp(r.op, "Copy", {r.output_grads[0]}, {r.input_grads[i]}));
+  }
+  return grad;
 }
 
 }  // namespace
@@ -51,5 +64,6 @@ BRAID_OPERATOR_SCHEMA(Sum)
     .SetDoc("Y = X0 + X1 + ..., elementwise over inputs of one type and shape.");
 
 BRAID_REGISTER_CPU_OPERATOR(Sum, SumOp);
+BRAID_REGISTER_GRADIENT(Sum, SumGradient);
 
 }  // namespace braid
