@@ -1,0 +1,177 @@
+#include "ops/nn/conv_gradient_op.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ops/common/op_checks.h"
+#include "runtime/argument.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+namespace {
+
+using dnnl::convolution_backward_data;
+using dnnl::convolution_backward_weights;
+
+ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx) {
+  const ConvPoolWindow& w = s.window;
+  const dnnl::memory::dims x = ToDnnlDims(s.x_dims), y = ToDnnlDims(s.y_dims);
+  const dnnl::memory::dims weights = s.DnnlWeightDims();
+  ConvBackwardPlan plan;
+  try {
+    const dnnl::convolution_forward::primitive_desc hint = MakeConvForwardDesc(s);
+    const dnnl::memory::desc bias =
+        s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
+    const convolution_backward_weights::primitive_desc bw(
+        convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, AnyDesc(x),
+                                           AnyDesc(weights), bias, AnyDesc(y), w.Strides(),
+                                           w.DnnlDilation(), w.PadBegin(), w.PadEnd()),
+        UserScratchpadAttr(), Engine(), hint);
+    plan.src = LayoutBridge(PlainDesc(x), bw.src_desc(), true);
+    plan.diff_dst_for_weights = LayoutBridge(PlainDesc(y), bw.diff_dst_desc(), true);
+    plan.diff_weights = LayoutBridge(PlainDesc(weights), bw.diff_weights_desc(), false);
+    plan.diff_bias = bias;
+    plan.backward_weights = DnnlPrimitive::Of<convolution_backward_weights>(bw);
+    if (!with_dx) return plan;
+    const convolution_backward_data::primitive_desc bd(
+        convolution_backward_data::desc(dnnl::algorithm::convolution_direct, AnyDesc(x),
+                                        AnyDesc(weights), AnyDesc(y), w.Strides(), w.DnnlDilation(),
+                                        w.PadBegin(), w.PadEnd()),
+        UserScratchpadAttr(), Engine(), hint);
+    plan.weights = LayoutBridge(PlainDesc(weights), bd.weights_desc(), true);
+    plan.diff_dst_for_data = LayoutBridge(PlainDesc(y), bd.diff_dst_desc(), true);
+    plan.diff_src = LayoutBridge(PlainDesc(x), bd.diff_src_desc(), false);
+    plan.backward_data = DnnlPrimitive::Of<convolution_backward_data>(bd);
+  } catch (const dnnl::error& e) {
+    ThrowDnnlError(e, "a convolution gradient for X " + DimsString(s.x_dims) + " and filter " +
+                          DimsString(s.filter_dims));
+  }
+  return plan;
+}
+
+}  // namespace
+
+ConvGradientOutputs ConvGradientOutputsOf(const OperatorDef& def) {
+  const bool no_bias = ArgumentReader(def.arg()).Get<bool>("no_bias", false);
+  const int n = def.output_size();
+  ConvGradientOutputs out;
+  if (no_bias && (n == 1 || n == 2)) {
+    out.dx = n == 2 ? 1 : -1;
+  } else if (!no_bias && (n == 2 || n == 3)) {
+    out.dbias = 1;
+    out.dx = n == 3 ? 2 : -1;
+  } else {
+    ThrowInvalidArgument(std::string("ConvGradient with no_bias=") + (no_bias ? "1" : "0") +
+                         " writes " + (no_bias ? "dfilter[, dX]" : "dfilter, dbias[, dX]") +
+                         ", but names " + std::to_string(n) + " outputs");
+  }
+  return out;
+}
+
+ConvShapes ComputeConvGradientShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  ConvShapes s = ComputeConvShapes(def, {in[0], in[1]});
+  s.has_bias = ConvGradientOutputsOf(def).dbias >= 0;
+  if (in[2].dtype != DType::kFloat32 || in[2].dims != s.y_dims) {
+    ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), in[2]) + " must be float32" +
+                         DimsString(s.y_dims) + ", the shape of Conv's output for X " +
+                         DescribeBlob(def.input(0), in[0]) + " and filter " +
+                         DescribeBlob(def.input(1), in[1]));
+  }
+  return s;
+}
+
+void ConvGradientOp::Prepare() {
+  const std::vector<ShapeInfo> in = InputShapeInfos(*this);
+  outputs_ = ConvGradientOutputsOf(def());
+  shapes_ = ComputeConvGradientShapes(def(), in);
+  const ConvShapes& s = shapes_;
+  const bool with_dx = outputs_.dx >= 0;
+  const std::string key = CacheKey("ConvGradient")
+                              .Add(s.x_dims)
+                              .Add(s.filter_dims)
+                              .Add(s.group)
+                              .Add(s.has_bias)
+                              .Add(with_dx)
+                              .Add(s.window.Strides())
+                              .Add(s.window.DnnlDilation())
+                              .Add(s.window.PadBegin())
+                              .Add(s.window.PadEnd())
+                              .str();
+  plan_ = PrimitiveCache::Global().GetOrCreate<ConvBackwardPlan>(
+      key, [&s, with_dx] { return MakeConvBackwardPlan(s, with_dx); });
+  prepared_dims_.clear();
+  for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void ConvGradientOp::Run() {
+  bool same = plan_ != nullptr;
+  for (int i = 0; i < 3; ++i) {
+    CheckInputType(*this, i, {DType::kFloat32});
+    same = same && Input(i).shape() == prepared_dims_[i];
+  }
+  if (!same) Prepare();
+  const ConvBackwardPlan& plan = *plan_;
+  const ConvShapes& s = shapes_;
+  float* dw = Output(outputs_.dfilter, DType::kFloat32, s.filter_dims)->mutable_data<float>();
+  float* db = nullptr;
+  if (outputs_.dbias >= 0) {
+    db = Output(outputs_.dbias, DType::kFloat32, {s.out_channels()})->mutable_data<float>();
+  }
+  if (Input(2).numel() == 0) {  // an empty batch: no contribution to dfilter and dbias
+    std::fill_n(dw, Output(outputs_.dfilter)->numel(), 0.f);
+    if (db != nullptr) std::fill_n(db, s.out_channels(), 0.f);
+    if (outputs_.dx >= 0) Output(outputs_.dx, DType::kFloat32, s.x_dims)->mutable_data<float>();
+    return;
+  }
+  const dnnl::memory diff_dst =
+      plan.diff_dst_for_weights.Input(Input(2).data<float>(), &diff_dst_buffer_, &scratchpad_);
+  const dnnl::memory diff_weights = plan.diff_weights.Output(dw, &diff_weights_buffer_);
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, plan.src.Input(Input(0).data<float>(), &src_buffer_, &scratchpad_)},
+      {DNNL_ARG_DIFF_DST, diff_dst},
+      {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
+  if (db != nullptr) args.emplace(DNNL_ARG_DIFF_BIAS, MemoryOf(plan.diff_bias, db));
+  Execute(plan.backward_weights, std::move(args), &scratchpad_);
+  plan.diff_weights.Finish(diff_weights, dw, &scratchpad_);
+  if (outputs_.dx >= 0) RunBackwardData(diff_dst);
+}
+
+void ConvGradientOp::RunBackwardData(const dnnl::memory& diff_dst_for_weights) {
+  const ConvBackwardPlan& plan = *plan_;
+  float* dx = Output(outputs_.dx, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  // dY is reordered once when both primitives want the same layout.
+  const dnnl::memory diff_dst =
+      plan.diff_dst_for_data.wanted() == plan.diff_dst_for_weights.wanted()
+          ? diff_dst_for_weights
+          : plan.diff_dst_for_data.Input(Input(2).data<float>(), &diff_dst_data_buffer_,
+                                         &scratchpad_);
+  const dnnl::memory diff_src = plan.diff_src.Output(dx, &diff_src_buffer_);
+  Execute(plan.backward_data,
+          {{DNNL_ARG_DIFF_DST, diff_dst},
+           {DNNL_ARG_WEIGHTS,
+            plan.weights.Input(Input(1).data<float>(), &weights_buffer_, &scratchpad_)},
+           {DNNL_ARG_DIFF_SRC, diff_src}},
+          &scratchpad_);
+  plan.diff_src.Finish(diff_src, dx, &scratchpad_);
+}
+
+BRAID_OPERATOR_SCHEMA(ConvGradient)
+    .NumInputs(3)
+    .NumOutputs(1, 3)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      if (in.size() != 3) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
+      const ConvShapes s = ComputeConvGradientShapes(def, in);
+      const ConvGradientOutputs o = ConvGradientOutputsOf(def);
+      std::vector<ShapeInfo> out(def.output_size());
+      out[o.dfilter] = {DType::kFloat32, s.filter_dims, true};
+      if (o.dbias >= 0) out[o.dbias] = {DType::kFloat32, {s.out_channels()}, true};
+      if (o.dx >= 0) out[o.dx] = {DType::kFloat32, s.x_dims, true};
+      return out;
+    })
+    .SetDoc(
+        "Gradient of Conv: X, filter, dY -> dfilter, dbias (unless no_bias=1), dX (when "
+        "named). Conv's window arguments.");
+
+BRAID_REGISTER_CPU_OPERATOR(ConvGradient, ConvGradientOp);
+
+}  // namespace braid

@@ -1,0 +1,164 @@
+#include "ops/nn/conv_op.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ops/common/op_checks.h"
+#include "runtime/argument.h"
+#include "runtime/gradient.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+namespace {
+
+void CheckChannels(const OperatorDef& def, const std::vector<ShapeInfo>& in, int64_t group) {
+  const ShapeInfo& x = in[0];
+  const ShapeInfo& w = in[1];
+  const int64_t c = x.dims[1];
+  const int64_t m = w.dims[0];
+  if (group < 1 || c % group != 0 || m % group != 0) {
+    ThrowInvalidArgument("group " + std::to_string(group) +
+                         " must divide the channels C=" + std::to_string(c) + " of X " +
+                         DescribeBlob(def.input(0), x) + " and the filters M=" + std::to_string(m) +
+                         " of " + DescribeBlob(def.input(1), w));
+  }
+  if (w.dims[1] != c / group) {
+    ThrowInvalidArgument("filter " + DescribeBlob(def.input(1), w) + " must have C/group=" +
+                         std::to_string(c / group) + " input channels (dim 1) for X " +
+                         DescribeBlob(def.input(0), x) + " and group " + std::to_string(group));
+  }
+  if (in.size() > 2 && (in[2].dtype != DType::kFloat32 || in[2].dims != std::vector<int64_t>{m})) {
+    ThrowInvalidArgument("bias " + DescribeBlob(def.input(2), in[2]) + " must be float32[" +
+                         std::to_string(m) + "], one value per filter of " +
+                         DescribeBlob(def.input(1), w));
+  }
+}
+
+ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s) {
+  ConvForwardPlan plan;
+  try {
+    const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s);
+    plan.src = LayoutBridge(PlainDesc(ToDnnlDims(s.x_dims)), pd.src_desc(), true);
+    plan.weights = LayoutBridge(PlainDesc(s.DnnlWeightDims()), pd.weights_desc(), true);
+    plan.dst = LayoutBridge(PlainDesc(ToDnnlDims(s.y_dims)), pd.dst_desc(), false);
+    if (s.has_bias) plan.bias = pd.bias_desc();
+    plan.conv = DnnlPrimitive::Of<dnnl::convolution_forward>(pd);
+  } catch (const dnnl::error& e) {
+    ThrowDnnlError(e, "a convolution for X " + DimsString(s.x_dims) + " and filter " +
+                          DimsString(s.filter_dims));
+  }
+  return plan;
+}
+
+}  // namespace
+
+dnnl::memory::dims ConvShapes::DnnlWeightDims() const {
+  if (group == 1) return ToDnnlDims(filter_dims);
+  return {group, filter_dims[0] / group, filter_dims[1], filter_dims[2], filter_dims[3]};
+}
+
+ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  CheckNchwInput(def, in, 0, "X");
+  CheckNchwInput(def, in, 1, "filter");
+  ConvShapes s;
+  s.group = ArgumentReader(def.arg()).Get<int64_t>("group", 1);
+  CheckChannels(def, in, s.group);
+  s.window = ComputeConvPoolWindow(def, in[0], WindowKind::kConv,
+                                   ConvPoolWindow::Pair{in[1].dims[2], in[1].dims[3]});
+  s.has_bias = in.size() > 2;
+  s.x_dims = in[0].dims;
+  s.filter_dims = in[1].dims;
+  s.y_dims = {in[0].dims[0], in[1].dims[0], s.window.output[0], s.window.output[1]};
+  return s;
+}
+
+dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s) {
+  const ConvPoolWindow& w = s.window;
+  const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
+  const dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+      AnyDesc(ToDnnlDims(s.x_dims)), AnyDesc(s.DnnlWeightDims()), bias,
+      AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(), w.DnnlDilation(), w.PadBegin(), w.PadEnd());
+  return dnnl::convolution_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+}
+
+void ConvOp::Prepare() {
+  const std::vector<ShapeInfo> in = InputShapeInfos(*this);
+  shapes_ = ComputeConvShapes(def(), in);
+  const ConvShapes& s = shapes_;
+  const std::string key = CacheKey("Conv")
+                              .Add(s.x_dims)
+                              .Add(s.filter_dims)
+                              .Add(s.group)
+                              .Add(s.has_bias)
+                              .Add(s.window.Strides())
+                              .Add(s.window.DnnlDilation())
+                              .Add(s.window.PadBegin())
+                              .Add(s.window.PadEnd())
+                              .str();
+  plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
+      key, [&s] { return MakeConvForwardPlan(s); });
+  prepared_dims_.clear();
+  for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void ConvOp::Run() {
+  bool same = plan_ != nullptr && static_cast<int>(prepared_dims_.size()) == InputSize();
+  for (int i = 0; i < InputSize(); ++i) {
+    CheckInputType(*this, i, {DType::kFloat32});
+    same = same && Input(i).shape() == prepared_dims_[i];
+  }
+  if (!same) Prepare();
+  const ConvForwardPlan& plan = *plan_;
+  float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
+  if (Output(0)->numel() == 0) return;
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, plan.src.Input(Input(0).data<float>(), &src_buffer_, &scratchpad_)},
+      {DNNL_ARG_WEIGHTS,
+       plan.weights.Input(Input(1).data<float>(), &weights_buffer_, &scratchpad_)},
+      {DNNL_ARG_DST, plan.dst.Output(y, &dst_buffer_)}};
+  if (shapes_.has_bias) args.emplace(DNNL_ARG_BIAS, MemoryOf(plan.bias, Input(2).data<float>()));
+  const dnnl::memory dst = args.at(DNNL_ARG_DST);
+  Execute(plan.conv, std::move(args), &scratchpad_);
+  plan.dst.Finish(dst, y, &scratchpad_);
+}
+
+namespace {
+
+GradientOps ConvGradientOps(const GradientRequest& r) {
+  const bool has_bias = r.op.input_size() == 3;
+  std::vector<std::string> outputs{r.input_grads[1]};
+  if (has_bias) outputs.push_back(r.input_grads[2]);
+  outputs.push_back(r.input_grads[0]);
+  OperatorDef grad = MakeGradientOp(r.op, "ConvGradient",
+                                    {r.op.input(0), r.op.input(1), r.output_grads[0]}, outputs);
+  auto* args = grad.mutable_arg();
+  args->erase(std::remove_if(args->begin(), args->end(),
+                             [](const Argument& a) { return a.name() == "no_bias"; }),
+              args->end());
+  if (!has_bias) {
+    Argument* no_bias = grad.add_arg();
+    no_bias->set_name("no_bias");
+    no_bias->set_i(1);
+  }
+  return {{grad}, std::vector<bool>(r.op.input_size(), true)};
+}
+
+}  // namespace
+
+BRAID_OPERATOR_SCHEMA(Conv)
+    .NumInputs(2, 3)
+    .NumOutputs(1)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      if (in.size() < 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
+      return std::vector<ShapeInfo>{{DType::kFloat32, ComputeConvShapes(def, in).y_dims, true}};
+    })
+    .SetDoc(
+        "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "
+        "Y [N,M,outH,outW]. Args: kernel, stride, pad, dilation (Caffe2 spellings), group, "
+        "order=NCHW.");
+
+BRAID_REGISTER_CPU_OPERATOR(Conv, ConvOp);
+BRAID_REGISTER_GRADIENT(Conv, ConvGradientOps);
+
+}  // namespace braid

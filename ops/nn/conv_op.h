@@ -1,0 +1,76 @@
+// Conv: 2-D convolution of NCHW float32 tensors on oneDNN (Caffe2's Conv).
+//
+//   X [N, C, H, W], filter [M, C/group, kH, kW], optional bias [M]  ->  Y [N, M, outH, outW]
+//
+// Window arguments (kernel, stride, pad, dilation, order) are described in
+// ops/nn/conv_pool_window.h; the kernel arguments may be omitted (the filter's are used). `group`
+// (default 1) must divide C and M. The gradient is ConvGradient (ops/nn/conv_gradient_op.h).
+//
+//   type: "Conv" input: "X" input: "W" input: "b" output: "Y"
+//   arg { name: "kernel" i: 3 } arg { name: "pad" i: 1 } arg { name: "stride" i: 2 }
+//
+// Layouts: oneDNN picks the layouts of src, weights and dst (blocked nChw16c / OIhw16i16o on
+// AVX-512) and the op reorders from and to NCHW around the convolution. For a ResNet-20 layer
+// (64x16x28x28, 16 filters of 3x3, pad 1) on one AVX-512 core, the blocked forward with its
+// reorders takes 0.9 ms against 2.6 ms for oneDNN's plain-NCHW (gemm) convolution, and the
+// backward (dW, db, dX) 1.8 ms against 8.7 ms; the reorders are about 0.06 ms each. See
+// ConvOpTest.ResNet20LayerTimes in tests/ops/nn/conv_op_test.cc.
+//
+// Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
+// every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
+// takes no lock and allocates nothing.
+#ifndef BRAID_OPS_NN_CONV_OP_H_
+#define BRAID_OPS_NN_CONV_OP_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ops/nn/conv_pool_window.h"
+#include "ops/nn/dnnl_util.h"
+#include "runtime/op_schema.h"
+#include "runtime/operator.h"
+
+namespace braid {
+
+struct ConvShapes {
+  ConvPoolWindow window;
+  int64_t group = 1;
+  bool has_bias = false;
+  std::vector<int64_t> x_dims, filter_dims, y_dims;
+
+  int64_t out_channels() const { return filter_dims[0]; }
+  // The filter as oneDNN sees it: [M, C/g, kH, kW], or [g, M/g, C/g, kH, kW] when grouped.
+  dnnl::memory::dims DnnlWeightDims() const;
+};
+
+// The shapes of Conv op `def` with inputs X, filter and (when `in` has 3 entries) bias. Throws
+// braid::Error naming the blobs for bad windows, channel mismatches or a group not dividing C/M.
+ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in);
+
+// A forward convolution: oneDNN primitive and the reorders around it (immutable, cacheable).
+struct ConvForwardPlan {
+  LayoutBridge src, weights, dst;
+  dnnl::memory::desc bias;
+  DnnlPrimitive conv;
+};
+// oneDNN's forward (training) primitive descriptor for `s`, layouts left to oneDNN.
+dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s);
+
+class ConvOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override;
+
+ private:
+  void Prepare();
+
+  std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
+  ConvShapes shapes_;
+  std::shared_ptr<const ConvForwardPlan> plan_;
+  ScratchBuffer scratchpad_, src_buffer_, weights_buffer_, dst_buffer_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_NN_CONV_OP_H_

@@ -1,0 +1,179 @@
+// oneDNN glue shared by the nn ops (Conv, pooling, SpatialBN): the CPU engine, a stream per
+// thread, plain memory descriptors, a process-wide cache of primitives keyed by shape and
+// attributes, layout bridges (reorders between plain tensors and a primitive's preferred layout)
+// and grow-only scratch buffers.
+//
+//   const ConvPlan& plan = *PrimitiveCache::Global().GetOrCreate<ConvPlan>(
+//       CacheKey("Conv").Add(x_dims).Add(w_dims).str(), [&] { return MakeConvPlan(...); });
+//   Execute(plan.conv, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, &scratchpad_);
+//
+// Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW), which is braid's
+// contract. Conv lets oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on
+// AVX-512) and reorders inside the op. Each reorder is one extra pass over its tensor per run (src,
+// weights and dst forward; more backward), which the blocked JIT kernels more than pay back for
+// conv (see ops/nn/conv_op.h for numbers). Pooling and batch norm are memory-bound, so a reorder
+// would cost as much as the op: they run on the plain layout directly.
+//
+// Thread safety and ownership:
+//  - Engine() is created once (a function-local static) and read-only afterwards.
+//  - ThreadStream() is one dnnl::stream per thread: a stream is not thread-safe.
+//  - PrimitiveCache::Global() is owned by the process (never destroyed). Its map is guarded by
+//    a mutex; entries are immutable once inserted and handed out as shared_ptr<const>, so a cache
+//    clear never frees a plan an op still holds. Every primitive is created with
+//    scratchpad_mode::user, which makes one cached primitive safe to execute from several threads
+//    at once (oneDNN's guarantee), as long as each execution gets its own scratchpad.
+//  - ScratchBuffer is owned by one op instance, which the executor runs on one thread at a time;
+//    the scratchpad and reorder buffers therefore need no lock. Buffers only grow, so from the
+//    second run of a shape on nothing is allocated.
+//
+// Threading: the system oneDNN is built with OpenMP; each primitive uses all cores. Inside the dag
+// executor several ops may run at once, each with its own OpenMP team (oversubscription). This is
+// left at oneDNN's default (OMP_NUM_THREADS limits it).
+#ifndef BRAID_OPS_NN_DNNL_UTIL_H_
+#define BRAID_OPS_NN_DNNL_UTIL_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace braid {
+
+const dnnl::engine& Engine();
+dnnl::stream& ThreadStream();
+
+// A float32 descriptor with dense row-major strides (nchw, oihw, goihw, x...).
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
+// The same dims, layout left to the primitive.
+dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims);
+dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
+
+// Attributes of every primitive made here: user-managed scratchpad (see the thread-safety notes).
+dnnl::primitive_attr UserScratchpadAttr();
+
+// A grow-only, 64-byte aligned host buffer owned by one op.
+class ScratchBuffer {
+ public:
+  // At least `bytes` bytes; the contents are not kept when it grows.
+  void* Reserve(size_t bytes);
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data_;
+  size_t capacity_ = 0;
+};
+
+// A primitive with the scratchpad it needs per execution.
+struct DnnlPrimitive {
+  dnnl::primitive primitive;
+  dnnl::memory::desc scratchpad;
+
+  DnnlPrimitive() = default;
+  // DnnlPrimitive::Of<dnnl::convolution_forward>(pd).
+  template <typename Primitive>
+  static DnnlPrimitive Of(const typename Primitive::primitive_desc& pd);
+  explicit operator bool() const { return static_cast<bool>(primitive); }
+};
+
+// Runs `p` on this thread's stream and waits for it. The scratchpad comes from `scratch`.
+void Execute(const DnnlPrimitive& p, std::unordered_map<int, dnnl::memory> args,
+             ScratchBuffer* scratch);
+
+// A memory object for a host pointer (not owned).
+dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data);
+
+// Between a tensor's plain layout and the layout a primitive wants; an identity when they agree.
+// Immutable after construction, so one bridge in a cached plan serves every thread.
+class LayoutBridge {
+ public:
+  LayoutBridge() = default;
+  // `to_primitive`: an input (plain -> wanted); otherwise an output (wanted -> plain).
+  LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted,
+               bool to_primitive);
+
+  bool reorders() const { return static_cast<bool>(reorder_); }
+  const dnnl::memory::desc& wanted() const { return wanted_; }
+  const dnnl::memory::desc& plain() const { return plain_; }
+
+  // An input in the wanted layout: `data` itself, or its reorder into `buffer`.
+  dnnl::memory Input(const void* data, ScratchBuffer* buffer, ScratchBuffer* scratch) const;
+  // Where the primitive writes an output: `data` itself, or `buffer` (then call Finish).
+  dnnl::memory Output(void* data, ScratchBuffer* buffer) const;
+  // Reorders a primitive's output `written` (from Output) into the plain `data`, if needed.
+  void Finish(const dnnl::memory& written, void* data, ScratchBuffer* scratch) const;
+
+ private:
+  dnnl::memory::desc plain_, wanted_;
+  DnnlPrimitive reorder_;
+};
+
+// Builds cache keys from an op kind, dims and attributes: "Conv|1,3,8,8|0,1|...".
+class CacheKey {
+ public:
+  explicit CacheKey(std::string kind) : key_(std::move(kind)) {}
+  CacheKey& Add(int64_t value);
+  CacheKey& Add(const std::vector<int64_t>& values);
+  CacheKey& Add(const std::string& value);
+  const std::string& str() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+// Process-wide cache of immutable plans (primitives with their layout bridges) by key. When it
+// holds kCapacity plans it is emptied before the next insert (plans held by ops stay alive). Two
+// threads missing the same key may both build a plan; the first insert wins and both use it.
+class PrimitiveCache {
+ public:
+  static constexpr size_t kCapacity = 1024;
+  static PrimitiveCache& Global();
+
+  // The plan for `key`, built with `make` on a miss (outside the lock: building JITs code).
+  template <typename Plan>
+  std::shared_ptr<const Plan> GetOrCreate(const std::string& key,
+                                          const std::function<Plan()>& make);
+  size_t size() const;
+  void Clear();
+
+ private:
+  std::shared_ptr<const void> Find(const std::string& key) const;
+  std::shared_ptr<const void> Insert(const std::string& key, std::shared_ptr<const void> plan);
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const void>> plans_;  // guarded by mu_
+};
+
+// Rethrows a oneDNN error as braid::Error (InvalidArgument) naming what was being built.
+[[noreturn]] void ThrowDnnlError(const dnnl::error& e, const std::string& what);
+
+template <typename Primitive>
+DnnlPrimitive DnnlPrimitive::Of(const typename Primitive::primitive_desc& pd) {
+  DnnlPrimitive p;
+  p.primitive = Primitive(pd);
+  p.scratchpad = pd.scratchpad_desc();
+  return p;
+}
+
+template <typename Plan>
+std::shared_ptr<const Plan> PrimitiveCache::GetOrCreate(const std::string& key,
+                                                        const std::function<Plan()>& make) {
+  const std::string typed_key = key + "|" + typeid(Plan).name();
+  if (std::shared_ptr<const void> found = Find(typed_key)) {
+    return std::static_pointer_cast<const Plan>(found);
+  }
+  auto plan = std::make_shared<const Plan>(make());
+  return std::static_pointer_cast<const Plan>(Insert(typed_key, plan));
+}
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_NN_DNNL_UTIL_H_

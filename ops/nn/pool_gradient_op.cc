@@ -1,0 +1,110 @@
+#include "ops/nn/pool_gradient_op.h"
+
+#include <algorithm>
+
+#include "ops/common/op_checks.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+
+PoolShapes ComputePoolGradientShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in,
+                                     PoolKind kind) {
+  PoolShapes s = ComputePoolShapes(def, in[0], kind);
+  for (int i = 1; i < 3; ++i) {
+    if (in[i].dtype != DType::kFloat32 || in[i].dims != s.y_dims) {
+      ThrowInvalidArgument(std::string(i == 1 ? "Y " : "dY ") + DescribeBlob(def.input(i), in[i]) +
+                           " must be float32" + DimsString(s.y_dims) + ", the pooled shape of X " +
+                           DescribeBlob(def.input(0), in[0]));
+    }
+  }
+  return s;
+}
+
+void PoolGradientOp::Prepare() {
+  const std::vector<ShapeInfo> in = InputShapeInfos(*this);
+  shapes_ = ComputePoolGradientShapes(def(), in, kind_);
+  const PoolShapes& s = shapes_;
+  plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(s.Key(type()), [&s] {
+    Plan plan;
+    try {
+      const auto forward = MakePoolForwardDesc(s, dnnl::prop_kind::forward_training);
+      if (s.algorithm == dnnl::algorithm::pooling_max) {
+        plan.forward = DnnlPrimitive::Of<dnnl::pooling_forward>(forward);
+        plan.workspace = forward.workspace_desc();
+      }
+      const ConvPoolWindow& w = s.window;
+      const dnnl::pooling_backward::primitive_desc backward(
+          dnnl::pooling_backward::desc(s.algorithm, forward.src_desc(), forward.dst_desc(),
+                                       w.Strides(), w.Kernel(), w.PadBegin(), w.PadEnd()),
+          UserScratchpadAttr(), Engine(), forward);
+      plan.backward = DnnlPrimitive::Of<dnnl::pooling_backward>(backward);
+      plan.src = forward.src_desc();
+      plan.dst = forward.dst_desc();
+    } catch (const dnnl::error& e) {
+      ThrowDnnlError(e, "a pooling gradient for X " + DimsString(s.x_dims));
+    }
+    return plan;
+  });
+  prepared_dims_.clear();
+  for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void PoolGradientOp::Run() {
+  bool same = plan_ != nullptr;
+  for (int i = 0; i < 3; ++i) {
+    CheckInputType(*this, i, {DType::kFloat32});
+    same = same && Input(i).shape() == prepared_dims_[i];
+  }
+  if (!same) Prepare();
+  const Plan& plan = *plan_;
+  float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  if (Input(2).numel() == 0) {
+    std::fill_n(dx, Output(0)->numel(), 0.f);
+    return;
+  }
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_DIFF_DST, MemoryOf(plan.dst, Input(2).data<float>())},
+      {DNNL_ARG_DIFF_SRC, MemoryOf(plan.src, dx)}};
+  if (plan.forward) {
+    const dnnl::memory workspace =
+        MemoryOf(plan.workspace, workspace_buffer_.Reserve(plan.workspace.get_size()));
+    Execute(plan.forward,
+            {{DNNL_ARG_SRC, MemoryOf(plan.src, Input(0).data<float>())},
+             {DNNL_ARG_DST, MemoryOf(plan.dst, dst_buffer_.Reserve(plan.dst.get_size()))},
+             {DNNL_ARG_WORKSPACE, workspace}},
+            &scratchpad_);
+    args.emplace(DNNL_ARG_WORKSPACE, workspace);
+  }
+  Execute(plan.backward, std::move(args), &scratchpad_);
+}
+
+namespace {
+
+std::vector<ShapeInfo> InferPoolGradientShape(const OperatorDef& def,
+                                              const std::vector<ShapeInfo>& in, PoolKind kind) {
+  if (in.size() != 3) return {};  // reported by OpSchema::Verify
+  return {{DType::kFloat32, ComputePoolGradientShapes(def, in, kind).x_dims, true}};
+}
+
+}  // namespace
+
+BRAID_OPERATOR_SCHEMA(MaxPoolGradient)
+    .NumInputs(3)
+    .NumOutputs(1)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      return InferPoolGradientShape(def, in, PoolKind::kMax);
+    })
+    .SetDoc("Gradient of MaxPool: X, Y, dY -> dX (to each window's first maximum).");
+
+BRAID_OPERATOR_SCHEMA(AveragePoolGradient)
+    .NumInputs(3)
+    .NumOutputs(1)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      return InferPoolGradientShape(def, in, PoolKind::kAverage);
+    })
+    .SetDoc("Gradient of AveragePool: X, Y, dY -> dX (same count_include_pad rule).");
+
+BRAID_REGISTER_CPU_OPERATOR(MaxPoolGradient, MaxPoolGradientOp);
+BRAID_REGISTER_CPU_OPERATOR(AveragePoolGradient, AveragePoolGradientOp);
+
+}  // namespace braid

@@ -1,0 +1,115 @@
+#include "ops/nn/pool_op.h"
+
+#include "ops/common/op_checks.h"
+#include "runtime/argument.h"
+#include "runtime/gradient.h"
+#include "runtime/op_registry.h"
+#include "runtime/shape_inference.h"
+
+namespace braid {
+
+std::string PoolShapes::Key(const std::string& kind) const {
+  return CacheKey(kind)
+      .Add(static_cast<int64_t>(algorithm))
+      .Add(x_dims)
+      .Add(window.Kernel())
+      .Add(window.Strides())
+      .Add(window.PadBegin())
+      .Add(window.PadEnd())
+      .str();
+}
+
+PoolShapes ComputePoolShapes(const OperatorDef& def, const ShapeInfo& x, PoolKind kind) {
+  CheckNchwInput(def, {x}, 0, "X");
+  PoolShapes s;
+  s.window = ComputeConvPoolWindow(def, x, WindowKind::kPool);
+  if (kind == PoolKind::kAverage) {
+    s.algorithm = ArgumentReader(def.arg()).Get<bool>("count_include_pad", false)
+                      ? dnnl::algorithm::pooling_avg_include_padding
+                      : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  s.x_dims = x.dims;
+  s.y_dims = {x.dims[0], x.dims[1], s.window.output[0], s.window.output[1]};
+  return s;
+}
+
+dnnl::pooling_forward::primitive_desc MakePoolForwardDesc(const PoolShapes& s,
+                                                          dnnl::prop_kind prop_kind) {
+  const ConvPoolWindow& w = s.window;
+  const dnnl::pooling_forward::desc desc(prop_kind, s.algorithm, PlainDesc(ToDnnlDims(s.x_dims)),
+                                         PlainDesc(ToDnnlDims(s.y_dims)), w.Strides(), w.Kernel(),
+                                         w.PadBegin(), w.PadEnd());
+  return dnnl::pooling_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+}
+
+void PoolOp::Run() {
+  CheckInputType(*this, 0, {DType::kFloat32});
+  const Tensor& x = Input(0);
+  if (plan_ == nullptr || x.shape() != prepared_dims_) {
+    shapes_ = ComputePoolShapes(def(), ShapeOf(x), kind_);
+    const PoolShapes& s = shapes_;
+    plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(s.Key(type()), [&s] {
+      Plan plan;
+      try {
+        const auto pd = MakePoolForwardDesc(s, dnnl::prop_kind::forward_inference);
+        plan.pool = DnnlPrimitive::Of<dnnl::pooling_forward>(pd);
+        plan.src = pd.src_desc();
+        plan.dst = pd.dst_desc();
+      } catch (const dnnl::error& e) {
+        ThrowDnnlError(e, "a pooling for X " + DimsString(s.x_dims));
+      }
+      return plan;
+    });
+    prepared_dims_ = x.shape();
+  }
+  float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
+  if (Output(0)->numel() == 0) return;
+  Execute(plan_->pool,
+          {{DNNL_ARG_SRC, MemoryOf(plan_->src, x.data<float>())},
+           {DNNL_ARG_DST, MemoryOf(plan_->dst, y)}},
+          &scratchpad_);
+}
+
+namespace {
+
+std::vector<ShapeInfo> InferPoolShape(const OperatorDef& def, const std::vector<ShapeInfo>& in,
+                                      PoolKind kind) {
+  if (in.size() != 1) return {};  // reported by OpSchema::Verify
+  return {{DType::kFloat32, ComputePoolShapes(def, in[0], kind).y_dims, true}};
+}
+
+GradientOps PoolGradientOps(const GradientRequest& r) {
+  return {{MakeGradientOp(r.op, r.op.type() + "Gradient",
+                          {r.op.input(0), r.op.output(0), r.output_grads[0]}, {r.input_grads[0]})},
+          {true}};
+}
+
+}  // namespace
+
+BRAID_OPERATOR_SCHEMA(MaxPool)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      return InferPoolShape(def, in, PoolKind::kMax);
+    })
+    .SetDoc(
+        "2-D max pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
+        "(Caffe2 spellings), global_pooling, order=NCHW.");
+
+BRAID_OPERATOR_SCHEMA(AveragePool)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      return InferPoolShape(def, in, PoolKind::kAverage);
+    })
+    .SetDoc(
+        "2-D average pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
+        "(Caffe2 spellings), global_pooling, order=NCHW, count_include_pad (default 0: divide by "
+        "the window elements inside the image).");
+
+BRAID_REGISTER_CPU_OPERATOR(MaxPool, MaxPoolOp);
+BRAID_REGISTER_CPU_OPERATOR(AveragePool, AveragePoolOp);
+BRAID_REGISTER_GRADIENT(MaxPool, PoolGradientOps);
+BRAID_REGISTER_GRADIENT(AveragePool, PoolGradientOps);
+
+}  // namespace braid

@@ -1,0 +1,97 @@
+#include "ops/nn/spatial_bn_gradient_op.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ops/common/op_checks.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+
+SpatialBnShapes ComputeSpatialBnGradientShapes(const OperatorDef& def,
+                                               const std::vector<ShapeInfo>& in) {
+  SpatialBnShapes s = ComputeSpatialBnShapes(def, in, 0, {1, 3, 4});
+  if (in[2].dtype != DType::kFloat32 || in[2].dims != s.x_dims) {
+    ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), in[2]) +
+                         " must have the type and shape of X " + DescribeBlob(def.input(0), in[0]));
+  }
+  return s;
+}
+
+void SpatialBNGradientOp::Prepare() {
+  const std::vector<ShapeInfo> in = InputShapeInfos(*this);
+  shapes_ = ComputeSpatialBnGradientShapes(def(), in);
+  epsilon_ = args().Get<float>("epsilon", 1e-5f);
+  const SpatialBnShapes& s = shapes_;
+  const float epsilon = epsilon_;
+  const std::string key =
+      CacheKey("SpatialBNGradient").Add(s.DnnlDims()).str() + "|" + std::to_string(epsilon);
+  plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, epsilon] {
+    Plan plan;
+    plan.data = PlainDesc(s.DnnlDims());
+    plan.channel = PlainDesc({s.channels});
+    try {
+      const dnnl::batch_normalization_backward::primitive_desc pd(
+          dnnl::batch_normalization_backward::desc(
+              dnnl::prop_kind::backward, plan.data, plan.data, epsilon,
+              dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
+          UserScratchpadAttr(), Engine(), MakeBnTrainingDesc(s, epsilon));
+      plan.backward = DnnlPrimitive::Of<dnnl::batch_normalization_backward>(pd);
+    } catch (const dnnl::error& e) {
+      ThrowDnnlError(e, "a batch normalization gradient for X " + DimsString(s.x_dims));
+    }
+    return plan;
+  });
+  prepared_dims_.clear();
+  for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void SpatialBNGradientOp::Run() {
+  bool same = plan_ != nullptr;
+  for (int i = 0; i < 5; ++i) {
+    CheckInputType(*this, i, {DType::kFloat32});
+    same = same && Input(i).shape() == prepared_dims_[i];
+  }
+  if (!same) Prepare();
+  const Plan& plan = *plan_;
+  const int64_t c = shapes_.channels;
+  const float* inv_std = Input(4).data<float>();
+  auto* variance = static_cast<float*>(variance_buffer_.Reserve(c * sizeof(float)));
+  for (int64_t i = 0; i < c; ++i) variance[i] = 1.f / (inv_std[i] * inv_std[i]) - epsilon_;
+  // oneDNN's backward takes a shift argument although dX does not depend on it.
+  auto* unused_shift = static_cast<float*>(shift_buffer_.Reserve(c * sizeof(float)));
+  std::fill_n(unused_shift, c, 0.f);
+  auto channel = [&](const float* p) { return MemoryOf(plan.channel, p); };
+  float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  float* dscale = Output(1, DType::kFloat32, {c})->mutable_data<float>();
+  float* dbias = Output(2, DType::kFloat32, {c})->mutable_data<float>();
+  Execute(plan.backward,
+          {{DNNL_ARG_SRC, MemoryOf(plan.data, Input(0).data<float>())},
+           {DNNL_ARG_DIFF_DST, MemoryOf(plan.data, Input(2).data<float>())},
+           {DNNL_ARG_SCALE, channel(Input(1).data<float>())},
+           {DNNL_ARG_SHIFT, channel(unused_shift)},
+           {DNNL_ARG_MEAN, channel(Input(3).data<float>())},
+           {DNNL_ARG_VARIANCE, channel(variance)},
+           {DNNL_ARG_DIFF_SRC, MemoryOf(plan.data, dx)},
+           {DNNL_ARG_DIFF_SCALE, channel(dscale)},
+           {DNNL_ARG_DIFF_SHIFT, channel(dbias)}},
+          &scratchpad_);
+}
+
+BRAID_OPERATOR_SCHEMA(SpatialBNGradient)
+    .NumInputs(5)
+    .NumOutputs(3)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      if (in.size() != 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
+      const SpatialBnShapes s = ComputeSpatialBnGradientShapes(def, in);
+      return std::vector<ShapeInfo>{{DType::kFloat32, s.x_dims, true},
+                                    {DType::kFloat32, {s.channels}, true},
+                                    {DType::kFloat32, {s.channels}, true}};
+    })
+    .SetDoc(
+        "Gradient of training-mode SpatialBN: X, scale, dY, saved_mean, saved_inv_var -> dX, "
+        "dscale, dbias. Arg: epsilon (the forward's).");
+
+BRAID_REGISTER_CPU_OPERATOR(SpatialBNGradient, SpatialBNGradientOp);
+
+}  // namespace braid

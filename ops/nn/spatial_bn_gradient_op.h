@@ -1,0 +1,48 @@
+// SpatialBNGradient: the gradient of training-mode SpatialBN (ops/nn/spatial_bn_op.h) on oneDNN,
+// with Caffe2's inputs and outputs:
+//
+//   X, scale, dY, saved_mean, saved_inv_var  ->  dX, dscale, dbias
+//
+// saved_mean and saved_inv_var are the forward op's outputs 3 and 4; the batch variance oneDNN
+// needs is recovered as 1 / saved_inv_var^2 - epsilon (epsilon: the forward op's argument, which
+// the gradient maker copies). Plain NCHW layout, X seen as [N, C, spatial size, 1].
+#ifndef BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_
+#define BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ops/nn/dnnl_util.h"
+#include "ops/nn/spatial_bn_op.h"
+#include "runtime/operator.h"
+
+namespace braid {
+
+// The shapes of SpatialBNGradient op `def`; throws braid::Error naming the blobs when dY is not
+// X's shape or a [C] input has another size.
+SpatialBnShapes ComputeSpatialBnGradientShapes(const OperatorDef& def,
+                                               const std::vector<ShapeInfo>& in);
+
+class SpatialBNGradientOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override;
+
+ private:
+  struct Plan {
+    DnnlPrimitive backward;
+    dnnl::memory::desc data, channel;
+  };
+  void Prepare();
+
+  std::vector<std::vector<int64_t>> prepared_dims_;
+  SpatialBnShapes shapes_;
+  float epsilon_ = 1e-5f;
+  std::shared_ptr<const Plan> plan_;
+  ScratchBuffer scratchpad_, variance_buffer_, shift_buffer_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_

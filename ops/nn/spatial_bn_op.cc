@@ -1,0 +1,192 @@
+#include "ops/nn/spatial_bn_op.h"
+
+#include <cmath>
+#include <string>
+
+#include "ops/common/op_checks.h"
+#include "runtime/argument.h"
+#include "runtime/gradient.h"
+#include "runtime/op_registry.h"
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+using dnnl::batch_normalization_forward;
+using dnnl::normalization_flags;
+
+bool IsTest(const OperatorDef& def) {
+  return ArgumentReader(def.arg()).Get<bool>("is_test", false);
+}
+
+// Shapes of a SpatialBN op, after checking its output count against its mode.
+SpatialBnShapes ComputeForwardShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  const bool is_test = IsTest(def);
+  if (def.output_size() != (is_test ? 1 : 5)) {
+    ThrowInvalidArgument(
+        std::string("SpatialBN with is_test=") + (is_test ? "1" : "0") + " writes " +
+        (is_test ? "Y only" : "Y, running_mean, running_var, saved_mean, saved_inv_var") +
+        ", but names " + std::to_string(def.output_size()) + " outputs");
+  }
+  SpatialBnShapes s = ComputeSpatialBnShapes(def, in, 0, {1, 2, 3, 4});
+  if (!is_test && s.x_dims[0] * s.spatial <= 1) {
+    ThrowInvalidArgument("training SpatialBN needs more than one value per channel, X " +
+                         DescribeBlob(def.input(0), in[0]) + " has " +
+                         std::to_string(s.x_dims[0] * s.spatial));
+  }
+  return s;
+}
+
+}  // namespace
+
+SpatialBnShapes ComputeSpatialBnShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in,
+                                       int x, const std::vector<int>& channel_inputs) {
+  if (in[x].dtype != DType::kFloat32 || in[x].dims.size() < 2) {
+    ThrowInvalidArgument("X " + DescribeBlob(def.input(x), in[x]) +
+                         " must be float32 with at least 2 dims (N, C, spatial...)");
+  }
+  const std::string order = ArgumentReader(def.arg()).Get<std::string>("order", "NCHW");
+  if (order != "NCHW") {
+    ThrowInvalidArgument("order '" + order + "' is not supported: nn ops take NCHW tensors only");
+  }
+  SpatialBnShapes s;
+  s.x_dims = in[x].dims;
+  s.channels = in[x].dims[1];
+  s.spatial = SizeFromDim(in[x].dims, 2);
+  for (int i : channel_inputs) {
+    if (in[i].dtype != DType::kFloat32 || in[i].dims != std::vector<int64_t>{s.channels}) {
+      ThrowInvalidArgument("input " + DescribeBlob(def.input(i), in[i]) + " must be float32[" +
+                           std::to_string(s.channels) + "], one value per channel of X " +
+                           DescribeBlob(def.input(x), in[x]));
+    }
+  }
+  return s;
+}
+
+batch_normalization_forward::primitive_desc MakeBnTrainingDesc(const SpatialBnShapes& s,
+                                                               float epsilon) {
+  const batch_normalization_forward::desc desc(
+      dnnl::prop_kind::forward_training, PlainDesc(s.DnnlDims()), epsilon,
+      normalization_flags::use_scale | normalization_flags::use_shift);
+  return batch_normalization_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+}
+
+void SpatialBNOp::Prepare() {
+  const std::vector<ShapeInfo> in = InputShapeInfos(*this);
+  shapes_ = ComputeForwardShapes(def(), in);
+  is_test_ = IsTest(def());
+  epsilon_ = args().Get<float>("epsilon", 1e-5f);
+  momentum_ = args().Get<float>("momentum", 0.9f);
+  const SpatialBnShapes& s = shapes_;
+  const std::string key =
+      CacheKey("SpatialBN").Add(s.DnnlDims()).Add(is_test_).str() + "|" + std::to_string(epsilon_);
+  const bool is_test = is_test_;
+  const float epsilon = epsilon_;
+  plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, is_test, epsilon] {
+    Plan plan;
+    try {
+      if (is_test) {
+        const batch_normalization_forward::primitive_desc pd(
+            batch_normalization_forward::desc(
+                dnnl::prop_kind::forward_inference, PlainDesc(s.DnnlDims()), epsilon,
+                normalization_flags::use_global_stats | normalization_flags::use_scale |
+                    normalization_flags::use_shift),
+            UserScratchpadAttr(), Engine());
+        plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(pd);
+      } else {
+        plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(MakeBnTrainingDesc(s, epsilon));
+      }
+    } catch (const dnnl::error& e) {
+      ThrowDnnlError(e, "a batch normalization for X " + DimsString(s.x_dims));
+    }
+    plan.data = PlainDesc(s.DnnlDims());
+    plan.channel = PlainDesc({s.channels});
+    return plan;
+  });
+  prepared_dims_ = in[0].dims;
+}
+
+void SpatialBNOp::Run() {
+  for (int i = 0; i < 5; ++i) CheckInputType(*this, i, {DType::kFloat32});
+  if (plan_ == nullptr || Input(0).shape() != prepared_dims_) Prepare();
+  const int64_t c = shapes_.channels;
+  for (int i = 1; i < 5; ++i) {  // only X's shape selects the plan: check the [C] inputs too
+    if (Input(i).ndim() != 1 || Input(i).dim(0) != c) {
+      ComputeSpatialBnShapes(def(), InputShapeInfos(*this), 0, {1, 2, 3, 4});  // throws
+    }
+  }
+  const Plan& plan = *plan_;
+  auto channel = [&](const float* p) { return MemoryOf(plan.channel, p); };
+  float* y = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, MemoryOf(plan.data, Input(0).data<float>())},
+      {DNNL_ARG_DST, MemoryOf(plan.data, y)},
+      {DNNL_ARG_SCALE, channel(Input(1).data<float>())},
+      {DNNL_ARG_SHIFT, channel(Input(2).data<float>())}};
+  if (is_test_) {
+    args.emplace(DNNL_ARG_MEAN, channel(Input(3).data<float>()));
+    args.emplace(DNNL_ARG_VARIANCE, channel(Input(4).data<float>()));
+    Execute(plan.bn, std::move(args), &scratchpad_);
+    return;
+  }
+  float* batch_mean = Output(3, DType::kFloat32, {c})->mutable_data<float>();
+  auto* batch_var = static_cast<float*>(variance_buffer_.Reserve(c * sizeof(float)));
+  args.emplace(DNNL_ARG_MEAN, channel(batch_mean));
+  args.emplace(DNNL_ARG_VARIANCE, channel(batch_var));
+  Execute(plan.bn, std::move(args), &scratchpad_);
+  UpdateStatistics(batch_var);
+}
+
+void SpatialBNOp::UpdateStatistics(const float* batch_var) {
+  const int64_t c = shapes_.channels;
+  const float* batch_mean = Output(3)->data<float>();
+  float* running_mean = Output(1, DType::kFloat32, {c})->mutable_data<float>();  // = input 3
+  float* running_var = Output(2, DType::kFloat32, {c})->mutable_data<float>();   // = input 4
+  float* saved_inv_var = Output(4, DType::kFloat32, {c})->mutable_data<float>();
+  const double m = static_cast<double>(shapes_.x_dims[0]) * shapes_.spatial;
+  const float unbias = static_cast<float>(m / (m - 1));
+  for (int64_t i = 0; i < c; ++i) {
+    saved_inv_var[i] = 1.f / std::sqrt(batch_var[i] + epsilon_);
+    running_mean[i] = momentum_ * running_mean[i] + (1.f - momentum_) * batch_mean[i];
+    running_var[i] = momentum_ * running_var[i] + (1.f - momentum_) * unbias * batch_var[i];
+  }
+}
+
+namespace {
+
+GradientOps SpatialBNGradientOps(const GradientRequest& r) {
+  if (IsTest(r.op)) {
+    throw Error(Status::InvalidArgument(
+        "SpatialBN '" + r.op.output(0) +
+        "' has is_test=1: its gradient is defined in training mode (is_test=0) only"));
+  }
+  return {{MakeGradientOp(
+              r.op, "SpatialBNGradient",
+              {r.op.input(0), r.op.input(1), r.output_grads[0], r.op.output(3), r.op.output(4)},
+              {r.input_grads[0], r.input_grads[1], r.input_grads[2]})},
+          {true, true, true, false, false}};
+}
+
+}  // namespace
+
+BRAID_OPERATOR_SCHEMA(SpatialBN)
+    .NumInputs(5)
+    .NumOutputs(1, 5)
+    .AllowInplace({{0, 0}})
+    .EnforceInplace({{3, 1}, {4, 2}})
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      if (in.size() != 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
+      const SpatialBnShapes s = ComputeForwardShapes(def, in);
+      std::vector<ShapeInfo> out(def.output_size(), {DType::kFloat32, {s.channels}, true});
+      out[0].dims = s.x_dims;
+      return out;
+    })
+    .SetDoc(
+        "Batch normalization over channel axis 1: X, scale, bias, running_mean, running_var -> "
+        "Y (is_test=1) or Y, running_mean, running_var (in place), saved_mean, saved_inv_var "
+        "(is_test=0). Args: epsilon (1e-5), momentum (0.9), is_test (0).");
+
+BRAID_REGISTER_CPU_OPERATOR(SpatialBN, SpatialBNOp);
+BRAID_REGISTER_GRADIENT(SpatialBN, SpatialBNGradientOps);
+
+}  // namespace braid

@@ -1,0 +1,74 @@
+// SpatialBN: batch normalization over the channels of an NCHW float32 tensor on oneDNN (Caffe2's
+// SpatialBN).
+//
+//   inputs:  X [N, C, spatial...], scale [C], bias [C], running_mean [C], running_var [C]
+//   is_test=1: Y = scale * (X - running_mean) / sqrt(running_var + epsilon) + bias
+//              outputs: Y
+//   is_test=0 (training, the default): normalizes with the batch mean and (biased) variance over
+//              N and the spatial dims.
+//              outputs: Y, running_mean, running_var (in place: the same blobs as inputs 3 and 4),
+//                       saved_mean, saved_inv_var = 1 / sqrt(batch_var + epsilon)
+//              running = momentum * running + (1 - momentum) * batch, where the running variance
+//              takes the unbiased batch variance (times m / (m - 1), m = N * spatial size), as
+//              Caffe2 does.
+//   Args: epsilon (1e-5), momentum (0.9), is_test (0), order (NCHW only).
+// Y may be X (in place). The gradient (training mode only) is SpatialBNGradient
+// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as [N, C, spatial size, 1] on its plain
+// layout (batch norm is memory-bound: no reorders).
+//
+//   type: "SpatialBN" input: "X" input: "s" input: "b" input: "rm" input: "rv"
+//   output: "Y" output: "rm" output: "rv" output: "saved_mean" output: "saved_inv_var"
+#ifndef BRAID_OPS_NN_SPATIAL_BN_OP_H_
+#define BRAID_OPS_NN_SPATIAL_BN_OP_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ops/nn/dnnl_util.h"
+#include "runtime/op_schema.h"
+#include "runtime/operator.h"
+
+namespace braid {
+
+struct SpatialBnShapes {
+  std::vector<int64_t> x_dims;
+  int64_t channels = 0;
+  int64_t spatial = 1;  // product of the dims after C
+  // X as oneDNN sees it: [N, C, spatial, 1].
+  dnnl::memory::dims DnnlDims() const { return {x_dims[0], channels, spatial, 1}; }
+};
+
+// X `in[x]` is float32 with at least 2 dims (N, C, ...); each of `channel_inputs` is float32 [C].
+// Throws braid::Error naming the blobs otherwise.
+SpatialBnShapes ComputeSpatialBnShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in,
+                                       int x, const std::vector<int>& channel_inputs);
+
+// oneDNN's training-mode forward descriptor (also the hint of the backward primitive).
+dnnl::batch_normalization_forward::primitive_desc MakeBnTrainingDesc(const SpatialBnShapes& s,
+                                                                     float epsilon);
+
+class SpatialBNOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override;
+
+ private:
+  struct Plan {
+    DnnlPrimitive bn;
+    dnnl::memory::desc data, channel;  // X and Y; the [C] vectors
+  };
+  void Prepare();
+  void UpdateStatistics(const float* batch_var);
+
+  std::vector<int64_t> prepared_dims_;
+  SpatialBnShapes shapes_;
+  bool is_test_ = false;
+  float epsilon_ = 1e-5f, momentum_ = 0.9f;
+  std::shared_ptr<const Plan> plan_;
+  ScratchBuffer scratchpad_, variance_buffer_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_NN_SPATIAL_BN_OP_H_
