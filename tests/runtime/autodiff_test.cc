@@ -30,6 +30,24 @@ BRAID_OPERATOR_SCHEMA(TestNoMaker).NumInputs(1).NumOutputs(1);
       return GradientOps{{}, std::vector<bool>(r.op.input_size(), false)};
     });
 
+// In-place test ops whose makers' gradient ops cannot run in place: TestInPlaceReduce (X -> X) has
+// SumReduceLike(dY, dY) -> dX, which its schema forbids in place; TestInPlaceTwo (X, W -> X) has
+// Relu(dY) -> dX then Copy(dY) -> dW, so writing dX over dY would clobber what the Copy reads.
+BRAID_OPERATOR_SCHEMA(TestInPlaceReduce).NumInputs(1).NumOutputs(1).AllowInplace({{0, 0}});
+BRAID_OPERATOR_SCHEMA(TestInPlaceTwo).NumInputs(2).NumOutputs(1).AllowInplace({{0, 0}});
+GradientOps InPlaceReduceGradient(const GradientRequest& r) {
+  const std::string& dy = r.output_grads[0];
+  return {{MakeGradientOp(r.op, "SumReduceLike", {dy, dy}, {r.input_grads[0]})}, {true}};
+}
+GradientOps InPlaceTwoGradient(const GradientRequest& r) {
+  const std::string& dy = r.output_grads[0];
+  return {{MakeGradientOp(r.op, "Relu", {dy}, {r.input_grads[0]}),
+           MakeGradientOp(r.op, "Copy", {dy}, {r.input_grads[1]})},
+          {true, true}};
+}
+BRAID_REGISTER_GRADIENT(TestInPlaceReduce, InPlaceReduceGradient);
+BRAID_REGISTER_GRADIENT(TestInPlaceTwo, InPlaceTwoGradient);
+
 // "Type(in,in)->(out)" for each op from `first` on: the backward pass in one readable string per
 // op.
 std::vector<std::string> OpsFrom(const NetDef& net, int first) {
@@ -122,6 +140,26 @@ TEST(AutodiffTest, InPlaceReluChainGetsInPlaceGradients) {
                              }));
   EXPECT_EQ(grads.at("h"), "h_grad");
   EXPECT_EQ(grads.at("W1"), "W1_grad");
+}
+
+TEST(AutodiffTest, InPlaceGradientOnlyWhereSchemaAndOrderAllowIt) {
+  NetDef reduce = testing::NetFromText(R"(name: "n"
+    op { type: "TestInPlaceReduce" input: "X" output: "X" })");
+  AddGradientOperators(&reduce, {"X"});
+  EXPECT_EQ(OpsFrom(reduce, 1), (std::vector<std::string>{
+                                    "ConstantFill(X)->(X_grad)",
+                                    "SumReduceLike(X_grad,X_grad)->(X_grad_autosplit_0)",
+                                    "Sum(X_grad_autosplit_0)->(X_grad)",
+                                }));
+  NetDef two = testing::NetFromText(R"(name: "n"
+    op { type: "TestInPlaceTwo" input: "X" input: "W" output: "X" })");
+  AddGradientOperators(&two, {"X"});
+  EXPECT_EQ(OpsFrom(two, 1), (std::vector<std::string>{
+                                 "ConstantFill(X)->(X_grad)",
+                                 "Relu(X_grad)->(X_grad_autosplit_0)",
+                                 "Copy(X_grad)->(W_grad)",
+                                 "Sum(X_grad_autosplit_0)->(X_grad)",
+                             }));
 }
 
 TEST(AutodiffTest, InPlaceSumDropsTheCopyThatWouldBeAnIdentity) {
