@@ -94,7 +94,8 @@ class BackwardBuilder {
 
  private:
   // The final gradient name of a version with its contributions accumulated; "" if it has none.
-  std::string Resolve(const BlobVersion& key);
+  // Takes the key by value: callers may pass a reference into pending_, which this erases.
+  std::string Resolve(BlobVersion key);
   bool TryWriteInPlace(const Contribution& c, const std::string& name);
   void CheckForwardReads(int i, const std::vector<OperatorDef>& grad_ops,
                          const std::vector<std::string>& output_grads,
@@ -146,7 +147,6 @@ void BackwardBuilder::SeedLoss(const std::string& loss) {
 }
 
 bool BackwardBuilder::TryWriteInPlace(const Contribution& c, const std::string& name) {
-  std::vector<OperatorDef> renamed;
   bool wrote = false;
   for (size_t j = c.begin; j < c.end; ++j) {
     if (dropped_[j]) continue;
@@ -167,7 +167,7 @@ bool BackwardBuilder::TryWriteInPlace(const Contribution& c, const std::string& 
   return true;
 }
 
-std::string BackwardBuilder::Resolve(const BlobVersion& key) {
+std::string BackwardBuilder::Resolve(BlobVersion key) {
   auto it = pending_.find(key);
   if (it == pending_.end()) return "";
   const std::vector<Contribution> parts = std::move(it->second);
