@@ -207,6 +207,17 @@ TEST(MulGradientTest, BroadcastBIsSummedDown) {
                             &ws));
 }
 
+TEST(MulGradientTest, ComputesBothGradientsAndInfersShapes) {
+  Workspace ws;
+  Feed<float>(&ws, "A", {2, 2}, {1, 2, 3, 4});
+  Feed<float>(&ws, "B", {2}, {10, 100});
+  Feed<float>(&ws, "dC", {2, 2}, {1, -1, 2, 0.5});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "MulGradient" input: "A" input: "B" input: "dC"
+                            output: "dA" output: "dB" arg { name: "broadcast" i: 1 })"));
+  EXPECT_EQ(Fetch<float>(ws, "dA"), (std::vector<float>{10, -100, 20, 50}));
+  EXPECT_EQ(Fetch<float>(ws, "dB"), (std::vector<float>{1 + 6, -2 + 2}));
+}
+
 TEST(MulGradientTest, InPlaceMulHasNoGradient) {
   OperatorDef mul = ParseOp(R"(type: "Mul" input: "A" input: "B" output: "A")");
   try {
