@@ -52,9 +52,10 @@ OperatorDef MakeGradientOp(const OperatorDef& forward, const std::string& type,
 
 #define BRAID_GRADIENT_CONCAT_(a, b) a##b
 #define BRAID_GRADIENT_NAME_(type, line) BRAID_GRADIENT_CONCAT_(braid_gradient_##type##_, line)
-#define BRAID_REGISTER_GRADIENT(type, maker)                                  \
+// Variadic so a lambda maker with commas in its body is one argument.
+#define BRAID_REGISTER_GRADIENT(type, ...)                                    \
   [[maybe_unused]] static const bool BRAID_GRADIENT_NAME_(type, __LINE__) = \
-      ::braid::RegisterGradient(#type, maker)
+      ::braid::RegisterGradient(#type, __VA_ARGS__)
 #define BRAID_NO_GRADIENT(type)                                                              \
   BRAID_REGISTER_GRADIENT(type, [](const ::braid::GradientRequest& r) {                      \
     return ::braid::GradientOps{{}, std::vector<bool>(r.op.input_size(), false)};          \
