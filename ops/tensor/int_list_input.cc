@@ -1,0 +1,18 @@
+#include "ops/tensor/int_list_input.h"
+
+#include "ops/common/op_checks.h"
+
+namespace braid {
+
+std::vector<int64_t> ReadIntList(const OperatorBase& op, int i) {
+  CheckInputType(op, i, {DType::kInt32, DType::kInt64});
+  const Tensor& t = op.Input(i);
+  if (t.ndim() != 1) ThrowInvalidArgument("input " + DescribeInput(op, i) + " must be 1-D");
+  std::vector<int64_t> values(t.numel());
+  for (int64_t k = 0; k < t.numel(); ++k) {
+    values[k] = t.dtype() == DType::kInt64 ? t.data<int64_t>()[k] : t.data<int32_t>()[k];
+  }
+  return values;
+}
+
+}  // namespace braid

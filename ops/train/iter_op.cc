@@ -1,0 +1,55 @@
+#include "ops/train/iter_op.h"
+
+#include <limits>
+
+#include "ops/common/op_checks.h"
+#include "runtime/gradient.h"
+#include "runtime/op_registry.h"
+#include "runtime/shape_inference.h"
+
+namespace braid {
+namespace {
+
+// The counter's shape: int64 [1] when it has no input, else the input's (one int64).
+ShapeInfo CounterShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  if (in.empty()) return ShapeInfo{DType::kInt64, {1}, true};
+  if (in[0].dtype != DType::kInt64 || in[0].numel() != 1) {
+    ThrowInvalidArgument("counter " + DescribeBlob(def.output(0), in[0]) +
+                         " must be an int64 with one element (ConstantFill it with dtype 10)");
+  }
+  return in[0];
+}
+
+}  // namespace
+
+void IterOp::Run() {
+  Tensor* counter = Output(0);
+  const bool fresh = !counter->has_storage();
+  if (fresh) counter->Resize(DType::kInt64, {1});
+  CounterShape(def(), {ShapeOf(*counter)});
+  int64_t* value = counter->mutable_data<int64_t>();
+  if (fresh) *value = 0;
+  if (*value == std::numeric_limits<int64_t>::max()) {
+    ThrowInvalidArgument("counter '" + def().output(0) + "' reached the maximum iteration count");
+  }
+  ++*value;
+}
+
+BRAID_OPERATOR_SCHEMA(Iter)
+    .NumInputs(0, 1)
+    .NumOutputs(1)
+    .EnforceInplace({{0, 0}})
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+      return std::vector<ShapeInfo>{CounterShape(def, in)};
+    })
+    .SetDoc("Increments the int64 counter in place (a never-written counter starts from 0).");
+
+BRAID_REGISTER_CPU_OPERATOR(Iter, IterOp);
+// BRAID_NO_GRADIENT(Iter) until runtime/gradient.h's macro survives the braced comma in its lambda.
+BRAID_REGISTER_GRADIENT(Iter, [](const GradientRequest& r) {
+  GradientOps none;
+  none.has_input_grad.assign(r.op.input_size(), false);
+  return none;
+});
+
+}  // namespace braid
