@@ -52,12 +52,6 @@ BRAID_OPERATOR_SCHEMA(Accuracy)
     .SetDoc("The fraction of rows whose label is among the top_k scores of prediction [N, D].");
 
 BRAID_REGISTER_CPU_OPERATOR(Accuracy, AccuracyOp);
-// BRAID_NO_GRADIENT(Accuracy) until runtime/gradient.h's macro survives the braced comma in its
-// lambda.
-BRAID_REGISTER_GRADIENT(Accuracy, [](const GradientRequest& r) {
-  GradientOps none;
-  none.has_input_grad.assign(r.op.input_size(), false);
-  return none;
-});
+BRAID_NO_GRADIENT(Accuracy);
 
 }  // namespace braid

@@ -37,7 +37,7 @@ GradientOps ReshapeGradientOps(const GradientRequest& r) {
   const OperatorDef& op = r.op;
   const std::string& input_grad = r.input_grads[0];
   OperatorDef back = MakeGradientOp(op, "Reshape", {r.output_grads[0], op.output(1)},
-                                    {input_grad, input_grad + "_old_shape"});
+                                    {input_grad, op.input(0) + "_grad_old_shape"});
   back.clear_arg();  // the shape comes from old_shape, never from the forward `shape`
   std::vector<bool> has_input_grad(op.input_size(), false);
   has_input_grad[0] = true;

@@ -8,7 +8,8 @@
 // Outputs: reshaped (may be data, in place), and old_shape, an int64 [ndim] of data's dims. With
 // new_shape as an input, shape inference cannot know the reshaped dims.
 //
-// Gradient: Reshape(d reshaped, old_shape) back to data's shape.
+// Gradient: Reshape(d reshaped, old_shape) back to data's shape (writing its own old_shape output
+// to "<data>_grad_old_shape").
 //
 // CopyReshaped is the copy Reshape, Flatten and ResizeLike share.
 #ifndef BRAID_OPS_TENSOR_RESHAPE_OP_H_

@@ -35,13 +35,13 @@ GradientOps SplitGradientOps(const GradientRequest& r) {
   for (int i = 0; i < op.output_size(); ++i) {
     pieces.push_back(r.output_grads[i]);
     if (!pieces.back().empty()) continue;
-    pieces.back() = input_grad + "_zeros_" + std::to_string(i);
+    pieces.back() = op.output(i) + "_grad_zeros";
     OperatorDef zeros = MakeGradientOp(op, "ConstantFill", {op.output(i)}, {pieces.back()});
     zeros.clear_arg();
     grad.ops.push_back(zeros);
   }
   grad.ops.push_back(
-      MakeGradientOp(op, "Concat", pieces, {input_grad, input_grad + "_split_info"}));
+      MakeGradientOp(op, "Concat", pieces, {input_grad, op.input(0) + "_grad_split_info"}));
   grad.has_input_grad = std::vector<bool>(op.input_size(), false);
   grad.has_input_grad[0] = true;
   return grad;

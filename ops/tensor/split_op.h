@@ -10,7 +10,9 @@
 // Output shapes depend on the second input's contents, so with one they are unknown to shape
 // inference.
 //
-// Gradient: Concat of the outputs' gradients (zeros, via ConstantFill, for outputs without one).
+// Gradient: Concat of the outputs' gradients into the input's (its split_info goes to
+// "<input>_grad_split_info"); an output without a gradient contributes zeros, ConstantFill'd into
+// "<output>_grad_zeros".
 #ifndef BRAID_OPS_TENSOR_SPLIT_OP_H_
 #define BRAID_OPS_TENSOR_SPLIT_OP_H_
 

@@ -45,11 +45,6 @@ BRAID_OPERATOR_SCHEMA(Iter)
     .SetDoc("Increments the int64 counter in place (a never-written counter starts from 0).");
 
 BRAID_REGISTER_CPU_OPERATOR(Iter, IterOp);
-// BRAID_NO_GRADIENT(Iter) until runtime/gradient.h's macro survives the braced comma in its lambda.
-BRAID_REGISTER_GRADIENT(Iter, [](const GradientRequest& r) {
-  GradientOps none;
-  none.has_input_grad.assign(r.op.input_size(), false);
-  return none;
-});
+BRAID_NO_GRADIENT(Iter);
 
 }  // namespace braid

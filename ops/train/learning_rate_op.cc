@@ -140,12 +140,6 @@ BRAID_OPERATOR_SCHEMA(LearningRate)
         "constantWarmup, cosine or compositeCosine.");
 
 BRAID_REGISTER_CPU_OPERATOR(LearningRate, LearningRateOp);
-// BRAID_NO_GRADIENT(LearningRate) until runtime/gradient.h's macro survives the braced comma in its
-// lambda.
-BRAID_REGISTER_GRADIENT(LearningRate, [](const GradientRequest& r) {
-  GradientOps none;
-  none.has_input_grad.assign(r.op.input_size(), false);
-  return none;
-});
+BRAID_NO_GRADIENT(LearningRate);
 
 }  // namespace braid

@@ -67,12 +67,6 @@ BRAID_OPERATOR_SCHEMA(MomentumSGDUpdate)
         "param -= m' (nesterov: (1 + momentum) m' - momentum m). lr > 0 descends.");
 
 BRAID_REGISTER_CPU_OPERATOR(MomentumSGDUpdate, MomentumSGDUpdateOp);
-// BRAID_NO_GRADIENT(MomentumSGDUpdate) until runtime/gradient.h's macro survives the braced comma
-// in its lambda.
-BRAID_REGISTER_GRADIENT(MomentumSGDUpdate, [](const GradientRequest& r) {
-  GradientOps none;
-  none.has_input_grad.assign(r.op.input_size(), false);
-  return none;
-});
+BRAID_NO_GRADIENT(MomentumSGDUpdate);
 
 }  // namespace braid

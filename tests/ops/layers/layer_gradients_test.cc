@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/layers/layer_test_util.h"
+#include "runtime/autodiff.h"
 #include "runtime/gradient.h"
 #include "runtime/status.h"
 #include "testing/gradient_checker.h"
@@ -107,6 +108,7 @@ TEST(TensorGradientTest, SplitFillsZerosForOutputsWithoutAGradient) {
       (*FindGradientMaker("Split"))(GradientRequest{split, {"", "q_grad"}, {"X_grad"}});
   ASSERT_EQ(grad.ops.size(), 2u);
   EXPECT_EQ(grad.ops[0].type(), "ConstantFill");
+  EXPECT_EQ(grad.ops[0].output(0), "p_grad_zeros");
   NetDef net;
   net.set_name("backward");
   for (const OperatorDef& op : grad.ops) *net.add_op() = op;
@@ -158,6 +160,68 @@ TEST(TrainGradientTest, WeightedSumWithAndWithoutWeightGradients) {
   const GradientOps grad = (*FindGradientMaker("WeightedSum"))(
       GradientRequest{ParseOp(sum), {"Y_grad"}, {"X0_grad", "w0_grad", "X1_grad", "w1_grad"}});
   EXPECT_EQ(grad.has_input_grad, (std::vector<bool>{true, false, true, false}));
+}
+
+TEST(TrainGradientTest, AccuracyAndTheOptimizerOpsStopTheGradient) {
+  for (const char* type : {"Accuracy", "Iter", "LearningRate", "MomentumSGDUpdate"}) {
+    const GradientMaker* maker = FindGradientMaker(type);
+    ASSERT_NE(maker, nullptr) << type;
+    OperatorDef op;
+    op.set_type(type);
+    op.add_input("a");
+    op.add_output("b");
+    const GradientOps grad = (*maker)(GradientRequest{op, {"b_grad"}, {"a_grad"}});
+    EXPECT_TRUE(grad.ops.empty()) << type;
+    EXPECT_EQ(grad.has_input_grad, std::vector<bool>{false}) << type;
+  }
+}
+
+// The forward net of the end-to-end check: every layer op with a gradient on one path, an in-place
+// Tanh and Dropout, and Accuracy (no gradient) reading the softmax.
+NetDef LayerNet(const std::string& name) {
+  NetDef net = NetOf({
+      R"(type: "FC" input: "X" input: "W" input: "b" output: "h")",
+      R"(type: "Tanh" input: "h" output: "h")",
+      R"(type: "Split" input: "h" output: "h1" output: "h2" arg { name: "split" ints: 2 ints: 4 })",
+      R"(type: "Concat" input: "h2" input: "h1" output: "c" output: "c_info")",
+      R"(type: "Reshape" input: "c" output: "r" output: "r_old" arg { name: "shape" ints: 0
+         ints: 2 ints: 3 })",
+      R"(type: "Flatten" input: "r" output: "f")",
+      R"(type: "Dropout" input: "f" output: "f" output: "mask" arg { name: "ratio" f: 0.3 }
+         arg { name: "seed" i: 3 })",
+      R"(type: "Sigmoid" input: "f" output: "s")",
+      R"(type: "SoftmaxWithLoss" input: "s" input: "L" output: "P" output: "loss")",
+      R"(type: "Accuracy" input: "P" input: "L" output: "accuracy")",
+  });
+  net.set_name(name);
+  return net;
+}
+
+TEST(LayerAutodiffTest, BackwardPassOfALayerNetMatchesFiniteDifferences) {
+  Workspace ws;
+  FeedRandom(&ws, "X", {3, 4}, 20);
+  FeedRandom(&ws, "W", {6, 4}, 21);
+  FeedRandom(&ws, "b", {6}, 22);
+  Feed<int32_t>(&ws, "L", {3}, {0, 5, 2});
+  NetDef train = LayerNet("train");
+  const GradientMap grads = AddGradientOperators(&train, {"loss"});
+  ASSERT_EQ(grads.count("W"), 1u);
+  ASSERT_TRUE(ws.RunNetOnce(train).ok());
+  const std::vector<float> analytic = Fetch<float>(ws, grads.at("W"));
+  const std::vector<float> w = Fetch<float>(ws, "W");
+  // A fresh forward net per evaluation: Dropout then draws the train run's mask again.
+  const NetDef forward = LayerNet("forward");
+  const float step = 1e-3f;
+  for (size_t j = 0; j < w.size(); ++j) {
+    double loss[2];
+    for (int side = 0; side < 2; ++side) {
+      ws.GetBlob("W")->mutable_data<float>()[j] = w[j] + (side ? step : -step);
+      ASSERT_TRUE(ws.RunNetOnce(forward).ok());
+      loss[side] = Fetch<float>(ws, "loss")[0];
+    }
+    ws.GetBlob("W")->mutable_data<float>()[j] = w[j];
+    EXPECT_NEAR(analytic[j], (loss[1] - loss[0]) / (2 * step), 2e-3) << "W element " << j;
+  }
 }
 
 }  // namespace
