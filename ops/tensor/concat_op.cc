@@ -57,8 +57,9 @@ void ConcatOp::Run() {
   const size_t bytes = DTypeSize(dtype);
   char* whole = static_cast<char*>(Output(0, dtype, layout.whole_dims)->raw_mutable_data(dtype));
   std::vector<const char*> pieces;
-  for (int i = 0; i < InputSize(); ++i)
+  for (int i = 0; i < InputSize(); ++i) {
     pieces.push_back(static_cast<const char*>(Input(i).raw_data()));
+  }
   ForEachBlock(layout, [&](int64_t whole_at, int piece, int64_t piece_at, int64_t count) {
     std::memcpy(whole + whole_at * bytes, pieces[piece] + piece_at * bytes, count * bytes);
   });
