@@ -1,0 +1,223 @@
+// Tests of the training nets (tools/models/training_nets.h), checkpoints and the single-device
+// Trainer (tools/train), on synthetic data so they need no files.
+#include "tools/train/trainer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+#include "tools/models/resnet.h"
+#include "tools/models/training_nets.h"
+#include "tools/train/checkpoint.h"
+
+namespace braid {
+namespace {
+
+namespace fs = std::filesystem;
+
+TrainingNets ResNet20Nets() {
+  TrainingNetsSpec spec;
+  spec.name = "resnet20";
+  spec.forward = [](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, ResNetSpecFromName("resnet20", 1, 10), data);
+  };
+  spec.train_input.set_type("IdxImageInput");
+  spec.test_input.set_type("IdxImageInput");
+  spec.optimizer.lr.max_iter = 100;
+  return BuildTrainingNets(spec);
+}
+
+const Argument* FindArg(const OperatorDef& op, const std::string& name) {
+  for (const Argument& arg : op.arg()) {
+    if (arg.name() == name) return &arg;
+  }
+  return nullptr;
+}
+
+TEST(TrainingNetsTest, EveryTrainedParameterGetsAMomentumUpdate) {
+  const TrainingNets nets = ResNet20Nets();
+  std::set<std::string> updated;
+  for (const OperatorDef& op : nets.train.op()) {
+    if (op.type() != "MomentumSGDUpdate") continue;
+    ASSERT_EQ(op.input_size(), 4);
+    ASSERT_EQ(op.output_size(), 3);
+    EXPECT_EQ(op.output(0), op.input(0));  // grad, moment and param are updated in place
+    EXPECT_EQ(op.output(1), op.input(1));
+    EXPECT_EQ(op.output(2), op.input(3));
+    EXPECT_EQ(op.input(2), nets.lr);
+    const ParamInfo* param = nets.params.Find(op.input(3));
+    ASSERT_NE(param, nullptr) << op.input(3);
+    EXPECT_EQ(op.input(1), param->name + "_momentum");
+    EXPECT_EQ(FindArg(op, "weight_decay")->f(), param->weight_decay() ? 1e-4f : 0.f) << param->name;
+    updated.insert(param->name);
+  }
+  std::set<std::string> trainable;
+  for (const ParamInfo& p : nets.params.params) {
+    if (p.trainable()) trainable.insert(p.name);
+  }
+  EXPECT_EQ(updated, trainable);
+  EXPECT_EQ(nets.momentum_blobs.size(), trainable.size());
+  EXPECT_EQ(CountOps(nets.train, "Iter"), 1);
+  EXPECT_EQ(CountOps(nets.train, "LearningRate"), 1);
+  EXPECT_EQ(nets.train.op(0).output(0), "data");
+  EXPECT_EQ(nets.train.op(0).output(1), "label");
+  EXPECT_EQ(nets.CheckpointBlobs().size(), nets.params.params.size() + trainable.size() + 1);
+}
+
+TEST(TrainingNetsTest, TestNetReadsTheTrainParametersAndWritesOnlyPrefixedBlobs) {
+  const TrainingNets nets = ResNet20Nets();
+  EXPECT_EQ(CountOps(nets.test, "MomentumSGDUpdate"), 0);
+  EXPECT_EQ(CountOps(nets.test, "SpatialBN"), CountOps(nets.train, "SpatialBN"));
+  for (const OperatorDef& op : nets.test.op()) {
+    EXPECT_FALSE(op.is_gradient_op());
+    for (const std::string& out : op.output()) EXPECT_EQ(out.rfind("test/", 0), 0u) << out;
+  }
+  EXPECT_NE(NetToText(nets.test).find("test/accuracy"), std::string::npos);
+}
+
+TEST(TrainingNetsTest, BadOptimizerSettingsAreRejected) {
+  TrainingNetsSpec spec;
+  spec.forward = [](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, ResNetSpecFromName("resnet20", 1, 10), data);
+  };
+  spec.optimizer.lr.policy = "poly";
+  Status s = StatusFromCall([&] { BuildTrainingNets(spec); });
+  EXPECT_NE(s.message().find("unknown learning-rate policy 'poly'"), std::string::npos)
+      << s.ToString();
+  spec.optimizer.lr.policy = "cosine";
+  spec.optimizer.lr.max_iter = 0;
+  s = StatusFromCall([&] { BuildTrainingNets(spec); });
+  EXPECT_NE(s.message().find("max_iter"), std::string::npos) << s.ToString();
+}
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("braid_trainer_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // ResNet-20 on 12x12 synthetic images: a few iterations take a fraction of a second.
+  static TrainerOptions SmallRun() {
+    TrainerOptions o;
+    o.model = "resnet20";
+    o.data = "synthetic";
+    o.synthetic_examples = 96;
+    o.synthetic_test_examples = 48;
+    o.image_size = 12;
+    o.batch_size = 16;
+    o.test_batch_size = 16;
+    o.iters = 30;
+    o.optimizer.lr.policy = "fixed";
+    o.optimizer.lr.base_lr = 0.05f;
+    o.seed = 3;
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+// Bit-for-bit equality of every checkpointed blob of two trainers.
+::testing::AssertionResult SameState(const Trainer& a, const Trainer& b) {
+  for (const std::string& name : a.nets().CheckpointBlobs()) {
+    const Tensor* x = a.workspace().GetBlob(name);
+    const Tensor* y = b.workspace().GetBlob(name);
+    if (x->shape() != y->shape() || x->dtype() != y->dtype() ||
+        std::memcmp(x->raw_data(), y->raw_data(), x->nbytes()) != 0) {
+      return ::testing::AssertionFailure() << "blob '" << name << "' differs";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(TrainerTest, LossDecreasesOnSyntheticData) {
+  Trainer trainer(SmallRun());
+  std::vector<float> losses;
+  while (trainer.iteration() < trainer.total_iterations()) losses.push_back(trainer.Step());
+  const double first = (losses[0] + losses[1] + losses[2]) / 3;
+  const double last = (losses[27] + losses[28] + losses[29]) / 3;
+  EXPECT_LT(last, 0.5 * first) << "loss went from " << first << " to " << last;
+  const Evaluation e = trainer.Evaluate();
+  EXPECT_EQ(e.examples, 48);
+  EXPECT_GT(e.accuracy, 0.5);
+}
+
+TEST_F(TrainerTest, ResumeRestoresIdenticalParametersAndContinuesTheSameRun) {
+  const std::string path = (dir_ / "run.pb").string();
+  TrainerOptions options = SmallRun();
+  options.iters = 8;
+  Trainer original(options);
+  for (int i = 0; i < 4; ++i) original.Step();
+  original.SaveCheckpoint(path);
+
+  options.checkpoint = path;
+  options.resume = true;
+  Trainer resumed(options);
+  EXPECT_EQ(resumed.iteration(), 4);
+  EXPECT_TRUE(SameState(original, resumed));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(original.Step(), resumed.Step()) << "step " << i;
+  EXPECT_TRUE(SameState(original, resumed));
+}
+
+TEST_F(TrainerTest, RunLogsProgressEvaluatesAndCheckpointsEachEpoch) {
+  TrainerOptions options = SmallRun();
+  options.iters = 0;
+  options.epochs = 2;  // 6 iterations each
+  options.log_every = 4;
+  options.checkpoint = (dir_ / "run.pbtxt").string();
+  Trainer trainer(options);
+  std::ostringstream log;
+  trainer.Run(log);
+  const std::string text = log.str();
+  for (const char* line :
+       {"model resnet20", "iter 4/12 epoch 1 loss ", "iter 6/12 epoch 1", "epoch 1 test accuracy",
+        "epoch 2 test accuracy", "images/s", "saved at iter 12", "done: 12 iterations"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << "no '" << line << "' in:\n" << text;
+  }
+  EXPECT_TRUE(fs::exists(options.checkpoint));
+}
+
+TEST_F(TrainerTest, CheckpointOfAnotherModelOrMissingFileIsRefused) {
+  TrainerOptions options = SmallRun();
+  Trainer trainer(options);
+  const std::string path = (dir_ / "r20.pb").string();
+  trainer.SaveCheckpoint(path);
+  options.model = "resnet32";
+  options.checkpoint = path;
+  options.resume = true;
+  Status s = StatusFromCall([&] { Trainer other(options); });
+  EXPECT_NE(s.message().find("was written for model 'resnet20', not 'resnet32'"), std::string::npos)
+      << s.ToString();
+  options.checkpoint = (dir_ / "absent.pb").string();
+  s = StatusFromCall([&] { Trainer other(options); });
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("absent.pb"), std::string::npos) << s.ToString();
+}
+
+TEST(CheckpointTest, TensorProtosRoundTripEveryType) {
+  Tensor f(DType::kFloat32, {2, 2});
+  std::vector<float> fv = {1.5f, -2.f, 0.f, 3.25f};
+  std::copy(fv.begin(), fv.end(), f.mutable_data<float>());
+  Tensor i(DType::kInt64, {1});
+  i.mutable_data<int64_t>()[0] = int64_t{1} << 40;
+  for (const Tensor* t : {&f, &i}) {
+    Tensor back;
+    FromTensorProto(ToTensorProto("x", *t), &back);
+    EXPECT_EQ(back.shape(), t->shape());
+    EXPECT_EQ(back.dtype(), t->dtype());
+    EXPECT_EQ(std::memcmp(back.raw_data(), t->raw_data(), t->nbytes()), 0);
+  }
+}
+
+}  // namespace
+}  // namespace braid

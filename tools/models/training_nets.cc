@@ -1,0 +1,133 @@
+#include "tools/models/training_nets.h"
+
+#include "runtime/autodiff.h"
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+[[noreturn]] void ThrowInvalid(const std::string& message) {
+  throw Error(Status::InvalidArgument(message));
+}
+
+void CheckOptimizer(const OptimizerSpec& o) {
+  const LearningRateSchedule& lr = o.lr;
+  if (lr.policy != "fixed" && lr.policy != "step" && lr.policy != "cosine") {
+    ThrowInvalid("unknown learning-rate policy '" + lr.policy + "' (fixed, step or cosine)");
+  }
+  if (lr.policy == "step" && lr.stepsize <= 0) ThrowInvalid("policy 'step' needs stepsize > 0");
+  if (lr.policy == "cosine" && lr.max_iter <= 0) ThrowInvalid("policy 'cosine' needs max_iter > 0");
+  if (!(lr.base_lr > 0))
+    ThrowInvalid("base_lr must be positive, got " + std::to_string(lr.base_lr));
+  if (o.momentum < 0 || o.momentum >= 1) {
+    ThrowInvalid("momentum must be in [0, 1), got " + std::to_string(o.momentum));
+  }
+  if (o.weight_decay < 0) ThrowInvalid("weight decay must be >= 0");
+}
+
+// The reader op with its outputs set to data and label.
+OperatorDef ReaderWithOutputs(const OperatorDef& reader, const std::string& data,
+                              const std::string& label, const DeviceOption& device) {
+  OperatorDef op = reader;
+  op.clear_output();
+  op.add_output(data);
+  op.add_output(label);
+  if (!op.has_device_option() && device.ByteSizeLong() > 0) *op.mutable_device_option() = device;
+  return op;
+}
+
+// SoftmaxWithLoss and Accuracy after the logits; blobs are named through the builder's prefix.
+void AddLossAndAccuracy(ModelBuilder* b, const std::string& logits, const std::string& label) {
+  b->AddOp("SoftmaxWithLoss", {logits, label}, {b->Blob("softmax"), b->Blob("loss")});
+  b->AddOp("Accuracy", {b->Blob("softmax"), label}, {b->Blob("accuracy")});
+}
+
+void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelBuilder* b,
+                  TrainingNets* nets) {
+  ModelParams& params = nets->params;
+  OperatorDef* iter_fill = params.init_net.add_op();
+  iter_fill->set_type("ConstantFill");
+  iter_fill->add_output(nets->iter);
+  AddIntsArg(iter_fill, "shape", {1});
+  AddIntArg(iter_fill, "value", 0);
+  AddIntArg(iter_fill, "dtype", TensorProto::INT64);
+
+  b->AddOp("Iter", {nets->iter}, {nets->iter});
+  *b->net()->add_op() = LearningRateOp(spec.optimizer.lr, nets->iter, nets->lr);
+  for (const ParamInfo& p : params.params) {
+    if (!p.trainable()) continue;
+    auto grad = grads.find(p.name);
+    if (grad == grads.end()) {
+      ThrowInvalid("model '" + spec.name + "': parameter '" + p.name + "' gets no gradient from " +
+                   "the loss");
+    }
+    const std::string momentum = p.name + "_momentum";
+    OperatorDef* fill = params.init_net.add_op();
+    fill->set_type("ConstantFill");
+    fill->add_output(momentum);
+    AddIntsArg(fill, "shape", p.shape);
+    AddFloatArg(fill, "value", 0.f);
+    nets->momentum_blobs.push_back(momentum);
+
+    OperatorDef* update = b->AddOp("MomentumSGDUpdate", {grad->second, momentum, nets->lr, p.name},
+                                   {grad->second, momentum, p.name});
+    AddFloatArg(update, "momentum", spec.optimizer.momentum);
+    AddIntArg(update, "nesterov", spec.optimizer.nesterov ? 1 : 0);
+    AddFloatArg(update, "weight_decay", p.weight_decay() ? spec.optimizer.weight_decay : 0.f);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> TrainingNets::CheckpointBlobs() const {
+  std::vector<std::string> blobs;
+  for (const ParamInfo& p : params.params) blobs.push_back(p.name);
+  blobs.insert(blobs.end(), momentum_blobs.begin(), momentum_blobs.end());
+  blobs.push_back(iter);
+  return blobs;
+}
+
+OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::string& iter,
+                           const std::string& lr) {
+  OperatorDef op;
+  op.set_type("LearningRate");
+  op.add_input(iter);
+  op.add_output(lr);
+  AddFloatArg(&op, "base_lr", schedule.base_lr);
+  AddStringArg(&op, "policy", schedule.policy);
+  if (schedule.policy == "step") {
+    AddIntArg(&op, "stepsize", schedule.stepsize);
+    AddFloatArg(&op, "gamma", schedule.gamma);
+  } else if (schedule.policy == "cosine") {
+    AddIntArg(&op, "max_iter", schedule.max_iter);
+    AddFloatArg(&op, "min_lr", schedule.min_lr);
+  }
+  return op;
+}
+
+TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
+  CheckOptimizer(spec.optimizer);
+  TrainingNets nets;
+  nets.params.init_net.set_name(spec.name + "_init");
+  nets.train.set_name(spec.name + "_train");
+  nets.test.set_name(spec.name + "_test");
+
+  ModelBuilder train(&nets.params, &nets.train, {.device = spec.device});
+  *nets.train.add_op() = ReaderWithOutputs(spec.train_input, "data", "label", spec.device);
+  AddLossAndAccuracy(&train, spec.forward(&train, "data"), "label");
+  const GradientMap grads = AddGradientOperators(&nets.train, {nets.loss});
+  AddOptimizer(spec, grads, &train, &nets);
+
+  ModelBuilder test(&nets.params, &nets.test,
+                    {.is_test = true, .blob_prefix = "test/", .device = spec.device});
+  *nets.test.add_op() = ReaderWithOutputs(spec.test_input, "test/data", "test/label", spec.device);
+  const size_t params_before = nets.params.params.size();
+  AddLossAndAccuracy(&test, spec.forward(&test, "test/data"), "test/label");
+  if (nets.params.params.size() != params_before) {
+    ThrowInvalid("model '" + spec.name + "': the test forward pass creates parameters the train " +
+                 "pass does not (e.g. '" + nets.params.params[params_before].name + "')");
+  }
+  return nets;
+}
+
+}  // namespace braid

@@ -1,0 +1,89 @@
+// BuildTrainingNets: the init, train and test nets of a classifier trained with momentum SGD.
+//
+// From a forward pass (a function appending layers to a ModelBuilder, e.g. AddResNet) and the two
+// data-reader ops, it emits:
+//   init   fills every parameter (ModelBuilder's fills), a zero momentum blob per trained
+//          parameter (`param`_momentum) and the iteration counter `iter` (int64 [1], 0).
+//   train  reader -> data, label; forward -> logits; SoftmaxWithLoss -> softmax, loss;
+//          Accuracy -> accuracy; the gradient ops (AddGradientOperators, runtime/autodiff.h);
+//          Iter (iter += 1); LearningRate (iter -> lr); one MomentumSGDUpdate per trained
+//          parameter (weight decay for weights only).
+//   test   reader -> test/data, test/label; the same forward with is_test=1, reading the same
+//          parameter blobs, every activation prefixed "test/"; SoftmaxWithLoss -> test/loss;
+//          Accuracy -> test/accuracy. Run it in a child workspace of the train net's.
+//
+//   TrainingNetsSpec spec;
+//   spec.forward = [](ModelBuilder* b, const std::string& data) {
+//     return AddResNet(b, ResNetSpecFromName("resnet20", 1, 10), data);
+//   };
+//   spec.train_input = reader;   // outputs are set here: "data", "label"
+//   spec.test_input = test_reader;
+//   TrainingNets nets = BuildTrainingNets(spec);
+//   std::cout << NetToText(nets.train);
+//
+// Throws braid::Error for an unknown learning-rate policy or invalid optimizer settings.
+// Thread safety: a pure function.
+#ifndef BRAID_TOOLS_MODELS_TRAINING_NETS_H_
+#define BRAID_TOOLS_MODELS_TRAINING_NETS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "tools/models/model_builder.h"
+
+namespace braid {
+
+// Caffe2's LearningRate policies (ops/train/learning_rate_op.h), evaluated at iter = 1, 2, ...
+// (Iter runs before LearningRate, so the first iteration uses lr(1)).
+struct LearningRateSchedule {
+  std::string policy = "cosine";  // fixed | step | cosine
+  float base_lr = 0.1f;
+  int64_t stepsize = 0;  // step: multiply by gamma every stepsize iterations
+  float gamma = 0.1f;
+  int64_t max_iter = 0;  // cosine: one decay from base_lr to min_lr * base_lr at max_iter
+  float min_lr = 0.f;    // cosine: a multiple of base_lr, as in Caffe2
+};
+
+struct OptimizerSpec {
+  LearningRateSchedule lr;
+  float momentum = 0.9f;
+  bool nesterov = false;
+  float weight_decay = 1e-4f;  // applied to ParamKind::kWeight parameters only
+};
+
+struct TrainingNetsSpec {
+  std::string name = "model";
+  // Appends the forward pass from `data` and returns the logits blob ([N, classes]).
+  std::function<std::string(ModelBuilder*, const std::string& data)> forward;
+  OperatorDef train_input;  // a reader op; its outputs are replaced by data and label
+  OperatorDef test_input;
+  OptimizerSpec optimizer;
+  DeviceOption device;  // every op of every net runs here
+};
+
+struct TrainingNets {
+  ModelParams params;  // params.init_net is the init net
+  NetDef train;
+  NetDef test;
+  // Blob names the trainer reads.
+  std::string loss = "loss", accuracy = "accuracy", lr = "lr", iter = "iter";
+  std::string test_loss = "test/loss", test_accuracy = "test/accuracy";
+  std::vector<std::string> momentum_blobs;  // one per trained parameter
+
+  // What a checkpoint must hold to resume: every parameter (trained or state), the momenta and
+  // the iteration counter.
+  std::vector<std::string> CheckpointBlobs() const;
+};
+
+TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec);
+
+// The LearningRate op for `schedule` reading `iter`, writing `lr` (Caffe2's argument names).
+OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::string& iter,
+                           const std::string& lr);
+
+}  // namespace braid
+
+#endif  // BRAID_TOOLS_MODELS_TRAINING_NETS_H_

@@ -1,0 +1,162 @@
+#include "tools/train/checkpoint.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runtime/proto_io.h"
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+constexpr char kModelEntry[] = "__model__";
+
+[[noreturn]] void ThrowInvalid(const std::string& message) {
+  throw Error(Status::InvalidArgument(message));
+}
+
+template <typename T, typename Field>
+void AppendValues(const Tensor& tensor, Field* field) {
+  const T* data = tensor.data<T>();
+  field->Reserve(static_cast<int>(tensor.numel()));
+  for (int64_t i = 0; i < tensor.numel(); ++i) field->Add(data[i]);
+}
+
+template <typename T, typename Field>
+void CopyValues(const TensorProto& proto, const Field& field, Tensor* tensor) {
+  if (field.size() != tensor->numel()) {
+    ThrowInvalid("tensor '" + proto.name() + "' " + tensor->ShapeString() + " holds " +
+                 std::to_string(field.size()) + " values, not " + std::to_string(tensor->numel()));
+  }
+  std::copy(field.begin(), field.end(), tensor->mutable_data<T>());
+}
+
+std::string ShapeOfProto(const TensorProto& proto) {
+  std::string text = "[";
+  for (int i = 0; i < proto.dims_size(); ++i)
+    text += (i ? "," : "") + std::to_string(proto.dims(i));
+  return text + "]";
+}
+
+}  // namespace
+
+TensorProto ToTensorProto(const std::string& name, const Tensor& tensor) {
+  TensorProto proto;
+  proto.set_name(name);
+  for (int64_t d : tensor.shape()) proto.add_dims(d);
+  switch (tensor.dtype()) {
+    case DType::kFloat32:
+      proto.set_data_type(TensorProto::FLOAT);
+      AppendValues<float>(tensor, proto.mutable_float_data());
+      break;
+    case DType::kFloat64:
+      proto.set_data_type(TensorProto::DOUBLE);
+      AppendValues<double>(tensor, proto.mutable_double_data());
+      break;
+    case DType::kInt32:
+      proto.set_data_type(TensorProto::INT32);
+      AppendValues<int32_t>(tensor, proto.mutable_int32_data());
+      break;
+    case DType::kInt64:
+      proto.set_data_type(TensorProto::INT64);
+      AppendValues<int64_t>(tensor, proto.mutable_int64_data());
+      break;
+    case DType::kUInt8:
+      proto.set_data_type(TensorProto::UINT8);
+      AppendValues<uint8_t>(tensor, proto.mutable_int32_data());
+      break;
+    case DType::kBool:
+      proto.set_data_type(TensorProto::BOOL);
+      AppendValues<bool>(tensor, proto.mutable_int32_data());
+      break;
+  }
+  return proto;
+}
+
+void FromTensorProto(const TensorProto& proto, Tensor* tensor) {
+  const std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  switch (proto.data_type()) {
+    case TensorProto::FLOAT:
+      tensor->Resize(DType::kFloat32, dims);
+      return CopyValues<float>(proto, proto.float_data(), tensor);
+    case TensorProto::DOUBLE:
+      tensor->Resize(DType::kFloat64, dims);
+      return CopyValues<double>(proto, proto.double_data(), tensor);
+    case TensorProto::INT32:
+      tensor->Resize(DType::kInt32, dims);
+      return CopyValues<int32_t>(proto, proto.int32_data(), tensor);
+    case TensorProto::INT64:
+      tensor->Resize(DType::kInt64, dims);
+      return CopyValues<int64_t>(proto, proto.int64_data(), tensor);
+    case TensorProto::UINT8:
+      tensor->Resize(DType::kUInt8, dims);
+      return CopyValues<uint8_t>(proto, proto.int32_data(), tensor);
+    case TensorProto::BOOL:
+      tensor->Resize(DType::kBool, dims);
+      return CopyValues<bool>(proto, proto.int32_data(), tensor);
+    default:
+      ThrowInvalid("tensor '" + proto.name() + "' has unsupported data_type " +
+                   std::to_string(proto.data_type()));
+  }
+}
+
+void SaveCheckpoint(const Workspace& ws, const std::vector<std::string>& blobs,
+                    const std::string& model, const std::string& path) {
+  TensorProtos protos;
+  TensorProto* model_entry = protos.add_protos();
+  model_entry->set_name(kModelEntry);
+  model_entry->set_data_type(TensorProto::STRING);
+  model_entry->add_string_data(model);
+  for (const std::string& name : blobs) {
+    const Tensor* tensor = ws.GetBlob(name);
+    if (tensor == nullptr || !tensor->has_storage()) {
+      throw Error(Status::NotFound("checkpoint '" + path + "': blob '" + name +
+                                   "' does not exist or was never written"));
+    }
+    *protos.add_protos() = ToTensorProto(name, *tensor);
+  }
+  SaveProto(protos, path);
+}
+
+void LoadCheckpoint(const std::string& path, const std::vector<std::string>& blobs,
+                    const std::string& model, Workspace* ws) {
+  TensorProtos protos;
+  LoadProto(path, &protos);
+  const std::string where = "checkpoint '" + path + "': ";
+  std::map<std::string, const TensorProto*> by_name;
+  for (const TensorProto& proto : protos.protos()) by_name[proto.name()] = &proto;
+  auto model_entry = by_name.find(kModelEntry);
+  if (model_entry == by_name.end() || model_entry->second->string_data_size() != 1 ||
+      model_entry->second->string_data(0) != model) {
+    const std::string written =
+        model_entry == by_name.end() || model_entry->second->string_data_size() != 1
+            ? "an unknown model"
+            : "model '" + model_entry->second->string_data(0) + "'";
+    ThrowInvalid(where + "was written for " + written + ", not '" + model + "'");
+  }
+  by_name.erase(model_entry);
+  for (const std::string& name : blobs) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) ThrowInvalid(where + "has no tensor '" + name + "'");
+    Tensor* tensor = ws->GetBlob(name);
+    if (tensor == nullptr) ThrowInvalid(where + "blob '" + name + "' is not in the workspace");
+    Tensor loaded;
+    FromTensorProto(*it->second, &loaded);
+    if (tensor->has_storage() &&
+        (loaded.dtype() != tensor->dtype() || loaded.shape() != tensor->shape())) {
+      ThrowInvalid(where + "tensor '" + name + "' is " + loaded.ShapeString() +
+                   " but the model's blob is " + tensor->ShapeString());
+    }
+    tensor->Resize(loaded.dtype(), loaded.shape());
+    std::copy_n(static_cast<const char*>(loaded.raw_data()), loaded.nbytes(),
+                static_cast<char*>(tensor->raw_mutable_data(loaded.dtype())));
+    by_name.erase(it);
+  }
+  if (!by_name.empty()) {
+    ThrowInvalid(where + "holds tensor '" + by_name.begin()->first + "' " +
+                 ShapeOfProto(*by_name.begin()->second) + " that the model does not have");
+  }
+}
+
+}  // namespace braid

@@ -1,0 +1,255 @@
+#include "tools/train/trainer.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "ops/data/idx_file.h"
+#include "runtime/status.h"
+#include "tools/models/resnet.h"
+#include "tools/train/checkpoint.h"
+
+namespace braid {
+namespace {
+
+// Fashion-MNIST's training-set pixel mean and standard deviation (on the 0..1 scale).
+constexpr float kPixelMean = 0.2860f;
+constexpr float kPixelStd = 0.3530f;
+
+[[noreturn]] void ThrowInvalid(const std::string& message) {
+  throw Error(Status::InvalidArgument("braid_train: " + message));
+}
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void SetIntArg(OperatorDef* op, const std::string& name, int64_t value) {
+  for (Argument& arg : *op->mutable_arg()) {
+    if (arg.name() == name) {
+      arg.set_i(value);
+      return;
+    }
+  }
+  AddIntArg(op, name, value);
+}
+
+void SetExecutor(const TrainerOptions& o, NetDef* net) {
+  net->set_type(o.executor);
+  if (o.threads > 0) {
+    Argument* arg = net->add_arg();
+    arg->set_name("num_workers");
+    arg->set_i(o.threads);
+  }
+}
+
+void CheckOptions(const TrainerOptions& o) {
+  if (o.data != "fashion-mnist" && o.data != "synthetic") {
+    ThrowInvalid("--data must be fashion-mnist or synthetic, got '" + o.data + "'");
+  }
+  if (o.executor != "simple" && o.executor != "dag") {
+    ThrowInvalid("--executor must be simple or dag, got '" + o.executor + "'");
+  }
+  if (o.batch_size <= 0 || o.test_batch_size <= 0) ThrowInvalid("batch sizes must be positive");
+  if (o.iters <= 0 && o.epochs <= 0) ThrowInvalid("--epochs or --iters must be positive");
+  if (o.log_every <= 0) ThrowInvalid("--log-every must be positive");
+  if (o.resume && o.checkpoint.empty()) ThrowInvalid("--resume needs --checkpoint PATH");
+  if (o.data == "synthetic" && (o.synthetic_examples <= 0 || o.synthetic_test_examples <= 0 ||
+                                o.synthetic_test_examples > o.synthetic_examples)) {
+    ThrowInvalid("synthetic data needs 0 < test examples <= examples");
+  }
+}
+
+// The largest divisor of `count` not above `wanted`, so that evaluation covers the set exactly.
+int64_t DividingBatch(int64_t count, int64_t wanted) {
+  for (int64_t b = std::min(count, wanted); b > 1; --b) {
+    if (count % b == 0) return b;
+  }
+  return 1;
+}
+
+std::string IdxPath(const TrainerOptions& o, bool train, const char* kind) {
+  return o.data_dir + "/" + (train ? "train" : "t10k") + "-" + kind + "-ubyte.gz";
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainerOptions& options) : options_(options) {
+  CheckOptions(options_);
+  if (options_.data == "fashion-mnist") {
+    options_.channels = 1;
+    options_.image_size = 28;
+    options_.num_classes = 10;
+    train_examples_ = IdxFile::Load(IdxPath(options_, true, "labels-idx1")).dim(0);
+    test_examples_ = IdxFile::Load(IdxPath(options_, false, "labels-idx1")).dim(0);
+  } else {
+    train_examples_ = options_.synthetic_examples;
+    test_examples_ = options_.synthetic_test_examples;
+  }
+  test_batch_size_ = DividingBatch(test_examples_, options_.test_batch_size);
+  iterations_per_epoch_ = (train_examples_ + options_.batch_size - 1) / options_.batch_size;
+  total_iterations_ = options_.iters > 0 ? options_.iters : options_.epochs * iterations_per_epoch_;
+  LearningRateSchedule& lr = options_.optimizer.lr;
+  if (lr.max_iter <= 0) lr.max_iter = total_iterations_;
+  if (lr.stepsize <= 0) lr.stepsize = iterations_per_epoch_;
+
+  const ResNetSpec spec =
+      ResNetSpecFromName(options_.model, options_.channels, options_.num_classes);
+  TrainingNetsSpec nets_spec;
+  nets_spec.name = options_.model;
+  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, spec, data);
+  };
+  nets_spec.train_input = ReaderOp(/*train=*/true, 0);
+  nets_spec.test_input = ReaderOp(/*train=*/false, 0);
+  nets_spec.optimizer = options_.optimizer;
+  nets_spec.device = options_.device;
+  nets_ = BuildTrainingNets(nets_spec);
+  SetExecutor(options_, &nets_.train);
+  SetExecutor(options_, &nets_.test);
+
+  workspace_ = std::make_unique<Workspace>();
+  const Status init = workspace_->RunNetOnce(nets_.params.init_net);
+  if (!init.ok()) throw Error(init);
+  if (options_.resume) {
+    LoadCheckpoint(options_.checkpoint, nets_.CheckpointBlobs(), options_.model, workspace_.get());
+    iteration_ = workspace_->GetBlob(nets_.iter)->data<int64_t>()[0];
+    SetIntArg(nets_.train.mutable_op(0), "start_example", iteration_ * options_.batch_size);
+  }
+  train_net_ = workspace_->CreateNet(nets_.train);
+  test_workspace_ = std::make_unique<Workspace>(workspace_.get());
+  test_net_ = test_workspace_->CreateNet(nets_.test);
+}
+
+Trainer::~Trainer() = default;
+
+OperatorDef Trainer::ReaderOp(bool train, int64_t start_example) const {
+  const TrainerOptions& o = options_;
+  OperatorDef op;
+  op.set_type("IdxImageInput");
+  op.set_name(train ? "train_reader" : "test_reader");
+  AddIntArg(&op, "batch_size", train ? o.batch_size : test_batch_size_);
+  AddIntArg(&op, "shuffle", train ? 1 : 0);
+  AddIntArg(&op, "seed", static_cast<int64_t>(o.seed));
+  AddFloatArg(&op, "mean", kPixelMean);
+  AddFloatArg(&op, "std", kPixelStd);
+  AddIntArg(&op, "channels", o.channels);
+  AddIntArg(&op, "height", o.image_size);
+  AddIntArg(&op, "width", o.image_size);
+  AddIntArg(&op, "num_classes", o.num_classes);
+  AddIntArg(&op, "start_example", start_example);
+  if (o.data == "synthetic") {
+    AddIntArg(&op, "synthetic", 1);
+    AddIntArg(&op, "synthetic_examples", train ? train_examples_ : test_examples_);
+  } else {
+    AddStringArg(&op, "images", IdxPath(o, train, "images-idx3"));
+    AddStringArg(&op, "labels", IdxPath(o, train, "labels-idx1"));
+  }
+  return op;
+}
+
+float Trainer::Step() {
+  const Status status = train_net_->Run();
+  if (!status.ok()) throw Error(status);
+  ++iteration_;
+  return workspace_->GetBlob(nets_.loss)->data<float>()[0];
+}
+
+Evaluation Trainer::Evaluate() {
+  const double start = NowSeconds();
+  Evaluation e;
+  const int64_t batches = test_examples_ / test_batch_size_;
+  for (int64_t i = 0; i < batches; ++i) {
+    const Status status = test_net_->Run();
+    if (!status.ok()) throw Error(status);
+    e.accuracy += test_workspace_->GetBlob(nets_.test_accuracy)->data<float>()[0];
+    e.loss += test_workspace_->GetBlob(nets_.test_loss)->data<float>()[0];
+  }
+  e.accuracy /= static_cast<double>(batches);
+  e.loss /= static_cast<double>(batches);
+  e.examples = batches * test_batch_size_;
+  e.seconds = NowSeconds() - start;
+  return e;
+}
+
+void Trainer::SaveCheckpoint(const std::string& path) const {
+  braid::SaveCheckpoint(*workspace_, nets_.CheckpointBlobs(), options_.model, path);
+}
+
+std::string Trainer::Describe() const {
+  const TrainerOptions& o = options_;
+  const OptimizerSpec& opt = o.optimizer;
+  char line[512];
+  std::snprintf(
+      line, sizeof(line),
+      "model %s (%lld trainable parameters), data %s (%lld train / %lld test images, "
+      "%lldx%lldx%lld)"
+      ", batch %lld, %lld iterations (%lld per epoch), starting at %lld; lr %s %g, momentum %g, "
+      "weight decay %g; executor %s",
+      o.model.c_str(), static_cast<long long>(nets_.params.TrainableCount()), o.data.c_str(),
+      static_cast<long long>(train_examples_), static_cast<long long>(test_examples_),
+      static_cast<long long>(o.channels), static_cast<long long>(o.image_size),
+      static_cast<long long>(o.image_size), static_cast<long long>(o.batch_size),
+      static_cast<long long>(total_iterations_), static_cast<long long>(iterations_per_epoch_),
+      static_cast<long long>(iteration_), opt.lr.policy.c_str(), opt.lr.base_lr, opt.momentum,
+      opt.weight_decay, o.executor.c_str());
+  return line;
+}
+
+void Trainer::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
+                          int64_t iterations) const {
+  const float lr = workspace_->GetBlob(nets_.lr)->data<float>()[0];
+  char line[256];
+  std::snprintf(
+      line, sizeof(line), "iter %lld/%lld epoch %lld loss %.4f accuracy %.4f lr %.6g images/s %.1f",
+      static_cast<long long>(iteration_), static_cast<long long>(total_iterations_),
+      static_cast<long long>((iteration_ - 1) / iterations_per_epoch_ + 1), loss_sum / iterations,
+      accuracy_sum / iterations, lr, iterations * options_.batch_size / seconds);
+  log << line << std::endl;
+}
+
+void Trainer::EndEpoch(std::ostream& log, Evaluation* last) {
+  const long long epoch = (iteration_ + iterations_per_epoch_ - 1) / iterations_per_epoch_;
+  if (options_.evaluate) {
+    *last = Evaluate();
+    char line[256];
+    std::snprintf(
+        line, sizeof(line), "epoch %lld test accuracy %.4f loss %.4f (%lld images, %.1f s)", epoch,
+        last->accuracy, last->loss, static_cast<long long>(last->examples), last->seconds);
+    log << line << std::endl;
+  }
+  if (!options_.checkpoint.empty()) {
+    SaveCheckpoint(options_.checkpoint);
+    log << "checkpoint " << options_.checkpoint << " saved at iter " << iteration_ << std::endl;
+  }
+}
+
+Evaluation Trainer::Run(std::ostream& log) {
+  log << Describe() << std::endl;
+  Evaluation last;
+  const double run_start = NowSeconds();
+  double window_start = run_start, loss_sum = 0, accuracy_sum = 0, train_seconds = 0;
+  int64_t window = 0;
+  while (iteration_ < total_iterations_) {
+    loss_sum += Step();
+    accuracy_sum += workspace_->GetBlob(nets_.accuracy)->data<float>()[0];
+    ++window;
+    const bool epoch_end =
+        iteration_ % iterations_per_epoch_ == 0 || iteration_ == total_iterations_;
+    if (epoch_end || iteration_ % options_.log_every == 0) {
+      const double now = NowSeconds();
+      LogProgress(log, now - window_start, loss_sum, accuracy_sum, window);
+      train_seconds += now - window_start;
+      loss_sum = accuracy_sum = 0;
+      window = 0;
+      if (epoch_end) EndEpoch(log, &last);
+      window_start = NowSeconds();
+    }
+  }
+  char line[160];
+  std::snprintf(line, sizeof(line), "done: %lld iterations, %.1f s (%.1f s training)",
+                static_cast<long long>(iteration_), NowSeconds() - run_start, train_seconds);
+  log << line << std::endl;
+  return last;
+}
+
+}  // namespace braid
