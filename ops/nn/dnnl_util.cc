@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <bit>
+
 #include "runtime/status.h"
 
 namespace braid {
@@ -108,6 +110,10 @@ CacheKey& CacheKey::Add(const std::vector<int64_t>& values) {
 CacheKey& CacheKey::Add(const std::string& value) {
   key_ += "|" + value;
   return *this;
+}
+
+CacheKey& CacheKey::AddFloat(float value) {
+  return Add(static_cast<int64_t>(std::bit_cast<uint32_t>(value)));
 }
 
 PrimitiveCache& PrimitiveCache::Global() {

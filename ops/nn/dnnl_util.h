@@ -123,6 +123,8 @@ class CacheKey {
   CacheKey& Add(int64_t value);
   CacheKey& Add(const std::vector<int64_t>& values);
   CacheKey& Add(const std::string& value);
+  // Exact (bit pattern), so that nearby values such as epsilons never share a key.
+  CacheKey& AddFloat(float value);
   const std::string& str() const { return key_; }
 
  private:

@@ -24,8 +24,7 @@ void SpatialBNGradientOp::Prepare() {
   epsilon_ = args().Get<float>("epsilon", 1e-5f);
   const SpatialBnShapes& s = shapes_;
   const float epsilon = epsilon_;
-  const std::string key =
-      CacheKey("SpatialBNGradient").Add(s.DnnlDims()).str() + "|" + std::to_string(epsilon);
+  const std::string key = CacheKey("SpatialBNGradient").Add(s.DnnlDims()).AddFloat(epsilon).str();
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, epsilon] {
     Plan plan;
     plan.data = PlainDesc(s.DnnlDims());
@@ -55,6 +54,14 @@ void SpatialBNGradientOp::Run() {
   if (!same) Prepare();
   const Plan& plan = *plan_;
   const int64_t c = shapes_.channels;
+  float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  float* dscale = Output(1, DType::kFloat32, {c})->mutable_data<float>();
+  float* dbias = Output(2, DType::kFloat32, {c})->mutable_data<float>();
+  if (Input(0).numel() == 0) {  // an empty batch contributes nothing
+    std::fill_n(dscale, c, 0.f);
+    std::fill_n(dbias, c, 0.f);
+    return;
+  }
   const float* inv_std = Input(4).data<float>();
   auto* variance = static_cast<float*>(variance_buffer_.Reserve(c * sizeof(float)));
   for (int64_t i = 0; i < c; ++i) variance[i] = 1.f / (inv_std[i] * inv_std[i]) - epsilon_;
@@ -62,9 +69,6 @@ void SpatialBNGradientOp::Run() {
   auto* unused_shift = static_cast<float*>(shift_buffer_.Reserve(c * sizeof(float)));
   std::fill_n(unused_shift, c, 0.f);
   auto channel = [&](const float* p) { return MemoryOf(plan.channel, p); };
-  float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
-  float* dscale = Output(1, DType::kFloat32, {c})->mutable_data<float>();
-  float* dbias = Output(2, DType::kFloat32, {c})->mutable_data<float>();
   Execute(plan.backward,
           {{DNNL_ARG_SRC, MemoryOf(plan.data, Input(0).data<float>())},
            {DNNL_ARG_DIFF_DST, MemoryOf(plan.data, Input(2).data<float>())},

@@ -79,7 +79,7 @@ void SpatialBNOp::Prepare() {
   momentum_ = args().Get<float>("momentum", 0.9f);
   const SpatialBnShapes& s = shapes_;
   const std::string key =
-      CacheKey("SpatialBN").Add(s.DnnlDims()).Add(is_test_).str() + "|" + std::to_string(epsilon_);
+      CacheKey("SpatialBN").Add(s.DnnlDims()).Add(is_test_).AddFloat(epsilon_).str();
   const bool is_test = is_test_;
   const float epsilon = epsilon_;
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, is_test, epsilon] {

@@ -391,6 +391,19 @@ TEST(ConvGradientTest, LeavesOutDxAndDbiasAsCaffe2Does) {
   }
 }
 
+TEST(ConvGradientTest, EmptyBatchGivesZeroFilterAndBiasGradients) {
+  ConvCase k;
+  k.n = 0;
+  Workspace ws;
+  FeedConvInputs(k, 1, &ws);
+  Feed<float>(&ws, "dY", k.YDims(), {});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "ConvGradient" input: "X" input: "W" input: "dY"
+                            output: "dW" output: "db" output: "dX")"));
+  EXPECT_EQ(Fetch<float>(ws, "dW"), std::vector<float>(4 * 3 * 3 * 3, 0.f));
+  EXPECT_EQ(Fetch<float>(ws, "db"), std::vector<float>(4, 0.f));
+  EXPECT_EQ(ShapeOf(ws, "dX"), k.XDims());
+}
+
 TEST(ConvGradientTest, RejectsDyOfTheWrongShape) {
   ConvCase k;
   Workspace ws;

@@ -221,6 +221,20 @@ TEST(PoolGradientTest, MaxPoolGradientRoutesDyToTheMaximum) {
   EXPECT_EQ(Fetch<float>(ws, "dX"), (std::vector<float>{0, 0, 0, 0, 10, 0, 0, 0, 0}));
 }
 
+TEST(PoolGradientTest, RunsOnAnEmptyBatch) {
+  for (const char* type : {"MaxPool", "AveragePool"}) {
+    Workspace ws;
+    Feed<float>(&ws, "X", {0, 2, 4, 4}, {});
+    const std::string args = R"( arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 })";
+    ASSERT_TRUE(RunOp(&ws, std::string("type: \"") + type + R"(" input: "X" output: "Y")" + args));
+    EXPECT_EQ(ShapeOf(ws, "Y"), (std::vector<int64_t>{0, 2, 2, 2}));
+    ASSERT_TRUE(RunOp(&ws, std::string("type: \"") + type +
+                               R"(Gradient" input: "X" input: "Y" input: "Y" output: "dX")" +
+                               args));
+    EXPECT_EQ(ShapeOf(ws, "dX"), (std::vector<int64_t>{0, 2, 4, 4}));
+  }
+}
+
 TEST(PoolGradientTest, RejectsYOfTheWrongShape) {
   Workspace ws;
   Feed<float>(&ws, "X", {1, 1, 3, 3}, std::vector<float>(9, 0.f));

@@ -151,6 +151,20 @@ TEST(SpatialBNTest, AcceptsInputsWithOneOrThreeSpatialDims) {
   }
 }
 
+// Each epsilon gets its own cached primitive, even ones that print alike ("0.000000").
+TEST(SpatialBNTest, EpsilonsCloseTogetherGetTheirOwnPrimitives) {
+  Workspace ws;
+  Feed<float>(&ws, "X", {1, 1, 1, 2}, {1e-3f, -1e-3f});
+  Feed<float>(&ws, "scale", {1}, {1});
+  Feed<float>(&ws, "bias", {1}, {0});
+  Feed<float>(&ws, "rm", {1}, {0});
+  Feed<float>(&ws, "rv", {1}, {0});
+  ASSERT_TRUE(RunOp(&ws, std::string(kTestOp) + R"( arg { name: "epsilon" f: 1e-7 })"));
+  ExpectNear(Fetch<float>(ws, "Y"), {3.16228f, -3.16228f}, 1e-3f);  // 1e-3 / sqrt(1e-7)
+  ASSERT_TRUE(RunOp(&ws, std::string(kTestOp) + R"( arg { name: "epsilon" f: 4e-7 })"));
+  ExpectNear(Fetch<float>(ws, "Y"), {1.58114f, -1.58114f}, 1e-3f);
+}
+
 TEST(SpatialBNTest, RunsInPlaceOnX) {
   Workspace ws;
   FeedBnInputs({2, 3, 4, 4}, 55, &ws);
@@ -224,6 +238,17 @@ TEST(SpatialBNGradientTest, MakerNeedsTrainingMode) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(SpatialBNGradientTest, EmptyBatchGivesZeroScaleAndBiasGradients) {
+  Workspace ws;
+  FeedBnInputs({2, 3, 4, 4}, 63, &ws);
+  Feed<float>(&ws, "X", {0, 3, 4, 4}, {});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "SpatialBNGradient" input: "X" input: "scale" input: "X"
+                            input: "rm" input: "rv" output: "dX" output: "dscale" output: "dbias")"));
+  EXPECT_EQ(ShapeOf(ws, "dX"), (std::vector<int64_t>{0, 3, 4, 4}));
+  EXPECT_EQ(Fetch<float>(ws, "dscale"), std::vector<float>(3, 0.f));
+  EXPECT_EQ(Fetch<float>(ws, "dbias"), std::vector<float>(3, 0.f));
 }
 
 TEST(SpatialBNGradientTest, RejectsDyOfTheWrongShape) {
