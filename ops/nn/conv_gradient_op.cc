@@ -99,8 +99,35 @@ void ConvGradientOp::Prepare() {
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvBackwardPlan>(
       key, [&s, with_dx] { return MakeConvBackwardPlan(s, with_dx); });
+  Bind(*plan_);
   prepared_dims_.clear();
   for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
+  src_ = BoundTensor(plan.src);
+  diff_dst_ = BoundTensor(plan.diff_dst_for_weights);
+  diff_weights_ = BoundTensor(plan.diff_weights);
+  backward_weights_ = BoundPrimitive(plan.backward_weights);
+  backward_weights_.Bind(DNNL_ARG_SRC, src_.at_primitive());
+  backward_weights_.Bind(DNNL_ARG_DIFF_DST, diff_dst_.at_primitive());
+  backward_weights_.Bind(DNNL_ARG_DIFF_WEIGHTS, diff_weights_.at_primitive());
+  if (outputs_.dbias >= 0) {
+    diff_bias_ = MemoryOf(plan.diff_bias);
+    backward_weights_.Bind(DNNL_ARG_DIFF_BIAS, diff_bias_);
+  }
+  if (outputs_.dx < 0) return;
+  weights_ = BoundTensor(plan.weights);
+  diff_src_ = BoundTensor(plan.diff_src);
+  backward_data_ = BoundPrimitive(plan.backward_data);
+  // dY is reordered once when both primitives want the same layout.
+  diff_dst_layouts_agree_ = plan.diff_dst_for_data.wanted() == plan.diff_dst_for_weights.wanted();
+  if (!diff_dst_layouts_agree_) diff_dst_for_data_ = BoundTensor(plan.diff_dst_for_data);
+  backward_data_.Bind(DNNL_ARG_DIFF_DST, diff_dst_layouts_agree_
+                                             ? diff_dst_.at_primitive()
+                                             : diff_dst_for_data_.at_primitive());
+  backward_data_.Bind(DNNL_ARG_WEIGHTS, weights_.at_primitive());
+  backward_data_.Bind(DNNL_ARG_DIFF_SRC, diff_src_.at_primitive());
 }
 
 void ConvGradientOp::Run() {
@@ -110,49 +137,38 @@ void ConvGradientOp::Run() {
     same = same && Input(i).shape() == prepared_dims_[i];
   }
   if (!same) Prepare();
-  const ConvBackwardPlan& plan = *plan_;
   const ConvShapes& s = shapes_;
   float* dw = Output(outputs_.dfilter, DType::kFloat32, s.filter_dims)->mutable_data<float>();
   float* db = nullptr;
   if (outputs_.dbias >= 0) {
     db = Output(outputs_.dbias, DType::kFloat32, {s.out_channels()})->mutable_data<float>();
   }
+  float* dx = nullptr;
+  if (outputs_.dx >= 0) dx = Output(outputs_.dx, DType::kFloat32, s.x_dims)->mutable_data<float>();
   if (Input(2).numel() == 0) {  // an empty batch: no contribution to dfilter and dbias
     std::fill_n(dw, Output(outputs_.dfilter)->numel(), 0.f);
     if (db != nullptr) std::fill_n(db, s.out_channels(), 0.f);
-    if (outputs_.dx >= 0) Output(outputs_.dx, DType::kFloat32, s.x_dims)->mutable_data<float>();
     return;
   }
-  const dnnl::memory diff_dst =
-      plan.diff_dst_for_weights.Input(Input(2).data<float>(), &diff_dst_buffer_, &scratchpad_);
-  const dnnl::memory diff_weights = plan.diff_weights.Output(dw, &diff_weights_buffer_);
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, plan.src.Input(Input(0).data<float>(), &src_buffer_, &scratchpad_)},
-      {DNNL_ARG_DIFF_DST, diff_dst},
-      {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
-  if (db != nullptr) args.emplace(DNNL_ARG_DIFF_BIAS, MemoryOf(plan.diff_bias, db));
-  Execute(plan.backward_weights, std::move(args), &scratchpad_);
-  plan.diff_weights.Finish(diff_weights, dw, &scratchpad_);
-  if (outputs_.dx >= 0) RunBackwardData(diff_dst);
-}
-
-void ConvGradientOp::RunBackwardData(const dnnl::memory& diff_dst_for_weights) {
-  const ConvBackwardPlan& plan = *plan_;
-  float* dx = Output(outputs_.dx, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
-  // dY is reordered once when both primitives want the same layout.
-  const dnnl::memory diff_dst =
-      plan.diff_dst_for_data.wanted() == plan.diff_dst_for_weights.wanted()
-          ? diff_dst_for_weights
-          : plan.diff_dst_for_data.Input(Input(2).data<float>(), &diff_dst_data_buffer_,
-                                         &scratchpad_);
-  const dnnl::memory diff_src = plan.diff_src.Output(dx, &diff_src_buffer_);
-  Execute(plan.backward_data,
-          {{DNNL_ARG_DIFF_DST, diff_dst},
-           {DNNL_ARG_WEIGHTS,
-            plan.weights.Input(Input(1).data<float>(), &weights_buffer_, &scratchpad_)},
-           {DNNL_ARG_DIFF_SRC, diff_src}},
-          &scratchpad_);
-  plan.diff_src.Finish(diff_src, dx, &scratchpad_);
+  const float* dy = Input(2).data<float>();
+  src_.Point(Input(0).data<float>());
+  diff_dst_.Point(dy);
+  diff_weights_.Point(dw);
+  if (db != nullptr) Point(diff_bias_, db);
+  src_.Reorder();
+  diff_dst_.Reorder();
+  backward_weights_.Run();
+  diff_weights_.Reorder();
+  if (dx == nullptr) return;
+  weights_.Point(Input(1).data<float>());
+  diff_src_.Point(dx);
+  weights_.Reorder();
+  if (!diff_dst_layouts_agree_) {
+    diff_dst_for_data_.Point(dy);
+    diff_dst_for_data_.Reorder();
+  }
+  backward_data_.Run();
+  diff_src_.Reorder();
 }
 
 BRAID_OPERATOR_SCHEMA(ConvGradient)
@@ -168,6 +184,7 @@ BRAID_OPERATOR_SCHEMA(ConvGradient)
       if (o.dx >= 0) out[o.dx] = {DType::kFloat32, s.x_dims, true};
       return out;
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "Gradient of Conv: X, filter, dY -> dfilter, dbias (unless no_bias=1), dX (when "
         "named). Conv's window arguments.");

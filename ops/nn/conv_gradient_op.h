@@ -46,14 +46,19 @@ class ConvGradientOp final : public OperatorBase {
 
  private:
   void Prepare();
-  void RunBackwardData(const dnnl::memory& diff_dst_for_weights);
+  void Bind(const ConvBackwardPlan& plan);
 
   std::vector<std::vector<int64_t>> prepared_dims_;
   ConvShapes shapes_;
   ConvGradientOutputs outputs_;
   std::shared_ptr<const ConvBackwardPlan> plan_;
-  ScratchBuffer scratchpad_, src_buffer_, diff_dst_buffer_, diff_weights_buffer_;
-  ScratchBuffer weights_buffer_, diff_dst_data_buffer_, diff_src_buffer_;
+  BoundTensor src_, diff_dst_, diff_weights_;
+  dnnl::memory diff_bias_;
+  BoundPrimitive backward_weights_;
+  // dY in backward_data's layout, when it differs from backward_weights'.
+  BoundTensor weights_, diff_dst_for_data_, diff_src_;
+  bool diff_dst_layouts_agree_ = true;
+  BoundPrimitive backward_data_;
 };
 
 }  // namespace braid

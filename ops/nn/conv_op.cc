@@ -98,6 +98,17 @@ void ConvOp::Prepare() {
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
       key, [&s] { return MakeConvForwardPlan(s); });
+  src_ = BoundTensor(plan_->src);
+  weights_ = BoundTensor(plan_->weights);
+  dst_ = BoundTensor(plan_->dst);
+  conv_ = BoundPrimitive(plan_->conv);
+  conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
+  conv_.Bind(DNNL_ARG_WEIGHTS, weights_.at_primitive());
+  conv_.Bind(DNNL_ARG_DST, dst_.at_primitive());
+  if (s.has_bias) {
+    bias_ = MemoryOf(plan_->bias);
+    conv_.Bind(DNNL_ARG_BIAS, bias_);
+  }
   prepared_dims_.clear();
   for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
 }
@@ -109,18 +120,16 @@ void ConvOp::Run() {
     same = same && Input(i).shape() == prepared_dims_[i];
   }
   if (!same) Prepare();
-  const ConvForwardPlan& plan = *plan_;
   float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
   if (Output(0)->numel() == 0) return;
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, plan.src.Input(Input(0).data<float>(), &src_buffer_, &scratchpad_)},
-      {DNNL_ARG_WEIGHTS,
-       plan.weights.Input(Input(1).data<float>(), &weights_buffer_, &scratchpad_)},
-      {DNNL_ARG_DST, plan.dst.Output(y, &dst_buffer_)}};
-  if (shapes_.has_bias) args.emplace(DNNL_ARG_BIAS, MemoryOf(plan.bias, Input(2).data<float>()));
-  const dnnl::memory dst = args.at(DNNL_ARG_DST);
-  Execute(plan.conv, std::move(args), &scratchpad_);
-  plan.dst.Finish(dst, y, &scratchpad_);
+  src_.Point(Input(0).data<float>());
+  weights_.Point(Input(1).data<float>());
+  dst_.Point(y);
+  if (shapes_.has_bias) Point(bias_, Input(2).data<float>());
+  src_.Reorder();
+  weights_.Reorder();
+  conv_.Run();
+  dst_.Reorder();
 }
 
 namespace {
@@ -153,6 +162,7 @@ BRAID_OPERATOR_SCHEMA(Conv)
       if (in.size() < 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ComputeConvShapes(def, in).y_dims, true}};
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "
         "Y [N,M,outH,outW]. Args: kernel, stride, pad, dilation (Caffe2 spellings), group, "

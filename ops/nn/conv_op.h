@@ -68,7 +68,9 @@ class ConvOp final : public OperatorBase {
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
   ConvShapes shapes_;
   std::shared_ptr<const ConvForwardPlan> plan_;
-  ScratchBuffer scratchpad_, src_buffer_, weights_buffer_, dst_buffer_;
+  BoundTensor src_, weights_, dst_;
+  dnnl::memory bias_;
+  BoundPrimitive conv_;
 };
 
 }  // namespace braid

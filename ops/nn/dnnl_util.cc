@@ -56,20 +56,11 @@ dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, Engine(), const_cast<void*>(data));
 }
 
-void Execute(const DnnlPrimitive& p, std::unordered_map<int, dnnl::memory> args,
-             ScratchBuffer* scratch) {
-  const size_t scratch_bytes = p.scratchpad.get_size();
-  if (scratch_bytes > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD, MemoryOf(p.scratchpad, scratch->Reserve(scratch_bytes)));
-  }
-  dnnl::stream& stream = ThreadStream();
-  p.primitive.execute(stream, args);
-  stream.wait();
-}
+void Point(const dnnl::memory& m, const void* data) { m.set_data_handle(const_cast<void*>(data)); }
 
 LayoutBridge::LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted,
                            bool to_primitive)
-    : plain_(plain), wanted_(wanted) {
+    : plain_(plain), wanted_(wanted), to_primitive_(to_primitive) {
   if (plain == wanted) return;
   const dnnl::memory::desc& from = to_primitive ? plain : wanted;
   const dnnl::memory::desc& to = to_primitive ? wanted : plain;
@@ -77,23 +68,32 @@ LayoutBridge::LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::
       dnnl::reorder::primitive_desc(Engine(), from, Engine(), to, UserScratchpadAttr()));
 }
 
-dnnl::memory LayoutBridge::Input(const void* data, ScratchBuffer* buffer,
-                                 ScratchBuffer* scratch) const {
-  dnnl::memory user = MemoryOf(plain_, data);
-  if (!reorders()) return user;
-  dnnl::memory reordered = MemoryOf(wanted_, buffer->Reserve(wanted_.get_size()));
-  Execute(reorder_, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, reordered}}, scratch);
-  return reordered;
+BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p) : primitive_(p.primitive) {
+  const size_t bytes = p.scratchpad.get_size();
+  if (bytes > 0) args_[DNNL_ARG_SCRATCHPAD] = MemoryOf(p.scratchpad, scratchpad_.Reserve(bytes));
 }
 
-dnnl::memory LayoutBridge::Output(void* data, ScratchBuffer* buffer) const {
-  if (!reorders()) return MemoryOf(plain_, data);
-  return MemoryOf(wanted_, buffer->Reserve(wanted_.get_size()));
+void BoundPrimitive::Run() const {
+  dnnl::stream& stream = ThreadStream();
+  primitive_.execute(stream, args_);
+  stream.wait();
 }
 
-void LayoutBridge::Finish(const dnnl::memory& written, void* data, ScratchBuffer* scratch) const {
-  if (!reorders()) return;
-  Execute(reorder_, {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, MemoryOf(plain_, data)}}, scratch);
+BoundTensor::BoundTensor(const LayoutBridge& bridge) : plain_(MemoryOf(bridge.plain())) {
+  if (!bridge.reorders()) {
+    at_primitive_ = plain_;
+    return;
+  }
+  at_primitive_ = MemoryOf(bridge.wanted(), buffer_.Reserve(bridge.wanted().get_size()));
+  reorder_ = BoundPrimitive(bridge.reorder());
+  reorder_.Bind(DNNL_ARG_FROM, bridge.to_primitive() ? plain_ : at_primitive_);
+  reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
+}
+
+void BoundTensor::Point(const void* data) const { braid::Point(plain_, data); }
+
+void BoundTensor::Reorder() const {
+  if (reorder_) reorder_.Run();
 }
 
 CacheKey& CacheKey::Add(int64_t value) {

@@ -1,11 +1,17 @@
 // oneDNN glue shared by the nn ops (Conv, pooling, SpatialBN): the CPU engine, a stream per
-// thread, plain memory descriptors, a process-wide cache of primitives keyed by shape and
-// attributes, layout bridges (reorders between plain tensors and a primitive's preferred layout)
-// and grow-only scratch buffers.
+// thread, plain memory descriptors, a process-wide cache of plans (primitives with the layout
+// bridges around them) keyed by shape and attributes, and the per-op bindings of a plan to memory.
 //
-//   const ConvPlan& plan = *PrimitiveCache::Global().GetOrCreate<ConvPlan>(
-//       CacheKey("Conv").Add(x_dims).Add(w_dims).str(), [&] { return MakeConvPlan(...); });
-//   Execute(plan.conv, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, &scratchpad_);
+//   // Prepare (a new input shape): the shared plan, then this op's binding of it.
+//   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
+//       CacheKey("Conv").Add(x_dims).Add(w_dims).str(), [&] { return MakePlan(...); });
+//   src_ = BoundTensor(plan_->src);
+//   conv_ = BoundPrimitive(plan_->conv);
+//   conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
+//   // Run: re-point at the tensors, reorder, execute.
+//   src_.Point(Input(0).data<float>());
+//   src_.Reorder();
+//   conv_.Run();
 //
 // Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW), which is braid's
 // contract. Conv lets oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on
@@ -22,9 +28,11 @@
 //    clear never frees a plan an op still holds. Every primitive is created with
 //    scratchpad_mode::user, which makes one cached primitive safe to execute from several threads
 //    at once (oneDNN's guarantee), as long as each execution gets its own scratchpad.
-//  - ScratchBuffer is owned by one op instance, which the executor runs on one thread at a time;
-//    the scratchpad and reorder buffers therefore need no lock. Buffers only grow, so from the
-//    second run of a shape on nothing is allocated.
+//  - BoundPrimitive, BoundTensor and ScratchBuffer are owned by one op instance, which the
+//    executor runs on one thread at a time; its scratchpad, reorder buffers and memory objects
+//    therefore need no lock. They are made when the op meets a new input shape, so from the
+//    second run of a shape on a run allocates nothing. The nn schemas say AllocatesLazily, so the
+//    dag executor runs a net's first iteration on one thread.
 //
 // Threading: the system oneDNN is built with OpenMP; each primitive uses all cores. Inside the dag
 // executor several ops may run at once, each with its own OpenMP team (oversubscription). This is
@@ -84,15 +92,13 @@ struct DnnlPrimitive {
   explicit operator bool() const { return static_cast<bool>(primitive); }
 };
 
-// Runs `p` on this thread's stream and waits for it. The scratchpad comes from `scratch`.
-void Execute(const DnnlPrimitive& p, std::unordered_map<int, dnnl::memory> args,
-             ScratchBuffer* scratch);
-
-// A memory object for a host pointer (not owned).
-dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data);
+// A memory object on `md` at `data` (not owned; may be null until set_data_handle).
+dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data = nullptr);
+// Re-points `m` at `data` (oneDNN never writes through a primitive's inputs).
+void Point(const dnnl::memory& m, const void* data);
 
 // Between a tensor's plain layout and the layout a primitive wants; an identity when they agree.
-// Immutable after construction, so one bridge in a cached plan serves every thread.
+// Immutable after construction, so one bridge in a cached plan serves every op and thread.
 class LayoutBridge {
  public:
   LayoutBridge() = default;
@@ -101,19 +107,64 @@ class LayoutBridge {
                bool to_primitive);
 
   bool reorders() const { return static_cast<bool>(reorder_); }
+  bool to_primitive() const { return to_primitive_; }
   const dnnl::memory::desc& wanted() const { return wanted_; }
   const dnnl::memory::desc& plain() const { return plain_; }
-
-  // An input in the wanted layout: `data` itself, or its reorder into `buffer`.
-  dnnl::memory Input(const void* data, ScratchBuffer* buffer, ScratchBuffer* scratch) const;
-  // Where the primitive writes an output: `data` itself, or `buffer` (then call Finish).
-  dnnl::memory Output(void* data, ScratchBuffer* buffer) const;
-  // Reorders a primitive's output `written` (from Output) into the plain `data`, if needed.
-  void Finish(const dnnl::memory& written, void* data, ScratchBuffer* scratch) const;
+  const DnnlPrimitive& reorder() const { return reorder_; }
 
  private:
   dnnl::memory::desc plain_, wanted_;
+  bool to_primitive_ = true;
   DnnlPrimitive reorder_;
+};
+
+// A cached primitive bound to one op: its arguments are memory objects made once (when the op
+// prepares a shape), which the op re-points at its tensors on every run (set_data_handle), so a
+// run allocates nothing. The scratchpad is this binding's own buffer.
+//
+//   BoundPrimitive conv(plan.conv);
+//   conv.Bind(DNNL_ARG_SRC, src_memory);   // a handle: re-pointing src_memory later is seen
+//   conv.Run();
+class BoundPrimitive {
+ public:
+  BoundPrimitive() = default;
+  explicit BoundPrimitive(const DnnlPrimitive& p);
+
+  void Bind(int arg, const dnnl::memory& m) { args_[arg] = m; }
+  // Executes on this thread's stream and waits for it.
+  void Run() const;
+  explicit operator bool() const { return static_cast<bool>(primitive_); }
+
+ private:
+  dnnl::primitive primitive_;
+  std::unordered_map<int, dnnl::memory> args_;
+  ScratchBuffer scratchpad_;
+};
+
+// One tensor of an op at a primitive (a LayoutBridge bound to the op): memory on the tensor's
+// plain layout and, when the primitive wants another layout, a buffer in that layout with the
+// reorder between the two.
+//
+//   src.Point(x.data<float>());   // every run
+//   src.ToPrimitive();            // reorders into the buffer, if the layouts differ
+//   conv.Bind(DNNL_ARG_SRC, src.at_primitive());   // once
+class BoundTensor {
+ public:
+  BoundTensor() = default;
+  explicit BoundTensor(const LayoutBridge& bridge);
+
+  // Re-points the plain memory at the tensor's data.
+  void Point(const void* data) const;
+  // The memory the primitive reads or writes.
+  const dnnl::memory& at_primitive() const { return at_primitive_; }
+  // For an input: reorders plain -> wanted. For an output: wanted -> plain. Nothing when the
+  // layouts agree.
+  void Reorder() const;
+
+ private:
+  dnnl::memory plain_, at_primitive_;
+  ScratchBuffer buffer_;
+  BoundPrimitive reorder_;
 };
 
 // Builds cache keys from an op kind, dims and attributes: "Conv|1,3,8,8|0,1|...".

@@ -45,6 +45,23 @@ void PoolGradientOp::Prepare() {
     }
     return plan;
   });
+  const Plan& plan = *plan_;
+  diff_dst_ = MemoryOf(plan.dst);
+  diff_src_ = MemoryOf(plan.src);
+  backward_ = BoundPrimitive(plan.backward);
+  backward_.Bind(DNNL_ARG_DIFF_DST, diff_dst_);
+  backward_.Bind(DNNL_ARG_DIFF_SRC, diff_src_);
+  forward_ = BoundPrimitive();
+  if (plan.forward) {
+    const dnnl::memory workspace =
+        MemoryOf(plan.workspace, workspace_buffer_.Reserve(plan.workspace.get_size()));
+    src_ = MemoryOf(plan.src);
+    forward_ = BoundPrimitive(plan.forward);
+    forward_.Bind(DNNL_ARG_SRC, src_);
+    forward_.Bind(DNNL_ARG_DST, MemoryOf(plan.dst, dst_buffer_.Reserve(plan.dst.get_size())));
+    forward_.Bind(DNNL_ARG_WORKSPACE, workspace);
+    backward_.Bind(DNNL_ARG_WORKSPACE, workspace);
+  }
   prepared_dims_.clear();
   for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
 }
@@ -56,26 +73,18 @@ void PoolGradientOp::Run() {
     same = same && Input(i).shape() == prepared_dims_[i];
   }
   if (!same) Prepare();
-  const Plan& plan = *plan_;
   float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
   if (Input(2).numel() == 0) {
     std::fill_n(dx, Output(0)->numel(), 0.f);
     return;
   }
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_DIFF_DST, MemoryOf(plan.dst, Input(2).data<float>())},
-      {DNNL_ARG_DIFF_SRC, MemoryOf(plan.src, dx)}};
-  if (plan.forward) {
-    const dnnl::memory workspace =
-        MemoryOf(plan.workspace, workspace_buffer_.Reserve(plan.workspace.get_size()));
-    Execute(plan.forward,
-            {{DNNL_ARG_SRC, MemoryOf(plan.src, Input(0).data<float>())},
-             {DNNL_ARG_DST, MemoryOf(plan.dst, dst_buffer_.Reserve(plan.dst.get_size()))},
-             {DNNL_ARG_WORKSPACE, workspace}},
-            &scratchpad_);
-    args.emplace(DNNL_ARG_WORKSPACE, workspace);
+  Point(diff_dst_, Input(2).data<float>());
+  Point(diff_src_, dx);
+  if (forward_) {
+    Point(src_, Input(0).data<float>());
+    forward_.Run();
   }
-  Execute(plan.backward, std::move(args), &scratchpad_);
+  backward_.Run();
 }
 
 namespace {
@@ -94,6 +103,7 @@ BRAID_OPERATOR_SCHEMA(MaxPoolGradient)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolGradientShape(def, in, PoolKind::kMax);
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc("Gradient of MaxPool: X, Y, dY -> dX (to each window's first maximum).");
 
 BRAID_OPERATOR_SCHEMA(AveragePoolGradient)
@@ -102,6 +112,7 @@ BRAID_OPERATOR_SCHEMA(AveragePoolGradient)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolGradientShape(def, in, PoolKind::kAverage);
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc("Gradient of AveragePool: X, Y, dY -> dX (same count_include_pad rule).");
 
 BRAID_REGISTER_CPU_OPERATOR(MaxPoolGradient, MaxPoolGradientOp);

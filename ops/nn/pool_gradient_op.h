@@ -49,7 +49,9 @@ class PoolGradientOp : public OperatorBase {
   std::vector<std::vector<int64_t>> prepared_dims_;
   PoolShapes shapes_;
   std::shared_ptr<const Plan> plan_;
-  ScratchBuffer scratchpad_, dst_buffer_, workspace_buffer_;
+  dnnl::memory src_, diff_dst_, diff_src_;
+  ScratchBuffer dst_buffer_, workspace_buffer_;  // the recomputed forward's
+  BoundPrimitive forward_, backward_;
 };
 
 class MaxPoolGradientOp final : public PoolGradientOp {

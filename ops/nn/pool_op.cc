@@ -42,32 +42,38 @@ dnnl::pooling_forward::primitive_desc MakePoolForwardDesc(const PoolShapes& s,
   return dnnl::pooling_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
 }
 
+void PoolOp::Prepare() {
+  const Tensor& x = Input(0);
+  shapes_ = ComputePoolShapes(def(), ShapeOf(x), kind_);
+  const PoolShapes& s = shapes_;
+  plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(s.Key(type()), [&s] {
+    Plan plan;
+    try {
+      const auto pd = MakePoolForwardDesc(s, dnnl::prop_kind::forward_inference);
+      plan.pool = DnnlPrimitive::Of<dnnl::pooling_forward>(pd);
+      plan.src = pd.src_desc();
+      plan.dst = pd.dst_desc();
+    } catch (const dnnl::error& e) {
+      ThrowDnnlError(e, "a pooling for X " + DimsString(s.x_dims));
+    }
+    return plan;
+  });
+  src_ = MemoryOf(plan_->src);
+  dst_ = MemoryOf(plan_->dst);
+  pool_ = BoundPrimitive(plan_->pool);
+  pool_.Bind(DNNL_ARG_SRC, src_);
+  pool_.Bind(DNNL_ARG_DST, dst_);
+  prepared_dims_ = x.shape();
+}
+
 void PoolOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
-  const Tensor& x = Input(0);
-  if (plan_ == nullptr || x.shape() != prepared_dims_) {
-    shapes_ = ComputePoolShapes(def(), ShapeOf(x), kind_);
-    const PoolShapes& s = shapes_;
-    plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(s.Key(type()), [&s] {
-      Plan plan;
-      try {
-        const auto pd = MakePoolForwardDesc(s, dnnl::prop_kind::forward_inference);
-        plan.pool = DnnlPrimitive::Of<dnnl::pooling_forward>(pd);
-        plan.src = pd.src_desc();
-        plan.dst = pd.dst_desc();
-      } catch (const dnnl::error& e) {
-        ThrowDnnlError(e, "a pooling for X " + DimsString(s.x_dims));
-      }
-      return plan;
-    });
-    prepared_dims_ = x.shape();
-  }
+  if (plan_ == nullptr || Input(0).shape() != prepared_dims_) Prepare();
   float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
   if (Output(0)->numel() == 0) return;
-  Execute(plan_->pool,
-          {{DNNL_ARG_SRC, MemoryOf(plan_->src, x.data<float>())},
-           {DNNL_ARG_DST, MemoryOf(plan_->dst, y)}},
-          &scratchpad_);
+  Point(src_, Input(0).data<float>());
+  Point(dst_, y);
+  pool_.Run();
 }
 
 namespace {
@@ -92,6 +98,7 @@ BRAID_OPERATOR_SCHEMA(MaxPool)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolShape(def, in, PoolKind::kMax);
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D max pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
         "(Caffe2 spellings), global_pooling, order=NCHW.");
@@ -102,6 +109,7 @@ BRAID_OPERATOR_SCHEMA(AveragePool)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolShape(def, in, PoolKind::kAverage);
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D average pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
         "(Caffe2 spellings), global_pooling, order=NCHW, count_include_pad (default 0: divide by "

@@ -60,11 +60,14 @@ class PoolOp : public OperatorBase {
     dnnl::memory::desc src, dst;
   };
 
+  void Prepare();
+
   const PoolKind kind_;
   std::vector<int64_t> prepared_dims_;
   PoolShapes shapes_;
   std::shared_ptr<const Plan> plan_;
-  ScratchBuffer scratchpad_;
+  dnnl::memory src_, dst_;
+  BoundPrimitive pool_;
 };
 
 class MaxPoolOp final : public PoolOp {

@@ -41,8 +41,35 @@ void SpatialBNGradientOp::Prepare() {
     }
     return plan;
   });
+  Bind(*plan_);
   prepared_dims_.clear();
   for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void SpatialBNGradientOp::Bind(const Plan& plan) {
+  const size_t channel_bytes = shapes_.channels * sizeof(float);
+  src_ = MemoryOf(plan.data);
+  diff_dst_ = MemoryOf(plan.data);
+  diff_src_ = MemoryOf(plan.data);
+  scale_ = MemoryOf(plan.channel);
+  mean_ = MemoryOf(plan.channel);
+  variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(channel_bytes));
+  diff_scale_ = MemoryOf(plan.channel);
+  diff_shift_ = MemoryOf(plan.channel);
+  // oneDNN's backward takes a shift argument although no gradient depends on it.
+  auto* unused_shift = static_cast<float*>(shift_buffer_.Reserve(channel_bytes));
+  std::fill_n(unused_shift, shapes_.channels, 0.f);
+  backward_ = BoundPrimitive(plan.backward);
+  const std::pair<int, const dnnl::memory*> args[] = {{DNNL_ARG_SRC, &src_},
+                                                      {DNNL_ARG_DIFF_DST, &diff_dst_},
+                                                      {DNNL_ARG_SCALE, &scale_},
+                                                      {DNNL_ARG_MEAN, &mean_},
+                                                      {DNNL_ARG_VARIANCE, &variance_},
+                                                      {DNNL_ARG_DIFF_SRC, &diff_src_},
+                                                      {DNNL_ARG_DIFF_SCALE, &diff_scale_},
+                                                      {DNNL_ARG_DIFF_SHIFT, &diff_shift_}};
+  for (const auto& [arg, memory] : args) backward_.Bind(arg, *memory);
+  backward_.Bind(DNNL_ARG_SHIFT, MemoryOf(plan.channel, unused_shift));
 }
 
 void SpatialBNGradientOp::Run() {
@@ -52,7 +79,6 @@ void SpatialBNGradientOp::Run() {
     same = same && Input(i).shape() == prepared_dims_[i];
   }
   if (!same) Prepare();
-  const Plan& plan = *plan_;
   const int64_t c = shapes_.channels;
   float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
   float* dscale = Output(1, DType::kFloat32, {c})->mutable_data<float>();
@@ -63,23 +89,16 @@ void SpatialBNGradientOp::Run() {
     return;
   }
   const float* inv_std = Input(4).data<float>();
-  auto* variance = static_cast<float*>(variance_buffer_.Reserve(c * sizeof(float)));
+  auto* variance = static_cast<float*>(variance_.get_data_handle());
   for (int64_t i = 0; i < c; ++i) variance[i] = 1.f / (inv_std[i] * inv_std[i]) - epsilon_;
-  // oneDNN's backward takes a shift argument although dX does not depend on it.
-  auto* unused_shift = static_cast<float*>(shift_buffer_.Reserve(c * sizeof(float)));
-  std::fill_n(unused_shift, c, 0.f);
-  auto channel = [&](const float* p) { return MemoryOf(plan.channel, p); };
-  Execute(plan.backward,
-          {{DNNL_ARG_SRC, MemoryOf(plan.data, Input(0).data<float>())},
-           {DNNL_ARG_DIFF_DST, MemoryOf(plan.data, Input(2).data<float>())},
-           {DNNL_ARG_SCALE, channel(Input(1).data<float>())},
-           {DNNL_ARG_SHIFT, channel(unused_shift)},
-           {DNNL_ARG_MEAN, channel(Input(3).data<float>())},
-           {DNNL_ARG_VARIANCE, channel(variance)},
-           {DNNL_ARG_DIFF_SRC, MemoryOf(plan.data, dx)},
-           {DNNL_ARG_DIFF_SCALE, channel(dscale)},
-           {DNNL_ARG_DIFF_SHIFT, channel(dbias)}},
-          &scratchpad_);
+  Point(src_, Input(0).data<float>());
+  Point(diff_dst_, Input(2).data<float>());
+  Point(scale_, Input(1).data<float>());
+  Point(mean_, Input(3).data<float>());
+  Point(diff_src_, dx);
+  Point(diff_scale_, dscale);
+  Point(diff_shift_, dbias);
+  backward_.Run();
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNGradient)
@@ -92,6 +111,7 @@ BRAID_OPERATOR_SCHEMA(SpatialBNGradient)
                                     {DType::kFloat32, {s.channels}, true},
                                     {DType::kFloat32, {s.channels}, true}};
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "Gradient of training-mode SpatialBN: X, scale, dY, saved_mean, saved_inv_var -> dX, "
         "dscale, dbias. Arg: epsilon (the forward's).");

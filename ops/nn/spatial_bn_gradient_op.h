@@ -35,12 +35,16 @@ class SpatialBNGradientOp final : public OperatorBase {
     dnnl::memory::desc data, channel;
   };
   void Prepare();
+  void Bind(const Plan& plan);
 
   std::vector<std::vector<int64_t>> prepared_dims_;
   SpatialBnShapes shapes_;
   float epsilon_ = 1e-5f;
   std::shared_ptr<const Plan> plan_;
-  ScratchBuffer scratchpad_, variance_buffer_, shift_buffer_;
+  dnnl::memory src_, diff_dst_, scale_, mean_, diff_src_, diff_scale_, diff_shift_;
+  dnnl::memory variance_;  // from saved_inv_var, in variance_buffer_
+  ScratchBuffer variance_buffer_, shift_buffer_;
+  BoundPrimitive backward_;
 };
 
 }  // namespace braid

@@ -103,7 +103,23 @@ void SpatialBNOp::Prepare() {
     plan.channel = PlainDesc({s.channels});
     return plan;
   });
+  Bind(*plan_);
   prepared_dims_ = in[0].dims;
+}
+
+void SpatialBNOp::Bind(const Plan& plan) {
+  src_ = MemoryOf(plan.data);
+  dst_ = MemoryOf(plan.data);
+  scale_ = MemoryOf(plan.channel);
+  shift_ = MemoryOf(plan.channel);
+  mean_ = MemoryOf(plan.channel);
+  // Training writes the batch variance here; inference reads running_var (pointed at per run).
+  variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(shapes_.channels * sizeof(float)));
+  bn_ = BoundPrimitive(plan.bn);
+  const std::pair<int, const dnnl::memory*> args[] = {
+      {DNNL_ARG_SRC, &src_},     {DNNL_ARG_DST, &dst_},   {DNNL_ARG_SCALE, &scale_},
+      {DNNL_ARG_SHIFT, &shift_}, {DNNL_ARG_MEAN, &mean_}, {DNNL_ARG_VARIANCE, &variance_}};
+  for (const auto& [arg, memory] : args) bn_.Bind(arg, *memory);
 }
 
 void SpatialBNOp::Run() {
@@ -115,26 +131,20 @@ void SpatialBNOp::Run() {
       ComputeSpatialBnShapes(def(), InputShapeInfos(*this), 0, {1, 2, 3, 4});  // throws
     }
   }
-  const Plan& plan = *plan_;
-  auto channel = [&](const float* p) { return MemoryOf(plan.channel, p); };
   float* y = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, MemoryOf(plan.data, Input(0).data<float>())},
-      {DNNL_ARG_DST, MemoryOf(plan.data, y)},
-      {DNNL_ARG_SCALE, channel(Input(1).data<float>())},
-      {DNNL_ARG_SHIFT, channel(Input(2).data<float>())}};
+  Point(src_, Input(0).data<float>());
+  Point(dst_, y);
+  Point(scale_, Input(1).data<float>());
+  Point(shift_, Input(2).data<float>());
   if (is_test_) {
-    args.emplace(DNNL_ARG_MEAN, channel(Input(3).data<float>()));
-    args.emplace(DNNL_ARG_VARIANCE, channel(Input(4).data<float>()));
-    Execute(plan.bn, std::move(args), &scratchpad_);
+    Point(mean_, Input(3).data<float>());
+    Point(variance_, Input(4).data<float>());
+    bn_.Run();
     return;
   }
-  float* batch_mean = Output(3, DType::kFloat32, {c})->mutable_data<float>();
-  auto* batch_var = static_cast<float*>(variance_buffer_.Reserve(c * sizeof(float)));
-  args.emplace(DNNL_ARG_MEAN, channel(batch_mean));
-  args.emplace(DNNL_ARG_VARIANCE, channel(batch_var));
-  Execute(plan.bn, std::move(args), &scratchpad_);
-  UpdateStatistics(batch_var);
+  Point(mean_, Output(3, DType::kFloat32, {c})->mutable_data<float>());
+  bn_.Run();
+  UpdateStatistics(static_cast<const float*>(variance_.get_data_handle()));
 }
 
 void SpatialBNOp::UpdateStatistics(const float* batch_var) {
@@ -181,6 +191,7 @@ BRAID_OPERATOR_SCHEMA(SpatialBN)
       out[0].dims = s.x_dims;
       return out;
     })
+    .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "Batch normalization over channel axis 1: X, scale, bias, running_mean, running_var -> "
         "Y (is_test=1) or Y, running_mean, running_var (in place), saved_mean, saved_inv_var "

@@ -59,6 +59,7 @@ class SpatialBNOp final : public OperatorBase {
     dnnl::memory::desc data, channel;  // X and Y; the [C] vectors
   };
   void Prepare();
+  void Bind(const Plan& plan);
   void UpdateStatistics(const float* batch_var);
 
   std::vector<int64_t> prepared_dims_;
@@ -66,7 +67,9 @@ class SpatialBNOp final : public OperatorBase {
   bool is_test_ = false;
   float epsilon_ = 1e-5f, momentum_ = 0.9f;
   std::shared_ptr<const Plan> plan_;
-  ScratchBuffer scratchpad_, variance_buffer_;
+  dnnl::memory src_, dst_, scale_, shift_, mean_, variance_;
+  ScratchBuffer variance_buffer_;  // the batch variance (training)
+  BoundPrimitive bn_;
 };
 
 }  // namespace braid
