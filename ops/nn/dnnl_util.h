@@ -35,8 +35,11 @@
 //    dag executor runs a net's first iteration on one thread.
 //
 // Threading: the system oneDNN is built with OpenMP; each primitive uses all cores. Inside the dag
-// executor several ops may run at once, each with its own OpenMP team (oversubscription). This is
-// left at oneDNN's default (OMP_NUM_THREADS limits it).
+// executor several ops may run at once, each with its own OpenMP team (oversubscription), and
+// OpenMP's spinning threads suffer when another process holds a core: on a loaded 2-core machine a
+// tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with OMP_WAIT_POLICY=passive and 25 to
+// 500 us with the defaults. This is left at oneDNN's default (OMP_NUM_THREADS and
+// OMP_WAIT_POLICY tune it).
 #ifndef BRAID_OPS_NN_DNNL_UTIL_H_
 #define BRAID_OPS_NN_DNNL_UTIL_H_
 
