@@ -82,14 +82,14 @@ BatchPrefetcher::Options PrefetchOptions(const OperatorDef& def, const BatchShap
 
 IdxImageInputOp::IdxImageInputOp(const OperatorDef& def, Workspace* ws) : OperatorBase(def, ws) {
   const BatchShape shape = ReadBatchShape(def);
+  data_dims_ = shape.data_dims();
   prefetcher_ =
       std::make_unique<BatchPrefetcher>(LoadImages(def, shape), PrefetchOptions(def, shape));
 }
 
 void IdxImageInputOp::Run() {
-  const BatchShape shape = ReadBatchShape(def());
-  float* data = Output(0, DType::kFloat32, shape.data_dims())->mutable_data<float>();
-  int32_t* labels = Output(1, DType::kInt32, {shape.batch_size})->mutable_data<int32_t>();
+  float* data = Output(0, DType::kFloat32, data_dims_)->mutable_data<float>();
+  int32_t* labels = Output(1, DType::kInt32, {data_dims_[0]})->mutable_data<int32_t>();
   prefetcher_->NextBatch(data, labels);
 }
 

@@ -28,7 +28,9 @@
 #ifndef BRAID_OPS_DATA_IDX_IMAGE_INPUT_OP_H_
 #define BRAID_OPS_DATA_IDX_IMAGE_INPUT_OP_H_
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ops/data/batch_prefetcher.h"
 #include "runtime/operator.h"
@@ -41,6 +43,7 @@ class IdxImageInputOp final : public OperatorBase {
   void Run() override;
 
  private:
+  std::vector<int64_t> data_dims_;  // [batch_size, channels, height, width]
   std::unique_ptr<BatchPrefetcher> prefetcher_;
 };
 

@@ -2,14 +2,17 @@
 // IdxImageInput op, on small IDX files each test writes itself, plus the real Fashion-MNIST files
 // when the dataset-fashion-mnist package is installed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ops/data/batch_prefetcher.h"
@@ -55,7 +58,7 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The message of the braid::Error fn throws, "" if it throws none.
+// What fn throws, as a Status (OK if it throws nothing).
 template <typename Fn>
 Status ErrorOf(Fn&& fn) {
   return StatusFromCall(std::forward<Fn>(fn));

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -167,6 +168,19 @@ TEST_F(TrainerTest, ResumeRestoresIdenticalParametersAndContinuesTheSameRun) {
   EXPECT_TRUE(SameState(original, resumed));
   for (int i = 0; i < 4; ++i) EXPECT_EQ(original.Step(), resumed.Step()) << "step " << i;
   EXPECT_TRUE(SameState(original, resumed));
+}
+
+TEST_F(TrainerTest, SimpleAndDagExecutorsTrainBitForBitAlike) {
+  TrainerOptions options = SmallRun();
+  options.executor = "simple";
+  Trainer simple(options);
+  options.executor = "dag";
+  options.threads = 2;
+  Trainer dag(options);
+  std::cout << "seed " << options.seed << ", dag with 2 workers\n";
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(simple.Step(), dag.Step()) << "step " << i;
+  EXPECT_TRUE(SameState(simple, dag));
+  EXPECT_EQ(simple.Evaluate().accuracy, dag.Evaluate().accuracy);
 }
 
 TEST_F(TrainerTest, RunLogsProgressEvaluatesAndCheckpointsEachEpoch) {
