@@ -1,0 +1,351 @@
+// braid_bench_training: images/s and peak resident memory of ResNet training and inference.
+//
+// Rows (tools/bench/training_rows.h): resnet20 1x28x28 batch 64; resnet18 and resnet50 3x224x224
+// batch 8 and 32; each in train mode (forward, backward, MomentumSGDUpdate) and infer mode (the
+// test net, SpatialBN is_test=1), on synthetic data. Each row runs in its own child process (this
+// binary re-executed with --row=NAME through posix_spawn, before any thread exists here), so the
+// peak RSS (getrusage ru_maxrss) is that row's alone. The child builds the nets, runs --warmup
+// untimed iterations, then timed ones until --min_iters and --min_seconds are both reached, and
+// reports batch / median iteration time.
+//
+// Threads: --threads is the nets' num_workers and, set in the children's environment (overriding
+// any value there), OMP_NUM_THREADS (oneDNN's OpenMP teams inside Conv, pooling and batch norm) and
+// OPENBLAS_NUM_THREADS (FC). The data reader adds one decoding thread. OMP_WAIT_POLICY is left as
+// it is, as for PyTorch in compare_pytorch.py.
+//
+// Executor: "simple" by default. On an idle 2-core machine it was as fast as "dag" or faster
+// (resnet20 training 455 vs 393 images/s; the ImageNet rows within 5%). With another process busy
+// on one core, dag looked 2-4x faster, most likely because its extra runnable threads win a larger
+// share of the busy cores (its process got ~160% CPU against simple's ~140%), so compare executors
+// on an idle machine. The "others" column shows the load, in cores: the CPU time other processes
+// used during the row (from /proc/stat, minus the child's own CPU time).
+//
+//   braid_bench_training                              # the whole table, a few minutes on 2 cores
+//   braid_bench_training --rows=resnet20,resnet18-b8  # rows whose name contains any item
+//   braid_bench_training --rows=resnet50-b8-train --profile   # + per-op-type time on stderr
+//   braid_bench_training --json                       # for tools/bench/compare_pytorch.py
+//   braid_bench_training --list                       # row names
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tools/bench/training_rows.h"
+
+DEFINE_string(rows, "", "comma-separated substrings; run the rows whose name contains one (all)");
+DEFINE_string(row, "", "internal: run this one row in this process and print its result line");
+DEFINE_int32(threads, 2, "net num_workers, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS");
+DEFINE_string(executor, "simple",
+              "simple or dag (simple: as fast or faster on an idle 2-core box)");
+DEFINE_int32(warmup, 1, "untimed iterations per row (the first one allocates)");
+DEFINE_int32(min_iters, 2, "timed iterations per row, at least");
+DEFINE_int32(max_iters, 200, "timed iterations per row, at most");
+DEFINE_double(min_seconds, 5, "timed seconds per row, at least (unless --max_iters)");
+DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
+DEFINE_bool(json, false, "print the results as JSON instead of a table");
+DEFINE_bool(list, false, "list the selected rows and exit");
+
+namespace braid::bench {
+namespace {
+
+struct RowResult {
+  const BenchRow* row = nullptr;
+  std::string error;  // empty: the row ran
+  RowTiming timing;
+  int64_t peak_rss_bytes = 0;
+  double others_cores = 0;  // CPU used by other processes during the row, in cores
+};
+
+std::vector<std::string> SplitCommas(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<const BenchRow*> SelectedRows() {
+  const std::vector<std::string> filters = SplitCommas(FLAGS_rows);
+  std::vector<const BenchRow*> rows;
+  for (const BenchRow& row : BenchRows()) {
+    bool selected = filters.empty();
+    for (const std::string& f : filters) selected |= row.name().find(f) != std::string::npos;
+    if (selected) rows.push_back(&row);
+  }
+  return rows;
+}
+
+// Busy CPU seconds of the whole machine so far (the first line of /proc/stat).
+double MachineBusySeconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double WallSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+std::string ExitDescription(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "killed by signal " + std::to_string(sig) + (sig == SIGKILL ? " (out of memory?)" : "");
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+std::vector<std::string> ChildArgs(const BenchRow& row) {
+  return {"braid_bench_training",
+          "--row=" + row.name(),
+          "--threads=" + std::to_string(FLAGS_threads),
+          "--executor=" + FLAGS_executor,
+          "--warmup=" + std::to_string(FLAGS_warmup),
+          "--min_iters=" + std::to_string(FLAGS_min_iters),
+          "--max_iters=" + std::to_string(FLAGS_max_iters),
+          "--min_seconds=" + std::to_string(FLAGS_min_seconds),
+          std::string("--profile=") + (FLAGS_profile ? "true" : "false")};
+}
+
+struct ChildRun {
+  std::string out;  // its stdout
+  int status = 0;   // as waitpid reports it
+  double others_cores = 0;
+};
+
+// Runs this binary with `args`, its stdout on a pipe and its stderr ours, and waits for it.
+ChildRun RunSelf(std::vector<std::string> args) {
+  int fds[2];
+  PCHECK(pipe(fds) == 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const double busy_start = MachineBusySeconds(), wall_start = WallSeconds();
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  CHECK_EQ(rc, 0) << "posix_spawn of /proc/self/exe failed";
+  ChildRun run;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) > 0;) run.out.append(buffer, n);
+  close(fds[0]);
+  rusage usage{};
+  PCHECK(wait4(pid, &run.status, 0, &usage) == pid);
+  const double child_cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 +
+                           usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+  run.others_cores =
+      std::max(0.0, (MachineBusySeconds() - busy_start - child_cpu) / (WallSeconds() - wall_start));
+  return run;
+}
+
+// The child's result line, written by PrintResultLine; false when `out` holds none.
+bool ParseResultLine(const std::string& out, RowResult* result) {
+  const size_t at = out.rfind("result ");
+  if (at == std::string::npos) return false;
+  RowTiming& t = result->timing;
+  long long rss = 0, params = 0, param_bytes = 0, gradient_bytes = 0, activation_bytes = 0;
+  const int fields = std::sscanf(
+      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld", &t.iterations,
+      &t.seconds, &t.median_seconds, &t.images_per_second, &t.setup_seconds, &t.loss, &rss, &params,
+      &param_bytes, &gradient_bytes, &activation_bytes);
+  result->peak_rss_bytes = rss;
+  t.trainable_params = params;
+  t.param_bytes = param_bytes;
+  t.gradient_bytes = gradient_bytes;
+  t.activation_bytes = activation_bytes;
+  return fields == 11;
+}
+
+void PrintResultLine(const RowTiming& t) {
+  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld\n", t.iterations,
+              t.seconds, t.median_seconds, t.images_per_second, t.setup_seconds, t.loss,
+              static_cast<long long>(PeakRssBytes()), static_cast<long long>(t.trainable_params),
+              static_cast<long long>(t.param_bytes), static_cast<long long>(t.gradient_bytes),
+              static_cast<long long>(t.activation_bytes));
+}
+
+RowResult RunRowInChild(const BenchRow& row) {
+  RowResult result;
+  result.row = &row;
+  const ChildRun run = RunSelf(ChildArgs(row));
+  result.others_cores = run.others_cores;
+  const bool exited_ok = WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
+  if (!exited_ok || !ParseResultLine(run.out, &result)) result.error = ExitDescription(run.status);
+  return result;
+}
+
+// The child's side: one row, one result line on stdout.
+int RunOneRow(const std::string& name) {
+  const BenchRow* row = FindBenchRow(name);
+  if (row == nullptr) {
+    std::fprintf(stderr, "braid_bench_training: unknown row '%s' (see --list)\n", name.c_str());
+    return 2;
+  }
+  RowOptions o;
+  o.threads = FLAGS_threads;
+  o.executor = FLAGS_executor;
+  o.warmup = FLAGS_warmup;
+  o.min_iters = FLAGS_min_iters;
+  o.max_iters = FLAGS_max_iters;
+  o.min_seconds = FLAGS_min_seconds;
+  o.profile = FLAGS_profile;
+  RowTiming t;
+  try {
+    t = RunBenchRow(*row, o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "braid_bench_training: row %s failed: %s\n", name.c_str(), e.what());
+    return 1;
+  }
+  if (o.profile)
+    std::fprintf(stderr, "%s (%d timed iterations):\n%s", name.c_str(), t.iterations,
+                 t.profile.c_str());
+  PrintResultLine(t);
+  return 0;
+}
+
+std::string Settings() {
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "executor=%s threads=%d (num_workers, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) "
+                "warmup=%d min_iters=%d min_seconds=%g hardware_threads=%u",
+                FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters,
+                FLAGS_min_seconds, std::thread::hardware_concurrency());
+  return line;
+}
+
+void PrintTable(const std::vector<RowResult>& results) {
+  std::printf("\n%-9s %-10s %5s %-5s %10s %12s %9s %9s %9s %6s %8s %7s\n", "model", "input",
+              "batch", "mode", "images/s", "peak RSS MB", "params MB", "grads MB", "acts MB",
+              "iters", "s/iter", "others");
+  for (const RowResult& r : results) {
+    const BenchRow& row = *r.row;
+    std::printf("%-9s %-10s %5lld %-5s ", row.model.c_str(), row.input().c_str(),
+                static_cast<long long>(row.batch), row.mode());
+    if (!r.error.empty()) {
+      std::printf("failed: %s\n", r.error.c_str());
+      continue;
+    }
+    const RowTiming& t = r.timing;
+    std::printf("%10.1f %12.0f %9.0f %9.0f %9.0f %6d %8.3f %7.2f\n", t.images_per_second,
+                r.peak_rss_bytes / 1048576.0, t.param_bytes / 1048576.0,
+                t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0, t.iterations,
+                t.median_seconds, r.others_cores);
+  }
+  std::printf(
+      "\n%s\nimages/s: batch / median timed iteration. peak RSS: the row's child process "
+      "(getrusage ru_maxrss).\nparams, grads, acts: bytes held by blobs at the end (parameters and "
+      "momenta; *_grad* blobs; the rest);\nthe remainder of the peak is op-internal buffers, "
+      "libraries and allocator slack.\nothers: cores' worth of CPU other processes used during "
+      "the row (background load).\n",
+      Settings().c_str());
+}
+
+void PrintJson(const std::vector<RowResult>& results, bool with_results) {
+  std::printf(
+      "{\"tool\": \"braid_bench_training\", \"executor\": \"%s\", \"threads\": %d, "
+      "\"warmup\": %d, \"min_iters\": %d, \"max_iters\": %d, \"min_seconds\": %g, "
+      "\"rows\": [",
+      FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters, FLAGS_max_iters,
+      FLAGS_min_seconds);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const RowResult& r = results[i];
+    const BenchRow& row = *r.row;
+    std::printf(
+        "%s\n  {\"name\": \"%s\", \"model\": \"%s\", \"channels\": %lld, "
+        "\"image_size\": %lld, \"batch\": %lld, \"classes\": %lld, \"mode\": \"%s\"",
+        i ? "," : "", row.name().c_str(), row.model.c_str(), static_cast<long long>(row.channels),
+        static_cast<long long>(row.image_size), static_cast<long long>(row.batch),
+        static_cast<long long>(row.classes), row.mode());
+    if (with_results && r.error.empty()) {
+      const RowTiming& t = r.timing;
+      std::printf(
+          ", \"images_per_second\": %.3f, \"peak_rss_mb\": %.1f, \"iterations\": %d, "
+          "\"median_seconds\": %.6f, \"setup_seconds\": %.3f, \"loss\": %.6g, "
+          "\"others_cores\": %.2f, \"trainable_params\": %lld, \"param_mb\": %.1f, "
+          "\"gradient_mb\": %.1f, \"activation_mb\": %.1f",
+          t.images_per_second, r.peak_rss_bytes / 1048576.0, t.iterations, t.median_seconds,
+          t.setup_seconds, t.loss, r.others_cores, static_cast<long long>(t.trainable_params),
+          t.param_bytes / 1048576.0, t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0);
+    } else if (with_results) {
+      std::printf(", \"error\": \"%s\"", r.error.c_str());
+    }
+    std::printf("}");
+  }
+  std::printf("\n]}\n");
+}
+
+int Main() {
+  if (!FLAGS_row.empty()) return RunOneRow(FLAGS_row);
+  if (FLAGS_threads <= 0 || (FLAGS_executor != "simple" && FLAGS_executor != "dag")) {
+    std::fprintf(stderr,
+                 "braid_bench_training: --threads must be positive and --executor "
+                 "simple or dag\n");
+    return 2;
+  }
+  std::vector<RowResult> results;
+  for (const BenchRow* row : SelectedRows()) results.push_back({.row = row});
+  if (FLAGS_list) {
+    if (FLAGS_json) {
+      PrintJson(results, /*with_results=*/false);
+    } else {
+      for (const RowResult& r : results) std::printf("%s\n", r.row->name().c_str());
+    }
+    return 0;
+  }
+  const std::string threads = std::to_string(FLAGS_threads);
+  setenv("OMP_NUM_THREADS", threads.c_str(), 1);
+  setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
+  std::fprintf(stderr, "braid_bench_training: %s\n", Settings().c_str());
+  for (RowResult& r : results) {
+    r = RunRowInChild(*r.row);
+    if (r.error.empty()) {
+      std::fprintf(stderr, "  %-20s %9.1f images/s %8.0f MB  (%d iterations, others %.2f)\n",
+                   r.row->name().c_str(), r.timing.images_per_second, r.peak_rss_bytes / 1048576.0,
+                   r.timing.iterations, r.others_cores);
+    } else {
+      std::fprintf(stderr, "  %-20s failed: %s\n", r.row->name().c_str(), r.error.c_str());
+    }
+  }
+  if (FLAGS_json) {
+    PrintJson(results, /*with_results=*/true);
+  } else {
+    PrintTable(results);
+  }
+  bool all_ok = true;
+  for (const RowResult& r : results) all_ok &= r.error.empty();
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace braid::bench
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("images/s and peak RSS of ResNet training and inference");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  return braid::bench::Main();
+}

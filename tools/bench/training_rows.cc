@@ -1,0 +1,194 @@
+#include "tools/bench/training_rows.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "runtime/net.h"
+#include "runtime/op_type_profile.h"
+#include "runtime/status.h"
+#include "runtime/workspace.h"
+#include "tools/models/resnet.h"
+#include "tools/models/training_nets.h"
+
+namespace braid::bench {
+namespace {
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The reader serves a synthetic set of one batch's size, so the uint8 images it keeps are one
+// batch (PyTorch's side of compare_pytorch.py keeps the same), and decodes at most two batches
+// ahead on its own thread.
+OperatorDef SyntheticReader(const BenchRow& row, const std::string& name) {
+  OperatorDef op;
+  op.set_type("IdxImageInput");
+  op.set_name(name);
+  AddIntArg(&op, "batch_size", row.batch);
+  AddIntArg(&op, "channels", row.channels);
+  AddIntArg(&op, "height", row.image_size);
+  AddIntArg(&op, "width", row.image_size);
+  AddIntArg(&op, "num_classes", row.classes);
+  AddIntArg(&op, "synthetic", 1);
+  AddIntArg(&op, "synthetic_examples", row.batch);
+  AddIntArg(&op, "prefetch", 2);
+  AddIntArg(&op, "seed", 1);
+  AddFloatArg(&op, "mean", 0.5f);
+  AddFloatArg(&op, "std", 0.25f);
+  return op;
+}
+
+TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
+  const ResNetSpec spec = ResNetSpecFromName(row.model, row.channels, row.classes);
+  TrainingNetsSpec nets_spec;
+  nets_spec.name = row.model;
+  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, spec, data);
+  };
+  nets_spec.train_input = SyntheticReader(row, "train_reader");
+  nets_spec.test_input = SyntheticReader(row, "test_reader");
+  // A fixed small rate keeps random-label training finite for any number of iterations.
+  nets_spec.optimizer.lr.policy = "fixed";
+  nets_spec.optimizer.lr.base_lr = 0.01f;
+  TrainingNets nets = BuildTrainingNets(nets_spec);
+  for (NetDef* net : {&nets.train, &nets.test}) {
+    net->set_type(options.executor);
+    Argument* workers = net->add_arg();
+    workers->set_name("num_workers");
+    workers->set_i(options.threads);
+  }
+  return nets;
+}
+
+// The ops of `init` that create a blob `net` reads: inference needs no momenta or counter.
+NetDef InitNetFor(const NetDef& init, const NetDef& net) {
+  std::set<std::string> read;
+  for (const OperatorDef& op : net.op()) read.insert(op.input().begin(), op.input().end());
+  NetDef kept = init;
+  kept.clear_op();
+  for (const OperatorDef& op : init.op()) {
+    const bool needed = std::any_of(op.output().begin(), op.output().end(),
+                                    [&](const std::string& out) { return read.count(out) > 0; });
+    if (needed) *kept.add_op() = op;
+  }
+  return kept;
+}
+
+void RunOrThrow(Net* net) {
+  const Status status = net->Run();
+  if (!status.ok()) throw Error(status);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Timed iterations until min_iters and min_seconds are both reached, or max_iters.
+std::vector<double> TimeIterations(Net* net, const RowOptions& o) {
+  std::vector<double> seconds;
+  double total = 0;
+  while (static_cast<int>(seconds.size()) < o.max_iters &&
+         (static_cast<int>(seconds.size()) < o.min_iters || total < o.min_seconds)) {
+    const double start = NowSeconds();
+    RunOrThrow(net);
+    seconds.push_back(NowSeconds() - start);
+    total += seconds.back();
+  }
+  return seconds;
+}
+
+void CountBlobBytes(const Workspace& ws, const NetDef& init, RowTiming* t) {
+  std::set<std::string> made_by_init;
+  for (const OperatorDef& op : init.op()) {
+    made_by_init.insert(op.output().begin(), op.output().end());
+  }
+  std::set<const void*> counted;
+  for (const std::string& name : ws.LocalBlobNames()) {
+    const Tensor* tensor = ws.GetBlob(name);
+    if (!tensor->storage() || !counted.insert(tensor->storage().get()).second) continue;
+    const auto bytes = static_cast<int64_t>(tensor->capacity());
+    if (made_by_init.count(name)) {
+      t->param_bytes += bytes;
+    } else if (name.find("_grad") != std::string::npos) {
+      t->gradient_bytes += bytes;
+    } else {
+      t->activation_bytes += bytes;
+    }
+  }
+}
+
+}  // namespace
+
+std::string BenchRow::name() const { return model + "-b" + std::to_string(batch) + "-" + mode(); }
+
+std::string BenchRow::input() const {
+  const std::string side = std::to_string(image_size);
+  return std::to_string(channels) + "x" + side + "x" + side;
+}
+
+const std::vector<BenchRow>& BenchRows() {
+  static const auto* rows = [] {
+    auto* all = new std::vector<BenchRow>;
+    const BenchRow shapes[] = {{"resnet20", 1, 28, 64, 10},
+                               {"resnet18", 3, 224, 8, 1000},
+                               {"resnet18", 3, 224, 32, 1000},
+                               {"resnet50", 3, 224, 8, 1000},
+                               {"resnet50", 3, 224, 32, 1000}};
+    for (const BenchRow& shape : shapes) {
+      for (bool training : {true, false}) {
+        BenchRow row = shape;
+        row.training = training;
+        all->push_back(row);
+      }
+    }
+    return all;
+  }();
+  return *rows;
+}
+
+const BenchRow* FindBenchRow(const std::string& name) {
+  for (const BenchRow& row : BenchRows()) {
+    if (row.name() == name) return &row;
+  }
+  return nullptr;
+}
+
+RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
+  const double setup_start = NowSeconds();
+  const TrainingNets nets = BuildNets(row, options);
+  const NetDef& def = row.training ? nets.train : nets.test;
+  OpTypeProfile profile;  // outlives the net that reports to it
+  Workspace ws;
+  const NetDef init_net = InitNetFor(nets.params.init_net, def);
+  const Status init = ws.RunNetOnce(init_net);
+  if (!init.ok()) throw Error(init);
+  Net* net = ws.CreateNet(def);
+  for (int i = 0; i < options.warmup; ++i) RunOrThrow(net);
+
+  RowTiming t;
+  t.trainable_params = nets.params.TrainableCount();
+  t.setup_seconds = NowSeconds() - setup_start;
+  if (options.profile) net->AddObserver(&profile);
+  const std::vector<double> seconds = TimeIterations(net, options);
+  t.iterations = static_cast<int>(seconds.size());
+  for (double s : seconds) t.seconds += s;
+  t.median_seconds = Median(seconds);
+  t.images_per_second = static_cast<double>(row.batch) / t.median_seconds;
+  t.loss = ws.GetBlob(row.training ? nets.loss : nets.test_loss)->data<float>()[0];
+  if (options.profile) t.profile = profile.Table();
+  CountBlobBytes(ws, init_net, &t);
+  return t;
+}
+
+int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports kilobytes
+}
+
+}  // namespace braid::bench

@@ -1,0 +1,84 @@
+// The rows of braid_bench_training and how one row is timed.
+//
+// A row is a ResNet (tools/models/resnet.h) at one input shape and batch size, in one mode:
+//   train  the train net of BuildTrainingNets (synthetic IdxImageInput reader, forward, loss,
+//          gradients, Iter, LearningRate, one MomentumSGDUpdate per parameter);
+//   infer  its test net (SpatialBN is_test=1, no gradients), with only the parameters it reads.
+// RunBenchRow builds the row's nets in a fresh workspace, runs `warmup` untimed iterations (the
+// first one allocates), then timed iterations until both `min_iters` and `min_seconds` are reached
+// (or `max_iters`), and reports the median iteration time.
+//
+//   const BenchRow* row = FindBenchRow("resnet50-b32-train");
+//   RowTiming t = RunBenchRow(*row, {.threads = 2, .executor = "simple"});
+//   std::printf("%.1f images/s\n", t.images_per_second);
+//
+// Peak memory is the process's (getrusage), so a process should run one row; braid_bench_training
+// runs each row in its own child process.
+//
+// Errors: a failing op or an invalid net throws braid::Error.
+// Thread safety: RunBenchRow uses its own workspace; the row table is immutable.
+#ifndef BRAID_TOOLS_BENCH_TRAINING_ROWS_H_
+#define BRAID_TOOLS_BENCH_TRAINING_ROWS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace braid::bench {
+
+struct BenchRow {
+  std::string model;  // a ResNetSpecFromName name
+  int64_t channels = 3;
+  int64_t image_size = 224;  // height and width
+  int64_t batch = 32;
+  int64_t classes = 1000;
+  bool training = true;
+
+  const char* mode() const { return training ? "train" : "infer"; }
+  // "resnet50-b32-train": what --rows matches and --row names.
+  std::string name() const;
+  // "3x224x224"
+  std::string input() const;
+};
+
+// resnet20 1x28x28 b64; resnet18 and resnet50 3x224x224 b8 and b32; each in train and infer mode.
+const std::vector<BenchRow>& BenchRows();
+// The row called `name`, or null.
+const BenchRow* FindBenchRow(const std::string& name);
+
+struct RowOptions {
+  int threads = 2;  // the net's num_workers
+  std::string executor = "simple";
+  int warmup = 1;
+  int min_iters = 2;
+  int max_iters = 200;
+  double min_seconds = 5;
+  bool profile = false;  // collect an OpTypeProfile of the timed iterations
+};
+
+struct RowTiming {
+  int iterations = 0;
+  double seconds = 0;         // all timed iterations
+  double median_seconds = 0;  // one iteration
+  double images_per_second = 0;
+  double setup_seconds = 0;      // building the nets, the init net and the warm-up iterations
+  float loss = 0;                // of the last iteration, to show the run stayed finite
+  int64_t trainable_params = 0;  // to check another framework's copy of the model
+  // Bytes held by the workspace's blobs after the run (each storage counted once): parameters,
+  // momenta and the counter (what the init net made); blobs named *_grad*; everything else
+  // (activations, the reader's batch). The rest of the peak RSS is op-internal buffers (oneDNN
+  // reorders and scratchpads), the libraries and the allocator's slack.
+  int64_t param_bytes = 0;
+  int64_t gradient_bytes = 0;
+  int64_t activation_bytes = 0;
+  std::string profile;  // OpTypeProfile::Table() when options.profile
+};
+
+RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options);
+
+// Peak resident set size of this process in bytes (getrusage(RUSAGE_SELF).ru_maxrss).
+int64_t PeakRssBytes();
+
+}  // namespace braid::bench
+
+#endif  // BRAID_TOOLS_BENCH_TRAINING_ROWS_H_
