@@ -42,12 +42,6 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape, Device device) : device_
   Resize(dtype, std::move(shape));
 }
 
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape_) n *= d;
-  return n;
-}
-
 std::string Tensor::ShapeString() const {
   std::string s = std::string(DTypeName(dtype_)) + "[";
   for (size_t i = 0; i < shape_.size(); ++i) s += (i ? "," : "") + std::to_string(shape_[i]);
@@ -59,6 +53,8 @@ void Tensor::Reshape(std::vector<int64_t> shape) {
     if (d < 0) throw Error(Status::InvalidArgument("negative dimension in shape"));
   }
   shape_ = std::move(shape);
+  numel_ = 1;
+  for (int64_t d : shape_) numel_ *= d;
 }
 
 void Tensor::Resize(DType dtype, std::vector<int64_t> shape) {
@@ -91,6 +87,7 @@ void* Tensor::raw_mutable_data(DType dtype) {
 void Tensor::ShareData(const Tensor& other) {
   storage_ = other.storage_;
   shape_ = other.shape_;
+  numel_ = other.numel_;
   dtype_ = other.dtype_;
   device_ = other.device_;
 }

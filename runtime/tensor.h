@@ -65,7 +65,7 @@ class Tensor {
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t dim(int i) const { return shape_.at(i); }
   int ndim() const { return static_cast<int>(shape_.size()); }
-  int64_t numel() const;
+  int64_t numel() const { return numel_; }  // cached: kernels may call it in loop conditions
   size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
   const Device& device() const { return device_; }
   // Bytes available without allocating (0 before the first write).
@@ -107,6 +107,7 @@ class Tensor {
   Device device_;
   DType dtype_ = DType::kFloat32;
   std::vector<int64_t> shape_;
+  int64_t numel_ = 1;  // product of shape_, kept in step by every shape change
   std::shared_ptr<Storage> storage_;
 };
 

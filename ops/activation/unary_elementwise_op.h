@@ -36,7 +36,8 @@ class UnaryElementwiseOp final : public OperatorBase {
     float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
     const float* xs = x.data<float>();  // after mutable_data: Y may be X
     const Functor f;
-    for (int64_t i = 0; i < x.numel(); ++i) y[i] = f(xs[i]);
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) y[i] = f(xs[i]);
   }
 };
 

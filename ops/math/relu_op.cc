@@ -30,7 +30,8 @@ void ReluOp::Run() {
   const Tensor& x = Input(0);
   float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
   const float* xs = x.data<float>();  // after mutable_data: Y may be X
-  for (int64_t i = 0; i < x.numel(); ++i) y[i] = std::max(xs[i], 0.f);
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(xs[i], 0.f);
 }
 
 void ReluGradientOp::Run() {
@@ -41,7 +42,8 @@ void ReluGradientOp::Run() {
   float* dx = Output(0, DType::kFloat32, dy.shape())->mutable_data<float>();
   const float* ys = Input(0).data<float>();
   const float* dys = dy.data<float>();  // after mutable_data: dX may be dY
-  for (int64_t i = 0; i < dy.numel(); ++i) dx[i] = ys[i] > 0.f ? dys[i] : 0.f;
+  const int64_t n = dy.numel();
+  for (int64_t i = 0; i < n; ++i) dx[i] = ys[i] > 0.f ? dys[i] : 0.f;
 }
 
 BRAID_OPERATOR_SCHEMA(Relu)
