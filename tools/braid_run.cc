@@ -28,6 +28,7 @@
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
+#include "tools/command_line.h"
 
 DEFINE_string(init, "", "init net run once, in the same workspace, before NET");
 DEFINE_string(executor, "", "executor replacing NetDef.type: simple or dag");
@@ -35,16 +36,8 @@ DEFINE_int32(threads, 0, "worker threads for the dag executor (sets the num_work
 DEFINE_int32(iters, 1, "iterations of NET to run");
 DEFINE_string(trace, "", "write a Chrome-trace JSON of every op run to this file");
 
-// gflags ends the process through this pointer on a bad flag (with status 1). It is exported by
-// libgflags but not declared in its headers; braid_run points it at an exit with status 2.
-namespace google {
-extern void (*gflags_exitfunc)(int);
-}  // namespace google
-
 namespace braid {
 namespace {
-
-constexpr int kExitBadFlags = 2;
 
 struct RunOptions {
   std::string net_path;
@@ -61,18 +54,18 @@ struct RunOptions {
 }
 
 RunOptions ParseFlags(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  std::vector<std::string> nets = ParseCommandLine(
+      argc, argv,
       "braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K] "
       "[--trace FILE]");
-  google::gflags_exitfunc = [](int code) { std::exit(code == 0 ? 0 : kExitBadFlags); };
-  gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
-  if (argc != 2) ExitBadFlags("expected exactly one NET file, got " + std::to_string(argc - 1));
+  if (nets.size() != 1)
+    ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()));
   if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
     ExitBadFlags("--executor must be 'simple' or 'dag', got '" + FLAGS_executor + "'");
   }
   if (FLAGS_threads < 0) ExitBadFlags("--threads must be >= 0");
   if (FLAGS_iters < 1) ExitBadFlags("--iters must be >= 1");
-  return {argv[1], FLAGS_init, FLAGS_executor, FLAGS_threads, FLAGS_iters, FLAGS_trace};
+  return {nets[0], FLAGS_init, FLAGS_executor, FLAGS_threads, FLAGS_iters, FLAGS_trace};
 }
 
 void ThrowIfError(const Status& status) {

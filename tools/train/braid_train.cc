@@ -20,6 +20,7 @@
 
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
+#include "tools/command_line.h"
 #include "tools/models/model_builder.h"
 #include "tools/train/trainer.h"
 
@@ -50,29 +51,8 @@ DEFINE_int64(channels, 1, "synthetic data: image channels");
 DEFINE_int64(classes, 10, "synthetic data: classes");
 DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into this directory");
 
-// gflags ends the process through this pointer on a bad flag; exported by libgflags but not
-// declared in its headers (see tools/braid_run.cc).
-namespace google {
-extern void (*gflags_exitfunc)(int);
-}  // namespace google
-
 namespace braid {
 namespace {
-
-constexpr int kExitBadFlags = 2;
-
-// "--batch-size=64" -> "--batch_size=64": gflags only knows underscores.
-std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (std::string& arg : args) {
-    if (arg.rfind("--", 0) != 0) continue;
-    const size_t end = std::min(arg.find('='), arg.size());
-    for (size_t i = 2; i < end; ++i) {
-      if (arg[i] == '-') arg[i] = '_';
-    }
-  }
-  return args;
-}
 
 TrainerOptions OptionsFromFlags() {
   TrainerOptions o;
@@ -125,20 +105,14 @@ void Train(const TrainerOptions& options) {
 int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
-  gflags::SetUsageMessage(
+  const std::vector<std::string> positional = braid::ParseCommandLine(
+      argc, argv,
       "braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--batch-size 64] "
       "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|fixed] [--momentum 0.9] "
       "[--weight-decay 1e-4] [--executor simple|dag] [--threads N] [--checkpoint PATH] "
       "[--resume] [--seed 1]");
-  google::gflags_exitfunc = [](int code) { std::exit(code == 0 ? 0 : braid::kExitBadFlags); };
-  std::vector<std::string> args = braid::UnderscoreFlagNames(argc, argv);
-  std::vector<char*> arg_pointers;
-  for (std::string& arg : args) arg_pointers.push_back(arg.data());
-  int parsed_argc = static_cast<int>(arg_pointers.size());
-  char** parsed_argv = arg_pointers.data();
-  gflags::ParseCommandLineFlags(&parsed_argc, &parsed_argv, /*remove_flags=*/true);
-  if (parsed_argc != 1) {
-    std::cerr << "braid_train: unexpected argument '" << parsed_argv[1] << "'\n"
+  if (!positional.empty()) {
+    std::cerr << "braid_train: unexpected argument '" << positional[0] << "'\n"
               << gflags::ProgramUsage() << "\n";
     return braid::kExitBadFlags;
   }

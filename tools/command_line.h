@@ -1,0 +1,23 @@
+// Command-line conventions shared by braid's binaries (braid_run, braid_train, ...).
+//
+// Exit codes: 0 success, 1 a failure (its Status on one stderr line), kExitBadFlags for bad flags.
+// ParseCommandLine parses gflags so that an unknown or malformed flag exits with kExitBadFlags
+// (gflags alone would exit with 1), and accepts dashes in flag names (--batch-size means
+// --batch_size). It returns the positional arguments, argv[0] excluded.
+//
+//   std::vector<std::string> nets = ParseCommandLine(argc, argv, "braid_run NET [--iters K]");
+#ifndef BRAID_TOOLS_COMMAND_LINE_H_
+#define BRAID_TOOLS_COMMAND_LINE_H_
+
+#include <string>
+#include <vector>
+
+namespace braid {
+
+constexpr int kExitBadFlags = 2;
+
+std::vector<std::string> ParseCommandLine(int argc, char** argv, const std::string& usage);
+
+}  // namespace braid
+
+#endif  // BRAID_TOOLS_COMMAND_LINE_H_
