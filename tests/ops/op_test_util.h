@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +22,17 @@
 #include "runtime/workspace.h"
 
 namespace braid::test {
+
+// Sample mean and (population) standard deviation, for checking random fills.
+inline double Mean(const std::vector<float>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+inline double StdDev(const std::vector<float>& v) {
+  const double mean = Mean(v);
+  double sq = 0;
+  for (float x : v) sq += (x - mean) * (x - mean);
+  return std::sqrt(sq / static_cast<double>(v.size()));
+}
 
 OperatorDef ParseOp(const std::string& text);
 // A net named "test" holding the ops, each given in OperatorDef text format.

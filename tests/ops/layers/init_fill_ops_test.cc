@@ -13,17 +13,6 @@
 namespace braid::test {
 namespace {
 
-double Mean(const std::vector<float>& v) {
-  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-double StdDev(const std::vector<float>& v) {
-  const double mean = Mean(v);
-  double sq = 0;
-  for (float x : v) sq += (x - mean) * (x - mean);
-  return std::sqrt(sq / static_cast<double>(v.size()));
-}
-
 TEST(XavierFillTest, UniformWithinSqrtThreeOverFanIn) {
   Workspace ws;
   ASSERT_TRUE(
