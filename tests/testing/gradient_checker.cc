@@ -303,4 +303,37 @@ std::string CompareInput(const OperatorDef& op, ForwardEvaluator* forward,
   }
 }
 
+::testing::AssertionResult CheckNetGradient(Net* forward, Workspace* ws, const std::string& blob,
+                                            const std::string& loss,
+                                            const std::vector<float>& analytic, size_t stride,
+                                            const GradientCheckOptions& options) {
+  Tensor* x = ws->GetBlob(blob);
+  if (x == nullptr || static_cast<size_t>(x->numel()) != analytic.size()) {
+    return ::testing::AssertionFailure() << "blob '" << blob << "' does not match its gradient";
+  }
+  auto loss_sum = [&]() -> double {
+    Status s = forward->Run();
+    if (!s.ok()) throw Error(s);
+    const Tensor* l = ws->GetBlob(loss);
+    double sum = 0;
+    for (int64_t i = 0; i < l->numel(); ++i) sum += l->data<float>()[i];
+    return sum;
+  };
+  float* values = x->mutable_data<float>();
+  for (size_t j = 0; j < analytic.size(); j += stride) {
+    const float original = values[j];
+    values[j] = original + options.step;
+    const double plus = loss_sum();
+    values[j] = original - options.step;
+    const double minus = loss_sum();
+    values[j] = original;
+    const double numeric = (plus - minus) / (2 * options.step);
+    if (std::abs(analytic[j] - numeric) > options.tolerance * std::max(1.0, std::abs(numeric))) {
+      return ::testing::AssertionFailure()
+             << blob << " element " << j << ": analytic " << analytic[j] << ", numeric " << numeric;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace braid::testing

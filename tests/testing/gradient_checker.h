@@ -26,9 +26,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/net.h"
 #include "runtime/workspace.h"
 
 namespace braid::testing {
@@ -48,6 +50,14 @@ struct GradientCheckOptions {
 // double). On failure the message names the input, the worst element, both values.
 ::testing::AssertionResult CheckGradient(const OperatorDef& op, Workspace* ws,
                                          const GradientCheckOptions& options = {});
+
+// For a whole net: compares `analytic`, the gradient of sum(`loss`) with respect to `blob` (as an
+// autodiff-built backward pass computed it), with central finite differences of sum(`loss`) after
+// running `forward` (a net in *ws computing `loss` from `blob`), on every `stride`-th element.
+::testing::AssertionResult CheckNetGradient(Net* forward, Workspace* ws, const std::string& blob,
+                                            const std::string& loss,
+                                            const std::vector<float>& analytic, size_t stride = 1,
+                                            const GradientCheckOptions& options = {});
 
 }  // namespace braid::testing
 

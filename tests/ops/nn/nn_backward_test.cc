@@ -13,6 +13,7 @@
 #include "ops/op_test_util.h"
 #include "runtime/autodiff.h"
 #include "runtime/net.h"
+#include "testing/gradient_checker.h"
 
 namespace braid::test {
 namespace {
@@ -56,12 +57,6 @@ void FeedCnn(Workspace* ws, unsigned seed) {
   }
 }
 
-double SumOf(const Workspace& ws, const std::string& name) {
-  double sum = 0;
-  for (float v : Fetch<float>(ws, name)) sum += v;
-  return sum;
-}
-
 TEST(NnBackwardTest, CnnGradientsMatchFiniteDifferences) {
   constexpr unsigned kSeed = 5;
   SCOPED_TRACE("seed " + std::to_string(kSeed));
@@ -71,7 +66,6 @@ TEST(NnBackwardTest, CnnGradientsMatchFiniteDifferences) {
   const GradientMap grads = AddGradientOperators(&train, {"L"});
   ASSERT_TRUE(ws.CreateNet(train)->Run().ok());
   Net* forward = ws.CreateNet(CnnNet("forward", "simple"));
-  constexpr float kStep = 1e-3f;
   for (const std::string name : {"W1", "b1", "s", "bias", "W2", "X"}) {
     ASSERT_EQ(grads.count(name), 1u) << name;
     const std::vector<float> analytic = Fetch<float>(ws, grads.at(name));
@@ -83,22 +77,9 @@ TEST(NnBackwardTest, CnnGradientsMatchFiniteDifferences) {
     } else {
       EXPECT_GT(largest, 0.01f) << name << ": a gradient this small checks nothing";
     }
-    float* x = ws.GetBlob(name)->mutable_data<float>();
     // Every element of the small blobs, every 7th of the large ones.
-    const size_t stride = analytic.size() > 64 ? 7 : 1;
-    for (size_t j = 0; j < analytic.size(); j += stride) {
-      const float original = x[j];
-      x[j] = original + kStep;
-      ASSERT_TRUE(forward->Run().ok());
-      const double plus = SumOf(ws, "L");
-      x[j] = original - kStep;
-      ASSERT_TRUE(forward->Run().ok());
-      const double minus = SumOf(ws, "L");
-      x[j] = original;
-      const double numeric = (plus - minus) / (2 * kStep);
-      EXPECT_NEAR(analytic[j], numeric, 1e-2 * std::max(1.0, std::abs(numeric)))
-          << name << " element " << j;
-    }
+    EXPECT_TRUE(
+        testing::CheckNetGradient(forward, &ws, name, "L", analytic, analytic.size() > 64 ? 7 : 1));
   }
 }
 
