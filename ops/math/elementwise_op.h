@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
@@ -44,14 +45,7 @@ class BinaryElementwiseOp final : public OperatorBase {
   void Run() override {
     CheckInputType(*this, 0, {DType::kFloat32, DType::kInt32, DType::kInt64});
     CheckInputType(*this, 1, {Input(0).dtype()});
-    switch (Input(0).dtype()) {
-      case DType::kInt32:
-        return RunTyped<int32_t>();
-      case DType::kInt64:
-        return RunTyped<int64_t>();
-      default:
-        return RunTyped<float>();
-    }
+    DispatchArithmetic(Input(0).dtype(), [this](auto zero) { RunTyped<decltype(zero)>(); });
   }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
@@ -33,14 +34,7 @@ void SumOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32, DType::kInt32, DType::kInt64});
   for (int i = 1; i < InputSize(); ++i) CheckInputType(*this, i, {Input(0).dtype()});
   InferSumShape(def(), InputShapeInfos(*this));
-  switch (Input(0).dtype()) {
-    case DType::kInt32:
-      return RunTyped<int32_t>();
-    case DType::kInt64:
-      return RunTyped<int64_t>();
-    default:
-      return RunTyped<float>();
-  }
+  DispatchArithmetic(Input(0).dtype(), [this](auto zero) { RunTyped<decltype(zero)>(); });
 }
 
 template <typename T>
