@@ -39,10 +39,9 @@ std::vector<std::vector<int>> FuseChains(const DataflowGraph& g, std::vector<int
 
 DagNet::DagNet(const NetDef& def, Workspace* ws)
     : Net(def, ws),
-      num_workers_(NumWorkers(def)),
       first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
           "first_iter_only_one_worker", NeedsSingleThreadedFirstRun(def))),
-      arena_(num_workers_) {
+      arena_(NumWorkers(def)) {
   DataflowGraph g = BuildDataflow(def);
   std::vector<int> chain_of;
   std::vector<std::vector<int>> chains = FuseChains(g, &chain_of);

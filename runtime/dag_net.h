@@ -35,7 +35,6 @@ class DagNet final : public Net {
   DagNet(const NetDef& def, Workspace* ws);
   ~DagNet() override;
 
-  int num_workers() const { return num_workers_; }
   int num_chains() const { return static_cast<int>(chains_.size()); }
   bool first_iter_only_one_worker() const { return first_iter_only_one_worker_; }
 
@@ -57,7 +56,6 @@ class DagNet final : public Net {
   void BuildGraph(const std::vector<std::vector<int>>& chain_children);
   void RunChain(ChainSlice slice);
 
-  int num_workers_;
   bool first_iter_only_one_worker_;
   std::vector<ChainSlice> chains_;
   std::vector<OperatorBase*> slots_;  // every chain's slice, chain after chain
