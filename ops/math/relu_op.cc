@@ -43,7 +43,12 @@ void ReluGradientOp::Run() {
   const float* ys = Input(0).data<float>();
   const float* dys = dy.data<float>();  // after mutable_data: dX may be dY
   const int64_t n = dy.numel();
-  for (int64_t i = 0; i < n; ++i) dx[i] = ys[i] > 0.f ? dys[i] : 0.f;
+  // Both loads unconditional, so the select compiles to a vector blend, not a branch per element
+  // (a mispredicted branch on random signs made this 20x slower than Relu).
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = dys[i];
+    dx[i] = ys[i] > 0.f ? d : 0.f;
+  }
 }
 
 BRAID_OPERATOR_SCHEMA(Relu)
