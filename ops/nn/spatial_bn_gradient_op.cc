@@ -27,14 +27,18 @@ void SpatialBNGradientOp::Prepare() {
   const std::string key = CacheKey("SpatialBNGradient").Add(s.DnnlDims()).AddFloat(epsilon).str();
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, epsilon] {
     Plan plan;
-    plan.data = PlainDesc(s.DnnlDims());
     plan.channel = PlainDesc({s.channels});
+    const dnnl::memory::desc plain = PlainDesc(s.DnnlDims());
     try {
+      const dnnl::batch_normalization_forward::primitive_desc hint = MakeBnDesc(s, epsilon, false);
       const dnnl::batch_normalization_backward::primitive_desc pd(
           dnnl::batch_normalization_backward::desc(
-              dnnl::prop_kind::backward, plan.data, plan.data, epsilon,
+              dnnl::prop_kind::backward, hint.dst_desc(), hint.src_desc(), epsilon,
               dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
-          UserScratchpadAttr(), Engine(), MakeBnTrainingDesc(s, epsilon));
+          UserScratchpadAttr(), Engine(), hint);
+      plan.src = LayoutBridge(plain, pd.src_desc(), true);
+      plan.diff_dst = LayoutBridge(plain, pd.diff_dst_desc(), true);
+      plan.diff_src = LayoutBridge(plain, pd.diff_src_desc(), false);
       plan.backward = DnnlPrimitive::Of<dnnl::batch_normalization_backward>(pd);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, "a batch normalization gradient for X " + DimsString(s.x_dims));
@@ -48,9 +52,9 @@ void SpatialBNGradientOp::Prepare() {
 
 void SpatialBNGradientOp::Bind(const Plan& plan) {
   const size_t channel_bytes = shapes_.channels * sizeof(float);
-  src_ = MemoryOf(plan.data);
-  diff_dst_ = MemoryOf(plan.data);
-  diff_src_ = MemoryOf(plan.data);
+  src_ = BoundTensor(plan.src);
+  diff_dst_ = BoundTensor(plan.diff_dst);
+  diff_src_ = BoundTensor(plan.diff_src);
   scale_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
   variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(channel_bytes));
@@ -60,14 +64,15 @@ void SpatialBNGradientOp::Bind(const Plan& plan) {
   auto* unused_shift = static_cast<float*>(shift_buffer_.Reserve(channel_bytes));
   std::fill_n(unused_shift, shapes_.channels, 0.f);
   backward_ = BoundPrimitive(plan.backward);
-  const std::pair<int, const dnnl::memory*> args[] = {{DNNL_ARG_SRC, &src_},
-                                                      {DNNL_ARG_DIFF_DST, &diff_dst_},
-                                                      {DNNL_ARG_SCALE, &scale_},
-                                                      {DNNL_ARG_MEAN, &mean_},
-                                                      {DNNL_ARG_VARIANCE, &variance_},
-                                                      {DNNL_ARG_DIFF_SRC, &diff_src_},
-                                                      {DNNL_ARG_DIFF_SCALE, &diff_scale_},
-                                                      {DNNL_ARG_DIFF_SHIFT, &diff_shift_}};
+  const std::pair<int, const dnnl::memory*> args[] = {
+      {DNNL_ARG_SRC, &src_.at_primitive()},
+      {DNNL_ARG_DIFF_DST, &diff_dst_.at_primitive()},
+      {DNNL_ARG_SCALE, &scale_},
+      {DNNL_ARG_MEAN, &mean_},
+      {DNNL_ARG_VARIANCE, &variance_},
+      {DNNL_ARG_DIFF_SRC, &diff_src_.at_primitive()},
+      {DNNL_ARG_DIFF_SCALE, &diff_scale_},
+      {DNNL_ARG_DIFF_SHIFT, &diff_shift_}};
   for (const auto& [arg, memory] : args) backward_.Bind(arg, *memory);
   backward_.Bind(DNNL_ARG_SHIFT, MemoryOf(plan.channel, unused_shift));
 }
@@ -91,14 +96,17 @@ void SpatialBNGradientOp::Run() {
   const float* inv_std = Input(4).data<float>();
   auto* variance = static_cast<float*>(variance_.get_data_handle());
   for (int64_t i = 0; i < c; ++i) variance[i] = 1.f / (inv_std[i] * inv_std[i]) - epsilon_;
-  Point(src_, Input(0).data<float>());
-  Point(diff_dst_, Input(2).data<float>());
+  src_.Point(Input(0).data<float>());
+  diff_dst_.Point(Input(2).data<float>());
   Point(scale_, Input(1).data<float>());
   Point(mean_, Input(3).data<float>());
-  Point(diff_src_, dx);
+  diff_src_.Point(dx);
   Point(diff_scale_, dscale);
   Point(diff_shift_, dbias);
+  src_.Reorder();
+  diff_dst_.Reorder();
   backward_.Run();
+  diff_src_.Reorder();
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNGradient)

@@ -5,7 +5,8 @@
 //
 // saved_mean and saved_inv_var are the forward op's outputs 3 and 4; the batch variance oneDNN
 // needs is recovered as 1 / saved_inv_var^2 - epsilon (epsilon: the forward op's argument, which
-// the gradient maker copies). Plain NCHW layout, X seen as [N, C, spatial size, 1].
+// the gradient maker copies). X seen as [N, C, spatial size, 1], on the forward's layout (blocked
+// where oneDNN has a JIT kernel for it: X and dY are reordered into op-owned buffers, dX back).
 #ifndef BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_
 #define BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_
 
@@ -32,7 +33,8 @@ class SpatialBNGradientOp final : public OperatorBase {
  private:
   struct Plan {
     DnnlPrimitive backward;
-    dnnl::memory::desc data, channel;
+    LayoutBridge src, diff_dst, diff_src;
+    dnnl::memory::desc channel;
   };
   void Prepare();
   void Bind(const Plan& plan);
@@ -41,7 +43,8 @@ class SpatialBNGradientOp final : public OperatorBase {
   SpatialBnShapes shapes_;
   float epsilon_ = 1e-5f;
   std::shared_ptr<const Plan> plan_;
-  dnnl::memory src_, diff_dst_, scale_, mean_, diff_src_, diff_scale_, diff_shift_;
+  BoundTensor src_, diff_dst_, diff_src_;
+  dnnl::memory scale_, mean_, diff_scale_, diff_shift_;
   dnnl::memory variance_;  // from saved_inv_var, in variance_buffer_
   ScratchBuffer variance_buffer_, shift_buffer_;
   BoundPrimitive backward_;

@@ -63,12 +63,33 @@ SpatialBnShapes ComputeSpatialBnShapes(const OperatorDef& def, const std::vector
   return s;
 }
 
-batch_normalization_forward::primitive_desc MakeBnTrainingDesc(const SpatialBnShapes& s,
-                                                               float epsilon) {
-  const batch_normalization_forward::desc desc(
-      dnnl::prop_kind::forward_training, PlainDesc(s.DnnlDims()), epsilon,
-      normalization_flags::use_scale | normalization_flags::use_shift);
-  return batch_normalization_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+namespace {
+
+batch_normalization_forward::primitive_desc MakeBnDesc(const dnnl::memory::desc& data,
+                                                       float epsilon, bool is_test) {
+  normalization_flags flags = normalization_flags::use_scale | normalization_flags::use_shift;
+  if (is_test) flags = flags | normalization_flags::use_global_stats;
+  const dnnl::prop_kind prop =
+      is_test ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training;
+  return batch_normalization_forward::primitive_desc(
+      batch_normalization_forward::desc(prop, data, epsilon, flags), UserScratchpadAttr(),
+      Engine());
+}
+
+}  // namespace
+
+batch_normalization_forward::primitive_desc MakeBnDesc(const SpatialBnShapes& s, float epsilon,
+                                                       bool is_test) {
+  const dnnl::memory::dims dims = s.DnnlDims();
+  for (const dnnl::memory::format_tag blocked :
+       {dnnl::memory::format_tag::aBcd16b, dnnl::memory::format_tag::aBcd8b}) {
+    const int64_t block = blocked == dnnl::memory::format_tag::aBcd16b ? 16 : 8;
+    if (s.channels % block != 0) continue;
+    const batch_normalization_forward::primitive_desc pd = MakeBnDesc(
+        dnnl::memory::desc(dims, dnnl::memory::data_type::f32, blocked), epsilon, is_test);
+    if (std::string(pd.impl_info_str()).find("jit") != std::string::npos) return pd;
+  }
+  return MakeBnDesc(PlainDesc(dims), epsilon, is_test);
 }
 
 void SpatialBNOp::Prepare() {
@@ -85,21 +106,13 @@ void SpatialBNOp::Prepare() {
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, is_test, epsilon] {
     Plan plan;
     try {
-      if (is_test) {
-        const batch_normalization_forward::primitive_desc pd(
-            batch_normalization_forward::desc(
-                dnnl::prop_kind::forward_inference, PlainDesc(s.DnnlDims()), epsilon,
-                normalization_flags::use_global_stats | normalization_flags::use_scale |
-                    normalization_flags::use_shift),
-            UserScratchpadAttr(), Engine());
-        plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(pd);
-      } else {
-        plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(MakeBnTrainingDesc(s, epsilon));
-      }
+      const batch_normalization_forward::primitive_desc pd = MakeBnDesc(s, epsilon, is_test);
+      plan.src = LayoutBridge(PlainDesc(s.DnnlDims()), pd.src_desc(), true);
+      plan.dst = LayoutBridge(PlainDesc(s.DnnlDims()), pd.dst_desc(), false);
+      plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(pd);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, "a batch normalization for X " + DimsString(s.x_dims));
     }
-    plan.data = PlainDesc(s.DnnlDims());
     plan.channel = PlainDesc({s.channels});
     return plan;
   });
@@ -108,17 +121,20 @@ void SpatialBNOp::Prepare() {
 }
 
 void SpatialBNOp::Bind(const Plan& plan) {
-  src_ = MemoryOf(plan.data);
-  dst_ = MemoryOf(plan.data);
+  src_ = BoundTensor(plan.src);
+  dst_ = BoundTensor(plan.dst);
   scale_ = MemoryOf(plan.channel);
   shift_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
   // Training writes the batch variance here; inference reads running_var (pointed at per run).
   variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(shapes_.channels * sizeof(float)));
   bn_ = BoundPrimitive(plan.bn);
-  const std::pair<int, const dnnl::memory*> args[] = {
-      {DNNL_ARG_SRC, &src_},     {DNNL_ARG_DST, &dst_},   {DNNL_ARG_SCALE, &scale_},
-      {DNNL_ARG_SHIFT, &shift_}, {DNNL_ARG_MEAN, &mean_}, {DNNL_ARG_VARIANCE, &variance_}};
+  const std::pair<int, const dnnl::memory*> args[] = {{DNNL_ARG_SRC, &src_.at_primitive()},
+                                                      {DNNL_ARG_DST, &dst_.at_primitive()},
+                                                      {DNNL_ARG_SCALE, &scale_},
+                                                      {DNNL_ARG_SHIFT, &shift_},
+                                                      {DNNL_ARG_MEAN, &mean_},
+                                                      {DNNL_ARG_VARIANCE, &variance_}};
   for (const auto& [arg, memory] : args) bn_.Bind(arg, *memory);
 }
 
@@ -132,19 +148,25 @@ void SpatialBNOp::Run() {
     }
   }
   float* y = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
-  Point(src_, Input(0).data<float>());
-  Point(dst_, y);
+  src_.Point(Input(0).data<float>());
+  dst_.Point(y);
   Point(scale_, Input(1).data<float>());
   Point(shift_, Input(2).data<float>());
   if (is_test_) {
     Point(mean_, Input(3).data<float>());
     Point(variance_, Input(4).data<float>());
-    bn_.Run();
+    RunBn();
     return;
   }
   Point(mean_, Output(3, DType::kFloat32, {c})->mutable_data<float>());
-  bn_.Run();
+  RunBn();
   UpdateStatistics(static_cast<const float*>(variance_.get_data_handle()));
+}
+
+void SpatialBNOp::RunBn() {
+  src_.Reorder();  // X before Y: Y may be X
+  bn_.Run();
+  dst_.Reorder();
 }
 
 void SpatialBNOp::UpdateStatistics(const float* batch_var) {

@@ -13,8 +13,10 @@
 //              Caffe2 does.
 //   Args: epsilon (1e-5), momentum (0.9), is_test (0), order (NCHW only).
 // Y may be X (in place). The gradient (training mode only) is SpatialBNGradient
-// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as [N, C, spatial size, 1] on its plain
-// layout (batch norm is memory-bound: no reorders).
+// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as [N, C, spatial size, 1]. oneDNN's
+// batch norm on the plain layout (ncsp_bnorm) is ~8x slower than its JIT kernel on channel-blocked
+// data (8x256x56x56, 2 threads: forward 4.3 vs 0.5 ms, backward 5.1 vs 0.9 ms), so the op reorders
+// into a blocked buffer of its own and back (0.5 + 0.2 ms) where C is a multiple of the block.
 //
 //   type: "SpatialBN" input: "X" input: "s" input: "b" input: "rm" input: "rv"
 //   output: "Y" output: "rm" output: "rv" output: "saved_mean" output: "saved_inv_var"
@@ -44,9 +46,11 @@ struct SpatialBnShapes {
 SpatialBnShapes ComputeSpatialBnShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in,
                                        int x, const std::vector<int>& channel_inputs);
 
-// oneDNN's training-mode forward descriptor (also the hint of the backward primitive).
-dnnl::batch_normalization_forward::primitive_desc MakeBnTrainingDesc(const SpatialBnShapes& s,
-                                                                     float epsilon);
+// oneDNN's forward descriptor (training mode: also the hint of the backward primitive) on the
+// layout batch norm runs on: channel-blocked (nChw16c, else nChw8c) where oneDNN has a JIT kernel
+// for it and C is a multiple of the block, else plain.
+dnnl::batch_normalization_forward::primitive_desc MakeBnDesc(const SpatialBnShapes& s,
+                                                             float epsilon, bool is_test);
 
 class SpatialBNOp final : public OperatorBase {
  public:
@@ -56,10 +60,12 @@ class SpatialBNOp final : public OperatorBase {
  private:
   struct Plan {
     DnnlPrimitive bn;
-    dnnl::memory::desc data, channel;  // X and Y; the [C] vectors
+    LayoutBridge src, dst;
+    dnnl::memory::desc channel;  // the [C] vectors
   };
   void Prepare();
   void Bind(const Plan& plan);
+  void RunBn();  // reorders around the primitive
   void UpdateStatistics(const float* batch_var);
 
   std::vector<int64_t> prepared_dims_;
@@ -67,7 +73,8 @@ class SpatialBNOp final : public OperatorBase {
   bool is_test_ = false;
   float epsilon_ = 1e-5f, momentum_ = 0.9f;
   std::shared_ptr<const Plan> plan_;
-  dnnl::memory src_, dst_, scale_, shift_, mean_, variance_;
+  BoundTensor src_, dst_;
+  dnnl::memory scale_, shift_, mean_, variance_;
   ScratchBuffer variance_buffer_;  // the batch variance (training)
   BoundPrimitive bn_;
 };
