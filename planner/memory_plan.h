@@ -1,0 +1,88 @@
+// PlanMemory: which blobs of a net may share storage, and where each lives in a per-device arena.
+//
+// The guarantee: two recycled blobs overlap in memory only if, in the dataflow DAG of
+// planner/dataflow.h (the executors' own dependency function), every op that touches one happens
+// before every op that writes the other, so under every schedule the `dag` executor may choose one
+// is dead before the other is born. The one exception is in place: an op may write output o into
+// the memory of input i (same offset) when its schema allows the pair and every other op touching
+// the input happens before it and every other op touching the output after it. The planner never
+// adds an ordering: it only uses orderings the DAG already has. With PlanExecutor::kSimple the
+// listed op order is the schedule, and lifetimes are intervals in it.
+//
+// Which blobs are recycled: blobs with a size in `blob_bytes`, not external inputs or outputs, not
+// in `keep`, never named as a control input, and whose first access in the net is a write (a blob
+// read before it is written carries state between runs: parameters, momenta, iteration counters).
+// In training mode only gradients ("..._grad...") are recycled, and activations too when
+// share_activations is set; gradients of blobs read before written (parameters, inputs: for a blob
+// P, the blob named P + "_grad") never are. Each device (device_type, device_id) of the ops that
+// first write recycled blobs gets one arena.
+//
+//   PlanRequest request;                     // runtime/memory_planning.h's PlanRequestFor fills
+//   request.blob_bytes = {{"fc1", 4096}};    // it from op schemas; here it is plain data
+//   request.inplace = {{}, {{0, 0}}};        // op 1 may write output 0 over input 0
+//   MemoryPlan plan = PlanMemory(net, request);  // plan.arenas[0].arena_bytes, ...
+//
+// Offsets come from greedy best-fit packing (planner/packing_problem.h); the bound from
+// planner/lower_bound.h. Sizes are rounded up to `alignment` before packing; naive, planned and
+// bound bytes all use the rounded sizes. Pure function of its arguments; thread-safe.
+#ifndef BRAID_PLANNER_MEMORY_PLAN_H_
+#define BRAID_PLANNER_MEMORY_PLAN_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proto/braid.pb.h"
+
+namespace braid {
+
+enum class PlanMode { kInference, kTraining };
+enum class PlanExecutor { kDag, kSimple };
+
+struct PlanRequest {
+  // Bytes of each blob (its largest size over a run). Blobs without an entry are not recycled.
+  std::map<std::string, int64_t> blob_bytes;
+  // inplace[k]: (input index, output index) pairs op k's schema allows to share memory. Missing or
+  // empty: none.
+  std::vector<std::vector<std::pair<int, int>>> inplace;
+  // Blobs never recycled besides the net's external inputs and outputs.
+  std::set<std::string> keep;
+  PlanMode mode = PlanMode::kInference;
+  bool share_activations = false;  // training mode: recycle activations as well as gradients
+  PlanExecutor executor = PlanExecutor::kDag;
+  int64_t alignment = 64;
+};
+
+struct BlobOffset {
+  std::string blob;
+  int64_t offset = 0;  // bytes from the arena's start; a multiple of the alignment
+  int64_t bytes = 0;   // rounded up to the alignment
+};
+
+// One device's arena. Blobs live on the device of the first op that writes them.
+struct ArenaPlan {
+  DeviceOption device;
+  std::vector<BlobOffset> blobs;  // the recycled blobs, in order of first write
+  int64_t arena_bytes = 0;        // planned: the arena's size
+  int64_t naive_bytes = 0;        // every recycled blob in its own storage
+  int64_t lower_bound_bytes = 0;  // no valid plan of these blobs can be smaller
+};
+
+struct MemoryPlan {
+  std::vector<ArenaPlan> arenas;  // one per device that has recycled blobs
+  int64_t arena_bytes() const;
+  int64_t naive_bytes() const;
+  int64_t lower_bound_bytes() const;
+};
+
+MemoryPlan PlanMemory(const NetDef& net, const PlanRequest& request);
+
+// Device option an op runs with: its own if set, else the net's.
+DeviceOption OpDevice(const NetDef& net, int op);
+
+}  // namespace braid
+
+#endif  // BRAID_PLANNER_MEMORY_PLAN_H_
