@@ -65,6 +65,7 @@ Status Net::CheckExternalInputsFed() const {
 
 Status Net::RunObservedOp(OperatorBase& op) {
   const int i = op.net_position();
+  for (NetObserver* observer : observers_) observer->OnOpStart(*this, i);
   OpEvent event;
   event.thread = CurrentThreadIndex();
   event.start_ns = NowNanos();

@@ -1,7 +1,8 @@
 // Observing net runs: per-op start/end times and threads.
 //
-// A NetObserver attached to a Net gets, after every Run, one OpEvent per op in op-index order.
-// Events are recorded only while a net has observers, so unobserved nets pay nothing.
+// A NetObserver attached to a Net gets, after every Run, one OpEvent per op in op-index order, and
+// may act just before each op starts (OnOpStart). Events are recorded only while a net has
+// observers, so unobserved nets pay nothing.
 //
 //   ChromeTraceWriter trace;          // runtime/chrome_trace.h
 //   net->AddObserver(&trace);
@@ -9,7 +10,8 @@
 //   trace.WriteFile("trace.json");
 //
 // Thread safety: OnRunEnd is called on the thread that called Net::Run, once the run has finished,
-// so an observer attached to one net needs no lock. An observer shared by nets that run at the same
+// so an observer attached to one net needs no lock. OnOpStart is called on the worker about to run
+// the op, concurrently for ops the executor runs in parallel; it may touch only that op's state. An observer shared by nets that run at the same
 // time must lock itself.
 #ifndef BRAID_RUNTIME_OBSERVER_H_
 #define BRAID_RUNTIME_OBSERVER_H_
@@ -31,6 +33,8 @@ struct OpEvent {
 class NetObserver {
  public:
   virtual ~NetObserver() = default;
+  // Op `op` of `net` is about to run.
+  virtual void OnOpStart(const Net& /*net*/, int /*op*/) {}
   // events[i] is op i's event of the run that just ended.
   virtual void OnRunEnd(const Net& net, const std::vector<OpEvent>& events) = 0;
 };

@@ -10,9 +10,11 @@ namespace braid {
 
 Storage::Storage(Device device) : device_(device), allocator_(GetAllocator(device.type)) {}
 
-std::shared_ptr<Storage> Storage::View(Device device, void* data, size_t bytes) {
+std::shared_ptr<Storage> Storage::View(Device device, void* data, size_t bytes,
+                                       std::shared_ptr<void> owner) {
   auto s = std::shared_ptr<Storage>(new Storage(device));
   s->allocator_ = nullptr;
+  s->owner_ = std::move(owner);
   s->data_ = data;
   s->capacity_ = bytes;
   return s;
@@ -36,6 +38,7 @@ void Storage::Free() {
   if (allocator_ != nullptr && data_ != nullptr) allocator_->Free(data_, capacity_);
   data_ = nullptr;
   capacity_ = 0;
+  owner_.reset();
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape, Device device) : device_(device) {
@@ -92,8 +95,8 @@ void Tensor::ShareData(const Tensor& other) {
   device_ = other.device_;
 }
 
-void Tensor::SetExternalStorage(void* data, size_t bytes) {
-  storage_ = Storage::View(device_, data, bytes);
+void Tensor::SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner) {
+  storage_ = Storage::View(device_, data, bytes, std::move(owner));
 }
 
 void Tensor::FreeMemory() { storage_.reset(); }

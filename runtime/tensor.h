@@ -32,8 +32,10 @@ class Storage {
  public:
   // Empty owned storage on `device`; memory comes on the first Reserve.
   explicit Storage(Device device);
-  // A view onto `bytes` bytes at `data`, owned elsewhere; it must outlive this Storage.
-  static std::shared_ptr<Storage> View(Device device, void* data, size_t bytes);
+  // A view onto `bytes` bytes at `data`, owned elsewhere. `owner`, when given, is kept alive as long
+  // as the view (an arena shared by many views); otherwise the memory must outlive this Storage.
+  static std::shared_ptr<Storage> View(Device device, void* data, size_t bytes,
+                                       std::shared_ptr<void> owner = nullptr);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -52,6 +54,7 @@ class Storage {
  private:
   Device device_;
   Allocator* allocator_ = nullptr;  // null for views
+  std::shared_ptr<void> owner_;     // views only: keeps the viewed memory alive
   void* data_ = nullptr;
   size_t capacity_ = 0;
 };
@@ -92,8 +95,8 @@ class Tensor {
 
   // Uses other's storage (and its shape and dtype) from now on.
   void ShareData(const Tensor& other);
-  // Makes this tensor a view onto external memory of `bytes` bytes.
-  void SetExternalStorage(void* data, size_t bytes);
+  // Makes this tensor a view onto external memory of `bytes` bytes (kept alive by `owner` if given).
+  void SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner = nullptr);
   // Drops the storage; the next write allocates again.
   void FreeMemory();
   // Copies shape, dtype and bytes from other (host tensors only for now).

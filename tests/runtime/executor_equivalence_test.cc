@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/net.h"
-#include "runtime/random_net.h"
+#include "tools/stress/random_net.h"
 #include "runtime/workspace.h"
 
 namespace braid {
@@ -37,7 +37,7 @@ TEST(ExecutorEquivalenceTest, DagMatchesSimpleBitForBitOnRandomNets) {
   std::cout << "random nets: seeds " << kFirstSeed << ".." << kFirstSeed + kNets - 1 << "\n";
   for (uint64_t seed = kFirstSeed; seed < kFirstSeed + kNets; ++seed) {
     // 20 to 99 ops over blobs of 1 to 256 floats: small nets and nets whose ops overlap in time.
-    NetDef def = testing::RandomNet(
+    NetDef def = RandomNet(
         seed, {.num_inputs = 4, .num_ops = 20 + static_cast<int>(seed % 80),
                .blob_size = 1 << (seed % 9)});
     std::vector<std::string> expected = RunAndDump(def, "simple", 1, 2);
@@ -52,7 +52,7 @@ TEST(ExecutorEquivalenceTest, RandomNetsHaveHazardsWorthTesting) {
   // Guards the generator: nets must contain in-place ops, overwrites and control inputs.
   int in_place = 0, control = 0;
   for (uint64_t seed = 1000; seed < 1010; ++seed) {
-    NetDef def = testing::RandomNet(seed);
+    NetDef def = RandomNet(seed);
     for (const OperatorDef& op : def.op()) {
       if (op.input_size() > 0 && op.input(0) == op.output(0)) ++in_place;
       control += op.control_input_size();

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/net.h"
-#include "runtime/random_net.h"
+#include "tools/stress/random_net.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
 
@@ -12,7 +12,7 @@ namespace {
 
 TEST(ShapeInferenceTest, InferredShapesMatchWhatOpsProduceOnRandomNets) {
   for (uint64_t seed = 1; seed <= 50; ++seed) {
-    NetDef def = testing::RandomNet(seed, {.num_inputs = 3, .num_ops = 30, .blob_size = 7});
+    NetDef def = RandomNet(seed, {.num_inputs = 3, .num_ops = 30, .blob_size = 7});
     Workspace ws;
     std::map<std::string, ShapeInfo> inferred = InferBlobShapes(def, ShapesOfWorkspaceBlobs(def, ws));
     ASSERT_TRUE(ws.CreateNet(def)->Run().ok());

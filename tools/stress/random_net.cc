@@ -1,11 +1,11 @@
-#include "runtime/random_net.h"
+#include "tools/stress/random_net.h"
 
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
-namespace braid::testing {
+namespace braid {
 namespace {
 
 class Builder {
@@ -16,8 +16,16 @@ class Builder {
 
   NetDef Build() {
     for (int i = 0; i < options_.num_inputs; ++i) AddFill();
-    for (int i = 0; i < options_.num_ops; ++i) AddRandomOp();
-    for (const std::string& b : blobs_) net_.add_external_output(b);
+    for (int i = 0; i < options_.num_ops; ++i) {
+      if (options_.concat_split && Uniform(0, 7) == 0) {
+        AddConcatSplit();
+      } else {
+        AddRandomOp();
+      }
+    }
+    const size_t first_output =
+        options_.all_outputs ? 0 : blobs_.size() - std::min<size_t>(blobs_.size(), 3);
+    for (size_t b = first_output; b < blobs_.size(); ++b) net_.add_external_output(blobs_[b]);
     return net_;
   }
 
@@ -29,17 +37,45 @@ class Builder {
   std::string OutputBlob(const OperatorDef& op) {
     if (Uniform(0, 3) == 0) {
       const std::string& victim = AnyBlob();
-      if (std::find(op.input().begin(), op.input().end(), victim) == op.input().end()) return victim;
+      if (std::find(op.input().begin(), op.input().end(), victim) == op.input().end())
+        return victim;
     }
-    blobs_.push_back("b" + std::to_string(blobs_.size()));
-    return blobs_.back();
+    return FreshBlob();
   }
 
   OperatorDef* AddOp(const std::string& type) {
     OperatorDef* op = net_.add_op();
     op->set_type(type);
     op->set_name(type + "_" + std::to_string(net_.op_size() - 1));
+    if (options_.num_devices > 1) {
+      op->mutable_device_option()->set_device_id(Uniform(0, options_.num_devices - 1));
+    }
     return op;
+  }
+
+  std::string FreshBlob() {
+    blobs_.push_back("b" + std::to_string(blobs_.size()));
+    return blobs_.back();
+  }
+
+  // Concat(x, y) along axis 0 into a double-size blob, then Split it back into two fresh blobs.
+  void AddConcatSplit() {
+    OperatorDef* concat = AddOp("Concat");
+    concat->add_input(AnyBlob());
+    concat->add_input(AnyBlob());
+    Argument* axis = concat->add_arg();
+    axis->set_name("axis");
+    axis->set_i(0);
+    const std::string whole = "cat" + std::to_string(net_.op_size() - 1);
+    concat->add_output(whole);
+    concat->add_output(whole + "_info");
+    OperatorDef* split = AddOp("Split");
+    split->add_input(whole);
+    Argument* split_axis = split->add_arg();
+    split_axis->set_name("axis");
+    split_axis->set_i(0);
+    split->add_output(FreshBlob());
+    split->add_output(FreshBlob());
   }
 
   void AddFill() {
@@ -57,8 +93,7 @@ class Builder {
     Argument* seed = op->add_arg();
     seed->set_name("seed");
     seed->set_i(Uniform(0, 1 << 30));
-    blobs_.push_back("b" + std::to_string(blobs_.size()));
-    op->add_output(blobs_.back());
+    op->add_output(FreshBlob());
   }
 
   void AddRandomOp() {
@@ -90,4 +125,4 @@ NetDef RandomNet(uint64_t seed, const RandomNetOptions& options) {
   return Builder(seed, options).Build();
 }
 
-}  // namespace braid::testing
+}  // namespace braid
