@@ -1,17 +1,23 @@
 // braid_run: runs a net and reports where the time went and what it computed.
 //
 //   braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K]
-//                 [--trace FILE]
+//                 [--trace FILE] [--memory-plan on|off]
 //
 // Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, builds NET (with
-// --executor replacing NetDef.type and --threads its "num_workers" argument), runs it K times,
-// prints the per-op-type profile and, for each external output of NET, one checksum line:
+// --executor replacing NetDef.type and --threads its "num_workers" argument), with
+// --memory-plan on plans its memory (runtime/memory_planning.h, inference mode: every recyclable
+// blob becomes a view into one arena per device; the plan is verified) and prints its summary line
+//
+//   memory plan: naive 1.00 MiB, planned 384.00 KiB, lower bound 384.00 KiB, ...
+//
+// then runs NET K times, prints the per-op-type profile and, for each external output of NET, one
+// checksum line:
 //
 //   output fc_out shape float32[8,16] sum=12.3456789 abs_sum=98.7654321 fnv=0123456789abcdef
 //
 // fnv is FNV-1a (64 bit) over the tensor's raw bytes, so two runs agree bit for bit exactly when
-// their lines are equal. Exit codes: 0 success, 1 the net failed (its Status on one stderr line),
-// 2 bad flags.
+// their lines are equal (runs with --memory-plan on and off compare this way). Exit codes: 0
+// success, 1 the net failed (its Status on one stderr line), 2 bad flags.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -20,21 +26,27 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "runtime/chrome_trace.h"
+#include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/op_type_profile.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
 #include "tools/command_line.h"
+#include "tools/plan_summary.h"
 
 DEFINE_string(init, "", "init net run once, in the same workspace, before NET");
 DEFINE_string(executor, "", "executor replacing NetDef.type: simple or dag");
 DEFINE_int32(threads, 0, "worker threads for the dag executor (sets the num_workers argument)");
 DEFINE_int32(iters, 1, "iterations of NET to run");
 DEFINE_string(trace, "", "write a Chrome-trace JSON of every op run to this file");
+DEFINE_string(memory_plan, "off",
+              "on: plan the net's memory (inference mode) into one arena per device before "
+              "running it, and print the plan's naive/planned/lower-bound bytes");
 
 namespace braid {
 namespace {
@@ -46,6 +58,7 @@ struct RunOptions {
   int threads = 0;
   int iterations = 1;
   std::string trace_path;
+  bool memory_plan = false;
 };
 
 [[noreturn]] void ExitBadFlags(const std::string& message) {
@@ -57,7 +70,7 @@ RunOptions ParseFlags(int argc, char** argv) {
   std::vector<std::string> nets = ParseCommandLine(
       argc, argv,
       "braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K] "
-      "[--trace FILE]");
+      "[--trace FILE] [--memory-plan on|off]");
   if (nets.size() != 1)
     ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()));
   if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
@@ -65,7 +78,11 @@ RunOptions ParseFlags(int argc, char** argv) {
   }
   if (FLAGS_threads < 0) ExitBadFlags("--threads must be >= 0");
   if (FLAGS_iters < 1) ExitBadFlags("--iters must be >= 1");
-  return {nets[0], FLAGS_init, FLAGS_executor, FLAGS_threads, FLAGS_iters, FLAGS_trace};
+  if (FLAGS_memory_plan != "on" && FLAGS_memory_plan != "off") {
+    ExitBadFlags("--memory-plan must be 'on' or 'off', got '" + FLAGS_memory_plan + "'");
+  }
+  return {nets[0],     FLAGS_init,  FLAGS_executor,           FLAGS_threads,
+          FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on"};
 }
 
 void ThrowIfError(const Status& status) {
@@ -171,6 +188,13 @@ void RunAndReport(const RunOptions& options) {
   Workspace ws;
   if (!options.init_path.empty()) ThrowIfError(ws.RunNetOnce(LoadNetDef(options.init_path)));
   Net* net = ws.CreateNet(LoadMainNet(options));
+  std::unique_ptr<NetMemory> memory;  // keeps the arenas for the net's runs
+  if (options.memory_plan) {
+    MemoryPlanOptions planning;
+    planning.verify = true;  // a wrong plan fails here, naming the blobs, not as a checksum
+    memory = PlanNetMemory(*net, &ws, planning);
+    std::cout << PlanSummaryLine(memory->plan()) << "\n";
+  }
   net->AddObserver(&profile);
   if (!options.trace_path.empty()) net->AddObserver(&trace);
 

@@ -1,0 +1,344 @@
+// braid_plan: plans a net's memory offline and reports how well the plan packs.
+//
+//   braid_plan NET [--init INIT_NET] [--input NAME=DIMS[:DTYPE]]... [--gradients-of LOSS]...
+//              [--mode inference|training] [--share-activations] [--executor dag|simple]
+//              [--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]
+//
+// Loads NET (text or binary NetDef), appends its backward pass for each --gradients-of loss
+// (runtime/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
+// (float32 unless DTYPE says otherwise, e.g. "data=64,1,28,28" or "label=64:int32"), so that
+// shape inference (runtime/shape_inference.h) sizes the net's blobs. It then builds the planner's
+// request the way the runtime does (PlanRequestFor), plans (PlanMemory), proves the plan with the
+// independent checker (VerifyMemoryPlan, unless --noverify) and prints naive, planned and
+// lower-bound bytes, planned/bound, recycled blob counts, arenas, and the planning and
+// verification times (planning time is PlanMemory alone).
+//
+// --mode defaults to training when --gradients-of is given, else inference; --executor defaults to
+// NET's type ("simple" stays simple, anything else plans for dag). --out writes the renamed net
+// (planner/renaming.h: blobs that may share storage share one name, for runtimes without arenas),
+// checked with VerifyRenamedNet, binary for .pb/.bin paths and text otherwise (runtime/proto_io.h).
+// --json writes tools/plan_json.h's schema; with several devices each blob's offset is within its
+// own device's arena and the byte totals sum over arenas.
+//
+// --reorder (simple executor only) first reorders NET's ops for memory (planner/reorder.h) and
+// prints the arena before and after; the reordered net is what is planned and written.
+// --test-net plans TEST_NET (a net run between runs of NET, reading its parameters, e.g. a test
+// net) in inference mode and prints its extra bytes without sharing (its own arenas) and with
+// NET's arenas shared (only what exceeds NET's arena on each device).
+//
+// Exit codes: 0 success, 1 a failure (a bad net, shape, plan or file: one stderr line naming the
+// net, op and blob), 2 bad flags.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "planner/memory_plan.h"
+#include "planner/renaming.h"
+#include "planner/reorder.h"
+#include "planner/verify_plan.h"
+#include "runtime/autodiff.h"
+#include "runtime/memory_planning.h"
+#include "runtime/observer.h"
+#include "runtime/proto_io.h"
+#include "runtime/status.h"
+#include "runtime/workspace.h"
+#include "tools/blob_spec.h"
+#include "tools/command_line.h"
+#include "tools/plan_json.h"
+#include "tools/plan_summary.h"
+#include "tools/repeated_flag.h"
+
+DEFINE_string(init, "", "init net run once before planning; its blobs give parameter shapes");
+DEFINE_string(input, "",
+              "NAME=DIMS[:DTYPE], repeatable: a blob of that shape (float32 unless DTYPE: "
+              "float32|float64|int32|int64|uint8|bool), e.g. data=64,1,28,28 label=64:int32");
+DEFINE_string(gradients_of, "", "LOSS, repeatable: append the backward pass of LOSS first");
+DEFINE_string(mode, "", "inference or training (default: training with --gradients-of)");
+DEFINE_bool(share_activations, false, "training mode: recycle activations as well as gradients");
+DEFINE_string(executor, "", "dag or simple (default: NET's type; dag unless it says simple)");
+DEFINE_string(out, "",
+              "write the renamed net (shared blob names) here: .pb/.bin binary, else text");
+DEFINE_string(json, "",
+              "write the plan as JSON here; with several devices, offsets are per device arena");
+DEFINE_bool(verify, true, "prove the plan (and --out's net) with the independent checker");
+DEFINE_bool(reorder, false, "simple executor: reorder the ops for memory before planning");
+DEFINE_string(test_net, "",
+              "a net run between runs of NET (a test net): report its extra bytes with and "
+              "without sharing NET's arenas");
+
+namespace braid {
+namespace {
+
+constexpr char kUsage[] =
+    "braid_plan NET [--init INIT_NET] [--input NAME=DIMS[:DTYPE]]... [--gradients-of LOSS]... "
+    "[--mode inference|training] [--share-activations] [--executor dag|simple] "
+    "[--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]";
+
+struct PlanToolOptions {
+  std::string net_path, init_path, out_path, json_path;
+  std::vector<BlobSpec> inputs;
+  std::vector<std::string> losses;
+  PlanMode mode = PlanMode::kInference;
+  bool share_activations = false;
+  std::string executor;  // "" = from the net
+  bool verify = true;
+  bool reorder = false;
+  std::string test_net_path;
+};
+
+[[noreturn]] void ExitBadFlags(const std::string& message) {
+  std::cerr << "braid_plan: " << message << "\n";
+  std::exit(kExitBadFlags);
+}
+
+PlanMode ModeFromFlag(bool has_losses) {
+  if (FLAGS_mode.empty()) return has_losses ? PlanMode::kTraining : PlanMode::kInference;
+  if (FLAGS_mode == "inference") return PlanMode::kInference;
+  if (FLAGS_mode == "training") return PlanMode::kTraining;
+  ExitBadFlags("--mode must be 'inference' or 'training', got '" + FLAGS_mode + "'");
+}
+
+PlanToolOptions ParseFlags(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<std::string> inputs, losses;
+  std::string error;
+  if (!TakeRepeatedFlag("input", &args, &inputs, &error) ||
+      !TakeRepeatedFlag("gradients_of", &args, &losses, &error)) {
+    ExitBadFlags(error);
+  }
+  std::vector<char*> rest;
+  for (std::string& arg : args) rest.push_back(arg.data());
+  const std::vector<std::string> nets =
+      ParseCommandLine(static_cast<int>(rest.size()), rest.data(), kUsage);
+  if (nets.size() != 1) {
+    ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()) +
+                 " (braid_plan --help lists the flags)");
+  }
+  PlanToolOptions options;
+  options.net_path = nets[0];
+  options.init_path = FLAGS_init;
+  options.out_path = FLAGS_out;
+  options.json_path = FLAGS_json;
+  for (const std::string& spec : inputs) {
+    options.inputs.push_back(ParseBlobSpec(spec, &error));
+    if (!error.empty()) ExitBadFlags("--input " + error);
+  }
+  options.losses = losses;
+  options.mode = ModeFromFlag(!losses.empty());
+  options.share_activations = FLAGS_share_activations;
+  if (!FLAGS_executor.empty() && FLAGS_executor != "dag" && FLAGS_executor != "simple") {
+    ExitBadFlags("--executor must be 'dag' or 'simple', got '" + FLAGS_executor + "'");
+  }
+  options.executor = FLAGS_executor;
+  options.verify = FLAGS_verify;
+  options.reorder = FLAGS_reorder;
+  if (options.reorder && FLAGS_executor != "simple") {
+    ExitBadFlags("--reorder needs --executor simple (the dag executor ignores listed order)");
+  }
+  options.test_net_path = FLAGS_test_net;
+  return options;
+}
+
+void ThrowIfError(const Status& status) {
+  if (!status.ok()) throw Error(status);
+}
+
+// The net to plan: loaded, named, with its backward pass and its executor type set.
+NetDef LoadNetToPlan(const PlanToolOptions& options) {
+  NetDef net = LoadNetDef(options.net_path);
+  if (net.name().empty()) net.set_name(options.net_path);
+  if (!options.losses.empty()) AddGradientOperators(&net, options.losses);
+  std::string executor = options.executor;
+  if (executor.empty()) executor = net.type() == "simple" ? "simple" : "dag";
+  net.set_type(executor);
+  return net;
+}
+
+void FillWorkspace(const PlanToolOptions& options, Workspace* ws) {
+  if (!options.init_path.empty()) ThrowIfError(ws->RunNetOnce(LoadNetDef(options.init_path)));
+  for (const BlobSpec& input : options.inputs) {
+    Tensor* tensor = ws->CreateBlob(input.name);
+    tensor->Resize(input.dtype, input.dims);
+    tensor->raw_mutable_data(input.dtype);  // shape inference knows only blobs that hold data
+  }
+}
+
+const char* ModeName(PlanMode mode) {
+  return mode == PlanMode::kTraining ? "training" : "inference";
+}
+
+std::string ByteRow(const char* label, int64_t bytes) {
+  char row[96];
+  std::snprintf(row, sizeof(row), "  %-12s %15lld B  %12s\n", label, static_cast<long long>(bytes),
+                HumanBytes(bytes).c_str());
+  return row;
+}
+
+void PrintArenas(const MemoryPlan& plan) {
+  if (plan.arenas.size() < 2) return;
+  for (size_t i = 0; i < plan.arenas.size(); ++i) {
+    const ArenaPlan& arena = plan.arenas[i];
+    std::printf("  arena %zu (device type %d id %d): %zu blobs, naive %s, planned %s, bound %s\n",
+                i, arena.device.device_type(), arena.device.device_id(), arena.blobs.size(),
+                HumanBytes(arena.naive_bytes).c_str(), HumanBytes(arena.arena_bytes).c_str(),
+                HumanBytes(arena.lower_bound_bytes).c_str());
+  }
+}
+
+// Blobs the net writes that shape inference could not size: they keep their own storage.
+void PrintUnsized(const NetDef& net, const PlanRequest& request) {
+  std::set<std::string> unsized;
+  for (const OperatorDef& op : net.op()) {
+    for (const std::string& out : op.output()) {
+      if (request.blob_bytes.count(out) == 0) unsized.insert(out);
+    }
+  }
+  if (unsized.empty()) return;
+  std::string names;
+  int listed = 0;
+  for (auto it = unsized.begin(); it != unsized.end() && listed < 5; ++it, ++listed) {
+    names += (names.empty() ? "'" : ", '") + *it + "'";
+  }
+  std::printf(
+      "note: %zu blobs the net writes have no size from shape inference and keep their own "
+      "storage (%s%s); --init and --input give the shapes they depend on\n",
+      unsized.size(), names.c_str(), unsized.size() > 5 ? ", ..." : "");
+}
+
+void PrintReport(const NetDef& net, const PlanToolOptions& options, const PlanRequest& request,
+                 const MemoryPlan& plan, double plan_ms) {
+  const bool shared = options.mode == PlanMode::kTraining && options.share_activations;
+  std::printf("net '%s': %d ops, mode %s%s, executor %s\n", net.name().c_str(), net.op_size(),
+              ModeName(options.mode), shared ? " (activations shared)" : "", net.type().c_str());
+  std::printf("blobs: %d in the net, %zu sized by shape inference, %d recycled in %zu arena%s\n",
+              DistinctBlobCount(net), request.blob_bytes.size(), RecycledBlobCount(plan),
+              plan.arenas.size(), plan.arenas.size() == 1 ? "" : "s");
+  std::cout << ByteRow("naive", plan.naive_bytes()) << ByteRow("planned", plan.arena_bytes())
+            << ByteRow("lower bound", plan.lower_bound_bytes());
+  const double saved = plan.naive_bytes() > 0
+                           ? 100.0 * (1.0 - static_cast<double>(plan.arena_bytes()) /
+                                                static_cast<double>(plan.naive_bytes()))
+                           : 0.0;
+  std::printf("  planned/bound %.4f, %.1f%% below naive\n", PlannedOverBound(plan), saved);
+  PrintArenas(plan);
+  PrintUnsized(net, request);
+  std::printf("plan time: %.3f ms (PlanMemory)\n", plan_ms);
+}
+
+// Proves the plan; prints the result and its time, and throws when it fails.
+void VerifyAndReport(const NetDef& net, const PlanRequest& request, const MemoryPlan& plan) {
+  const int64_t start = NowNanos();
+  const std::string error = VerifyMemoryPlan(net, request, plan);
+  const double ms = (NowNanos() - start) / 1e6;
+  if (!error.empty()) {
+    std::printf("verification: FAILED in %.3f ms\n", ms);
+    throw Error(Status::Internal("net '" + net.name() + "': plan failed verification: " + error));
+  }
+  std::printf("verification: OK in %.3f ms (VerifyMemoryPlan)\n", ms);
+}
+
+void WriteRenamedNet(const NetDef& net, const PlanRequest& request,
+                     const PlanToolOptions& options) {
+  const NetDef renamed = RenameSharedBlobs(net, request);
+  if (options.verify) {
+    const std::string error = VerifyRenamedNet(net, renamed);
+    if (!error.empty()) {
+      throw Error(
+          Status::Internal("net '" + net.name() + "': renamed net failed verification: " + error));
+    }
+  }
+  SaveProto(renamed, options.out_path);
+  std::printf("renamed net written to %s%s\n", options.out_path.c_str(),
+              options.verify ? " (VerifyRenamedNet: OK)" : "");
+}
+
+// Reorders `net` for the simple executor and reports the arena before and after.
+void Reorder(const Workspace& ws, const MemoryPlanOptions& planning, NetDef* net,
+             PlanRequest* request) {
+  const int64_t before = PlanMemory(*net, *request).arena_bytes();
+  *net = ReorderForMemory(*net, *request);
+  *request = PlanRequestFor(*net, ws, planning);
+  request->executor = PlanExecutor::kSimple;
+  std::printf("reordered for the simple executor: planned %s before, %s after\n",
+              HumanBytes(before).c_str(),
+              HumanBytes(PlanMemory(*net, *request).arena_bytes()).c_str());
+}
+
+// Plans the test net alone and against `plan`'s arenas; prints its extra bytes both ways.
+void ReportTestNet(const std::string& path, const Workspace& ws, const MemoryPlan& plan) {
+  NetDef test = LoadNetDef(path);
+  if (test.name().empty()) test.set_name(path);
+  const MemoryPlan test_plan = PlanMemory(test, PlanRequestFor(test, ws, {}));
+  int64_t shared_extra = 0;
+  for (const ArenaPlan& arena : test_plan.arenas) {
+    int64_t lent = 0;
+    for (const ArenaPlan& mine : plan.arenas) {
+      if (mine.device.SerializeAsString() == arena.device.SerializeAsString())
+        lent = mine.arena_bytes;
+    }
+    shared_extra += std::max<int64_t>(0, arena.arena_bytes - lent);
+  }
+  const int64_t alone = test_plan.arena_bytes();
+  std::printf(
+      "test net '%s': extra bytes without sharing %s, with the arenas shared %s (%.1f%% less)\n",
+      test.name().c_str(), HumanBytes(alone).c_str(), HumanBytes(shared_extra).c_str(),
+      alone > 0 ? 100.0 * (1.0 - static_cast<double>(shared_extra) / alone) : 0.0);
+}
+
+void PlanAndReport(const PlanToolOptions& options) {
+  NetDef net = LoadNetToPlan(options);
+  Workspace ws;
+  FillWorkspace(options, &ws);
+  MemoryPlanOptions planning;
+  planning.mode = options.mode;
+  planning.share_activations = options.share_activations;
+  PlanRequest request = PlanRequestFor(net, ws, planning);
+  request.executor = net.type() == "simple" ? PlanExecutor::kSimple : PlanExecutor::kDag;
+  if (options.reorder) Reorder(ws, planning, &net, &request);
+
+  const int64_t start = NowNanos();
+  const MemoryPlan plan = PlanMemory(net, request);
+  const double plan_ms = (NowNanos() - start) / 1e6;
+  PrintReport(net, options, request, plan, plan_ms);
+  if (options.verify) {
+    VerifyAndReport(net, request, plan);
+  } else {
+    std::printf("verification: skipped (--noverify)\n");
+  }
+  if (!options.out_path.empty()) WriteRenamedNet(net, request, options);
+  if (!options.json_path.empty()) {
+    WritePlanJson({&net, ModeName(options.mode), net.type(), &plan, plan_ms}, options.json_path);
+    std::printf("plan JSON written to %s\n", options.json_path.c_str());
+  }
+  if (!options.test_net_path.empty()) ReportTestNet(options.test_net_path, ws, plan);
+}
+
+// The Status on one line (a multi-line parser message is joined with "; ").
+std::string OneLine(const Status& status) {
+  std::string text = status.ToString();
+  for (size_t pos; (pos = text.find('\n')) != std::string::npos;) text.replace(pos, 1, "; ");
+  return text;
+}
+
+}  // namespace
+}  // namespace braid
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  const braid::PlanToolOptions options = braid::ParseFlags(argc, argv);
+  const braid::Status status = braid::StatusFromCall([&] { braid::PlanAndReport(options); });
+  std::cout.flush();
+  if (!status.ok()) {
+    std::cerr << braid::OneLine(status) << "\n";
+    return 1;
+  }
+  return 0;
+}

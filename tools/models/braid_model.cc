@@ -1,0 +1,144 @@
+// braid_model: writes a ResNet classifier's init, train and test nets as text NetDefs, so that
+// braid_plan and braid_run can be pointed at real graphs without training anything.
+//
+//   braid_model --model resnet20|resnet32|...|resnet50|... --batch-size B --out-dir DIR
+//               [--image-size S] [--channels C] [--classes K] [--executor dag|simple]
+//
+// The nets are BuildTrainingNets' (tools/models/training_nets.h) around AddResNet
+// (tools/models/resnet.h), reading synthetic batches (IdxImageInput synthetic=1, so no data files
+// are needed and shape inference knows the batch's shape). Image size, channels and classes
+// default to 28, 1 and 10 for CIFAR-style models and 224, 3 and 1000 for ImageNet-style ones. It
+// writes DIR/init.pbtxt, DIR/train.pbtxt (forward, loss, gradients, SGD updates) and
+// DIR/test.pbtxt (forward with is_test=1, blobs prefixed "test/"); the losses and accuracies are
+// the nets' external outputs. E.g.
+//
+//   braid_plan DIR/train.pbtxt --init DIR/init.pbtxt --mode training --share-activations
+//   braid_run DIR/test.pbtxt --init DIR/init.pbtxt --memory-plan on
+//
+// Exit codes: 0 success, 1 a failure (its Status on one stderr line), 2 bad flags.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "runtime/proto_io.h"
+#include "runtime/status.h"
+#include "tools/command_line.h"
+#include "tools/models/resnet.h"
+#include "tools/models/training_nets.h"
+
+DEFINE_string(model, "resnet20",
+              "resnet20|resnet32|resnet56|... (CIFAR) or resnet18|34|50|101|152");
+DEFINE_int64(batch_size, 64, "images per batch (train and test nets)");
+DEFINE_int64(image_size, 0, "image height and width (0: 28 CIFAR-style, 224 ImageNet-style)");
+DEFINE_int64(channels, 0, "image channels (0: 1 CIFAR-style, 3 ImageNet-style)");
+DEFINE_int64(classes, 0, "classes (0: 10 CIFAR-style, 1000 ImageNet-style)");
+DEFINE_string(executor, "dag", "the nets' type: dag or simple");
+DEFINE_string(out_dir, "", "directory for init.pbtxt, train.pbtxt and test.pbtxt (required)");
+
+namespace braid {
+namespace {
+
+struct ModelShape {
+  std::string model;
+  int64_t batch = 0, image_size = 0, channels = 0, classes = 0;
+};
+
+int64_t OrDefault(int64_t flag, bool imagenet, int64_t cifar_default, int64_t imagenet_default) {
+  return flag > 0 ? flag : (imagenet ? imagenet_default : cifar_default);
+}
+
+ModelShape ShapeFromFlags() {
+  const bool imagenet = ResNetSpecFromName(FLAGS_model, 1, 1).style == ResNetStyle::kImageNet;
+  return {FLAGS_model, FLAGS_batch_size, OrDefault(FLAGS_image_size, imagenet, 28, 224),
+          OrDefault(FLAGS_channels, imagenet, 1, 3), OrDefault(FLAGS_classes, imagenet, 10, 1000)};
+}
+
+OperatorDef SyntheticReader(const ModelShape& shape, const std::string& name) {
+  OperatorDef op;
+  op.set_type("IdxImageInput");
+  op.set_name(name);
+  AddIntArg(&op, "batch_size", shape.batch);
+  AddIntArg(&op, "channels", shape.channels);
+  AddIntArg(&op, "height", shape.image_size);
+  AddIntArg(&op, "width", shape.image_size);
+  AddIntArg(&op, "num_classes", shape.classes);
+  AddIntArg(&op, "synthetic", 1);
+  AddIntArg(&op, "synthetic_examples", shape.batch);
+  AddIntArg(&op, "seed", 1);
+  return op;
+}
+
+void WriteNets(const ModelShape& shape, const std::string& dir) {
+  const ResNetSpec spec = ResNetSpecFromName(shape.model, shape.channels, shape.classes);
+  TrainingNetsSpec nets_spec;
+  nets_spec.name = shape.model;
+  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, spec, data);
+  };
+  nets_spec.train_input = SyntheticReader(shape, "train_reader");
+  nets_spec.test_input = SyntheticReader(shape, "test_reader");
+  nets_spec.optimizer.lr.policy = "fixed";  // the default cosine policy needs a run length
+  nets_spec.optimizer.lr.base_lr = 0.01f;
+  TrainingNets nets = BuildTrainingNets(nets_spec);
+  nets.train.set_type(FLAGS_executor);
+  nets.test.set_type(FLAGS_executor);
+  // What a runner reads after a run: braid_run checksums them, the planner never recycles them.
+  for (const std::string& out : {nets.loss, nets.accuracy}) nets.train.add_external_output(out);
+  for (const std::string& out : {nets.test_loss, nets.test_accuracy}) {
+    nets.test.add_external_output(out);
+  }
+  std::filesystem::create_directories(dir);
+  SaveProto(nets.params.init_net, dir + "/init.pbtxt");
+  SaveProto(nets.train, dir + "/train.pbtxt");
+  SaveProto(nets.test, dir + "/test.pbtxt");
+  std::cout << shape.model << " batch " << shape.batch << " (" << shape.channels << "x"
+            << shape.image_size << "x" << shape.image_size << ", " << shape.classes
+            << " classes): init " << nets.params.init_net.op_size() << " ops, train "
+            << nets.train.op_size() << " ops, test " << nets.test.op_size() << " ops, written to "
+            << dir << "/{init,train,test}.pbtxt\n";
+}
+
+[[noreturn]] void ExitBadFlags(const std::string& message) {
+  std::cerr << "braid_model: " << message << "\n";
+  std::exit(kExitBadFlags);
+}
+
+void CheckFlags(const std::vector<std::string>& positional) {
+  if (!positional.empty()) ExitBadFlags("unexpected argument '" + positional[0] + "'");
+  if (FLAGS_out_dir.empty()) ExitBadFlags("--out-dir is required");
+  if (FLAGS_batch_size <= 0) ExitBadFlags("--batch-size must be > 0");
+  if (FLAGS_image_size < 0 || FLAGS_channels < 0 || FLAGS_classes < 0) {
+    ExitBadFlags("--image-size, --channels and --classes must be >= 0");
+  }
+  if (FLAGS_executor != "dag" && FLAGS_executor != "simple") {
+    ExitBadFlags("--executor must be 'dag' or 'simple', got '" + FLAGS_executor + "'");
+  }
+  const Status model = StatusFromCall([] { ResNetSpecFromName(FLAGS_model, 1, 1); });
+  if (!model.ok()) ExitBadFlags("--model: " + model.message());
+}
+
+}  // namespace
+}  // namespace braid
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  const std::vector<std::string> positional = braid::ParseCommandLine(
+      argc, argv,
+      "braid_model --model resnet20|resnet50|... --batch-size B --out-dir DIR [--image-size S] "
+      "[--channels C] [--classes K] [--executor dag|simple]");
+  braid::CheckFlags(positional);
+  const braid::Status status =
+      braid::StatusFromCall([] { braid::WriteNets(braid::ShapeFromFlags(), FLAGS_out_dir); });
+  std::cout.flush();
+  if (!status.ok()) {
+    std::cerr << status.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}

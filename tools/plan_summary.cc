@@ -1,0 +1,55 @@
+#include "tools/plan_summary.h"
+
+#include <cstdio>
+#include <set>
+
+namespace braid {
+
+std::string HumanBytes(int64_t bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes) / 1024;
+  int unit = 0;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
+  return text;
+}
+
+double PlannedOverBound(const MemoryPlan& plan) {
+  const int64_t bound = plan.lower_bound_bytes();
+  if (bound == 0) return plan.arena_bytes() == 0 ? 1.0 : 0.0;
+  return static_cast<double>(plan.arena_bytes()) / static_cast<double>(bound);
+}
+
+int RecycledBlobCount(const MemoryPlan& plan) {
+  int count = 0;
+  for (const ArenaPlan& arena : plan.arenas) count += static_cast<int>(arena.blobs.size());
+  return count;
+}
+
+int DistinctBlobCount(const NetDef& net) {
+  std::set<std::string> names(net.external_input().begin(), net.external_input().end());
+  names.insert(net.external_output().begin(), net.external_output().end());
+  for (const OperatorDef& op : net.op()) {
+    names.insert(op.input().begin(), op.input().end());
+    names.insert(op.output().begin(), op.output().end());
+    names.insert(op.control_input().begin(), op.control_input().end());
+  }
+  return static_cast<int>(names.size());
+}
+
+std::string PlanSummaryLine(const MemoryPlan& plan) {
+  const size_t arenas = plan.arenas.size();
+  char ratio[32];
+  std::snprintf(ratio, sizeof(ratio), "%.3f", PlannedOverBound(plan));
+  return "memory plan: naive " + HumanBytes(plan.naive_bytes()) + ", planned " +
+         HumanBytes(plan.arena_bytes()) + ", lower bound " + HumanBytes(plan.lower_bound_bytes()) +
+         ", planned/bound " + ratio + ", " + std::to_string(RecycledBlobCount(plan)) +
+         " blobs recycled in " + std::to_string(arenas) + (arenas == 1 ? " arena" : " arenas");
+}
+
+}  // namespace braid
