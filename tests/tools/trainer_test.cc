@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/allocator.h"
 #include "runtime/status.h"
 #include "tools/models/resnet.h"
 #include "tools/models/training_nets.h"
@@ -181,6 +182,26 @@ TEST_F(TrainerTest, SimpleAndDagExecutorsTrainBitForBitAlike) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(simple.Step(), dag.Step()) << "step " << i;
   EXPECT_TRUE(SameState(simple, dag));
   EXPECT_EQ(simple.Evaluate().accuracy, dag.Evaluate().accuracy);
+}
+
+TEST_F(TrainerTest, MemoryPlanTrainsBitForBitAlikeAndAllocatesNothingPerStep) {
+  TrainerOptions options = SmallRun();
+  Trainer plain(options);
+  options.memory_plan = true;
+  options.executor = "dag";
+  options.threads = 2;
+  Trainer planned(options);
+  const MemoryPlan& plan = planned.train_memory()->plan();
+  EXPECT_LT(plan.arena_bytes(), plan.naive_bytes() / 2);
+  EXPECT_EQ(planned.test_memory()->allocated_bytes(), 0);  // the test net fits the train arena
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(plain.Step(), planned.Step()) << "step " << i;
+  EXPECT_EQ(plain.Evaluate().accuracy, planned.Evaluate().accuracy);
+  const int64_t allocations = CpuAllocator()->stats().allocations;
+  for (int i = 2; i < 5; ++i) EXPECT_EQ(plain.Step(), planned.Step()) << "step " << i;
+  // plain's steady-state steps allocate nothing either; both share the CPU allocator.
+  EXPECT_EQ(CpuAllocator()->stats().allocations, allocations);
+  EXPECT_TRUE(SameState(plain, planned));
+  EXPECT_EQ(plain.Evaluate().accuracy, planned.Evaluate().accuracy);
 }
 
 TEST_F(TrainerTest, RunLogsProgressEvaluatesAndCheckpointsEachEpoch) {

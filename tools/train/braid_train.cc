@@ -3,7 +3,7 @@
 //   braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--batch-size 64]
 //               [--epochs 3 | --iters N] [--lr 0.1] [--lr-policy cosine|step|fixed]
 //               [--momentum 0.9] [--weight-decay 1e-4] [--executor simple|dag] [--threads N]
-//               [--checkpoint PATH [--resume]] [--seed 1] [--dump-nets DIR]
+//               [--checkpoint PATH [--resume]] [--seed 1] [--dump-nets DIR] [--memory-plan on|off]
 //
 // Flag names take dashes or underscores (--batch-size or --batch_size). Prints one line per
 // --log-every iterations (loss, accuracy, learning rate, images/s) and, after each epoch, the test
@@ -22,6 +22,7 @@
 #include "runtime/status.h"
 #include "tools/command_line.h"
 #include "tools/models/model_builder.h"
+#include "tools/plan_summary.h"
 #include "tools/train/trainer.h"
 
 DEFINE_string(model, "resnet20", "resnet20|resnet32|resnet56 (CIFAR style) or resnet18|34|50");
@@ -49,6 +50,9 @@ DEFINE_int64(synthetic_examples, 1024, "synthetic data: training images");
 DEFINE_int64(image_size, 28, "synthetic data: image height and width");
 DEFINE_int64(channels, 1, "synthetic data: image channels");
 DEFINE_int64(classes, 10, "synthetic data: classes");
+DEFINE_string(memory_plan, "on",
+              "on: plan the train net's gradients and activations into one arena that the test "
+              "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
 DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into this directory");
 
 namespace braid {
@@ -82,6 +86,7 @@ TrainerOptions OptionsFromFlags() {
   o.seed = FLAGS_seed;
   o.log_every = FLAGS_log_every;
   o.evaluate = FLAGS_eval;
+  o.memory_plan = FLAGS_memory_plan == "on";
   return o;
 }
 
@@ -96,6 +101,12 @@ void DumpNets(const TrainingNets& nets, const std::string& dir) {
 void Train(const TrainerOptions& options) {
   Trainer trainer(options);
   if (!FLAGS_dump_nets.empty()) DumpNets(trainer.nets(), FLAGS_dump_nets);
+  if (trainer.train_memory() != nullptr) {
+    std::cout << "train net " << PlanSummaryLine(trainer.train_memory()->plan()) << "\n"
+              << "test net: " << HumanBytes(trainer.test_memory()->plan().arena_bytes())
+              << " planned alone, " << HumanBytes(trainer.test_memory()->allocated_bytes())
+              << " allocated beyond the train net's arena\n";
+  }
   trainer.Run(std::cout);
 }
 
@@ -110,7 +121,12 @@ int main(int argc, char** argv) {
       "braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--batch-size 64] "
       "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|fixed] [--momentum 0.9] "
       "[--weight-decay 1e-4] [--executor simple|dag] [--threads N] [--checkpoint PATH] "
-      "[--resume] [--seed 1]");
+      "[--resume] [--seed 1] [--memory-plan on|off]");
+  if (FLAGS_memory_plan != "on" && FLAGS_memory_plan != "off") {
+    std::cerr << "braid_train: --memory-plan must be 'on' or 'off', got '" << FLAGS_memory_plan
+              << "'\n";
+    return braid::kExitBadFlags;
+  }
   if (!positional.empty()) {
     std::cerr << "braid_train: unexpected argument '" << positional[0] << "'\n"
               << gflags::ProgramUsage() << "\n";

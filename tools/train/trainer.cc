@@ -118,9 +118,24 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   train_net_ = workspace_->CreateNet(nets_.train);
   test_workspace_ = std::make_unique<Workspace>(workspace_.get());
   test_net_ = test_workspace_->CreateNet(nets_.test);
+  if (options_.memory_plan) PlanNetsMemory();
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::PlanNetsMemory() {
+  MemoryPlanOptions train;
+  train.mode = PlanMode::kTraining;
+  train.share_activations = true;
+  train.keep = {nets_.loss, nets_.accuracy, nets_.lr, nets_.iter};  // read after each step
+  for (const OperatorDef& op : nets_.test.op())
+    train.keep.insert(op.input().begin(), op.input().end());
+  train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), train);
+  MemoryPlanOptions test;
+  test.keep = {nets_.test_loss, nets_.test_accuracy};
+  test.share_arenas_of = train_memory_.get();
+  test_memory_ = PlanNetMemory(*test_net_, test_workspace_.get(), test);
+}
 
 OperatorDef Trainer::ReaderOp(bool train, int64_t start_example) const {
   const TrainerOptions& o = options_;

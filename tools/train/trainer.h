@@ -20,6 +20,10 @@
 // checkpoint and starts the training reader at the example the saved run would have read next, so
 // a resumed run continues the same data stream and learning-rate schedule.
 //
+// Memory (memory_plan = true): the train net's gradients and activations are planned into one
+// arena (runtime/memory_planning.h, training mode), and the test net plans into that same arena,
+// since it runs only between training iterations. Blobs the trainer or the test net reads are kept.
+//
 // Devices: every op runs on options.device (CPU today). The device is one field so that a
 // multi-device trainer can build one set of nets per device from the same options.
 //
@@ -34,6 +38,7 @@
 #include <string>
 
 #include "proto/braid.pb.h"
+#include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/workspace.h"
 #include "tools/models/training_nets.h"
@@ -64,6 +69,7 @@ struct TrainerOptions {
   bool evaluate = true;
   std::string checkpoint;  // "" : none
   bool resume = false;
+  bool memory_plan = false;  // plan the nets' memory into one shared arena (see above)
   DeviceOption device;
 };
 
@@ -95,6 +101,9 @@ class Trainer {
   int64_t iterations_per_epoch() const { return iterations_per_epoch_; }
   const TrainingNets& nets() const { return nets_; }
   const Workspace& workspace() const { return *workspace_; }
+  // The memory plans (null unless options.memory_plan).
+  const NetMemory* train_memory() const { return train_memory_.get(); }
+  const NetMemory* test_memory() const { return test_memory_.get(); }
   // One line describing the run (model, data, schedule), for the log's head.
   std::string Describe() const;
 
@@ -103,6 +112,7 @@ class Trainer {
   void LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                    int64_t iterations) const;
   void EndEpoch(std::ostream& log, Evaluation* last);
+  void PlanNetsMemory();
 
   TrainerOptions options_;
   int64_t train_examples_ = 0;
@@ -116,6 +126,8 @@ class Trainer {
   std::unique_ptr<Workspace> test_workspace_;  // child of workspace_: the test net's activations
   Net* train_net_ = nullptr;                   // owned by workspace_
   Net* test_net_ = nullptr;                    // owned by test_workspace_
+  std::unique_ptr<NetMemory> train_memory_;    // with memory_plan: the arena both nets use
+  std::unique_ptr<NetMemory> test_memory_;
 };
 
 }  // namespace braid
