@@ -105,6 +105,11 @@ std::string ModelBuilder::Relu(const std::string& in, const std::string& name) {
   return Blob(name);
 }
 
+std::string ModelBuilder::ReluInPlace(const std::string& blob, const std::string& name) {
+  AddOp("Relu", {blob}, {blob})->set_name(name);
+  return blob;
+}
+
 std::string ModelBuilder::MaxPool(const std::string& in, const std::string& name, int kernel,
                                   int stride, int pad) {
   OperatorDef* op = AddOp("MaxPool", {in}, {Blob(name)});
@@ -133,6 +138,11 @@ std::string ModelBuilder::FC(const std::string& in, const std::string& name, int
 std::string ModelBuilder::Sum(const std::vector<std::string>& ins, const std::string& name) {
   AddOp("Sum", ins, {Blob(name)})->set_name(name);
   return Blob(name);
+}
+
+std::string ModelBuilder::SumInPlace(const std::vector<std::string>& ins, const std::string& name) {
+  AddOp("Sum", ins, {ins.at(0)})->set_name(name);
+  return ins[0];
 }
 
 void AddIntArg(OperatorDef* op, const std::string& name, int64_t value) {

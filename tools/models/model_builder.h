@@ -18,8 +18,10 @@
 //
 // Layer functions take the input blob's full name and the layer's base name, and return the name
 // of the blob they wrote: blob_prefix + base name for activations, base name + Caffe2's suffix
-// (_w, _b, _s, _rm, _riv) for parameters, which never carry the prefix. Layers never write in
-// place. Invalid arguments (a parameter re-created with another shape) throw braid::Error.
+// (_w, _b, _s, _rm, _riv) for parameters, which never carry the prefix. Layers write new blobs,
+// except ReluInPlace and SumInPlace, which overwrite their (first) input as Caffe2's ResNet
+// builder does (no gradient op reads the blobs they overwrite). Invalid arguments (a parameter
+// re-created with another shape) throw braid::Error.
 //
 // Thread safety: none; a builder and its ModelParams are used by one thread.
 #ifndef BRAID_TOOLS_MODELS_MODEL_BUILDER_H_
@@ -84,6 +86,8 @@ class ModelBuilder {
   std::string SpatialBN(const std::string& in, const std::string& name, int64_t dim,
                         float scale_init = 1.f);
   std::string Relu(const std::string& in, const std::string& name);
+  // Relu op `name` overwriting `blob` (Relu allows in place); returns `blob`.
+  std::string ReluInPlace(const std::string& blob, const std::string& name);
   std::string MaxPool(const std::string& in, const std::string& name, int kernel, int stride,
                       int pad);
   // AveragePool with global_pooling: [N, C, H, W] -> [N, C, 1, 1].
@@ -92,6 +96,8 @@ class ModelBuilder {
   // flattened from axis 1.
   std::string FC(const std::string& in, const std::string& name, int64_t dim_in, int64_t dim_out);
   std::string Sum(const std::vector<std::string>& ins, const std::string& name);
+  // Sum op `name` accumulating into ins[0] (Sum allows {0, 0} in place); returns ins[0].
+  std::string SumInPlace(const std::vector<std::string>& ins, const std::string& name);
 
   // Appends any op; its device option is the builder's.
   OperatorDef* AddOp(const std::string& type, const std::vector<std::string>& inputs,

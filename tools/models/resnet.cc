@@ -63,13 +63,13 @@ std::string ResidualBranch(ModelBuilder* b, const std::string& in, const std::st
                            const BlockShape& s, bool bottleneck, float last_bn_scale) {
   if (!bottleneck) {
     std::string x = ConvBN(b, in, name + "_conv1", s.dim_in, s.width, 3, s.stride);
-    x = b->Relu(x, name + "_relu1");
+    x = b->ReluInPlace(x, name + "_relu1");
     return ConvBN(b, x, name + "_conv2", s.width, s.dim_out, 3, 1, last_bn_scale);
   }
   std::string x = ConvBN(b, in, name + "_conv1", s.dim_in, s.width, 1, 1);
-  x = b->Relu(x, name + "_relu1");
+  x = b->ReluInPlace(x, name + "_relu1");
   x = ConvBN(b, x, name + "_conv2", s.width, s.width, 3, s.stride);
-  x = b->Relu(x, name + "_relu2");
+  x = b->ReluInPlace(x, name + "_relu2");
   return ConvBN(b, x, name + "_conv3", s.width, s.dim_out, 1, 1, last_bn_scale);
 }
 
@@ -80,7 +80,8 @@ std::string ResidualBlock(ModelBuilder* b, const std::string& in, const std::str
   if (s.stride != 1 || s.dim_in != s.dim_out) {
     shortcut = ConvBN(b, in, name + "_proj", s.dim_in, s.dim_out, 1, s.stride);
   }
-  return b->Relu(b->Sum({branch, shortcut}, name + "_sum"), name + "_relu");
+  // In place, as in Caffe2's ResNet builder: no gradient op reads a BN output or the sum.
+  return b->ReluInPlace(b->SumInPlace({branch, shortcut}, name + "_sum"), name + "_relu");
 }
 
 // The stem: returns its output and channel count.
@@ -88,11 +89,11 @@ std::string Stem(ModelBuilder* b, const ResNetSpec& spec, const std::string& dat
                  int64_t* channels) {
   if (spec.style == ResNetStyle::kCifar) {
     *channels = 16;
-    return b->Relu(ConvBN(b, data, "conv1", spec.input_channels, 16, 3, 1), "conv1_relu");
+    return b->ReluInPlace(ConvBN(b, data, "conv1", spec.input_channels, 16, 3, 1), "conv1_relu");
   }
   *channels = 64;
   const std::string x =
-      b->Relu(ConvBN(b, data, "conv1", spec.input_channels, 64, 7, 2), "conv1_relu");
+      b->ReluInPlace(ConvBN(b, data, "conv1", spec.input_channels, 64, 7, 2), "conv1_relu");
   return b->MaxPool(x, "pool1", 3, 2, 1);
 }
 

@@ -9,7 +9,10 @@
 //     bottleneck blocks of 4x expansion, strided in the 3x3 conv, for 50 and deeper), global
 //     average pooling and an FC layer.
 // Every conv is followed by SpatialBN and has no bias. A block whose shape changes (stride or
-// channels) gets a projection shortcut, a 1x1 conv with SpatialBN; others add the identity.
+// channels) gets a projection shortcut, a 1x1 conv with SpatialBN; others add the identity. As in
+// Caffe2's builder, every Relu overwrites the SpatialBN output it reads and each block's Sum
+// accumulates into its branch's last SpatialBN output (no gradient op reads those blobs), so a
+// block's output blob is named after that SpatialBN ("s1_b0_conv2_bn").
 //
 //   ModelBuilder b(&params, &net, {});
 //   std::string logits = AddResNet(&b, ResNetSpecFromName("resnet20", 3, 10), "data");
