@@ -118,7 +118,7 @@ void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
   }
   if (outputs_.dx < 0) return;
   weights_ = BoundTensor(plan.weights);
-  diff_src_ = BoundTensor(plan.diff_src);
+  diff_src_ = BoundTensor(plan.diff_src, src_);  // X's buffer is dead after backward_weights
   backward_data_ = BoundPrimitive(plan.backward_data);
   // dY is reordered once when both primitives want the same layout.
   diff_dst_layouts_agree_ = plan.diff_dst_for_data.wanted() == plan.diff_dst_for_weights.wanted();

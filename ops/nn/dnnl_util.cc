@@ -90,6 +90,19 @@ BoundTensor::BoundTensor(const LayoutBridge& bridge) : plain_(MemoryOf(bridge.pl
   reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
 }
 
+BoundTensor::BoundTensor(const LayoutBridge& bridge, const BoundTensor& sibling)
+    : plain_(MemoryOf(bridge.plain())) {
+  if (!bridge.reorders() || !sibling.reorder_ ||
+      sibling.at_primitive_.get_desc().get_size() < bridge.wanted().get_size()) {
+    *this = BoundTensor(bridge);
+    return;
+  }
+  at_primitive_ = MemoryOf(bridge.wanted(), sibling.at_primitive_.get_data_handle());
+  reorder_ = BoundPrimitive(bridge.reorder());
+  reorder_.Bind(DNNL_ARG_FROM, bridge.to_primitive() ? plain_ : at_primitive_);
+  reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
+}
+
 void BoundTensor::Point(const void* data) const { braid::Point(plain_, data); }
 
 void BoundTensor::Reorder() const {

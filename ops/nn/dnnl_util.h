@@ -155,6 +155,10 @@ class BoundTensor {
  public:
   BoundTensor() = default;
   explicit BoundTensor(const LayoutBridge& bridge);
+  // As above, but when both reorder, this tensor's primitive-side buffer is `sibling`'s (which
+  // must outlive it, and be at least as large): for a primitive run in place, or a tensor written
+  // only after `sibling`'s buffer is no longer read. One buffer less per op.
+  BoundTensor(const LayoutBridge& bridge, const BoundTensor& sibling);
 
   // Re-points the plain memory at the tensor's data.
   void Point(const void* data) const;

@@ -54,7 +54,7 @@ void SpatialBNGradientOp::Bind(const Plan& plan) {
   const size_t channel_bytes = shapes_.channels * sizeof(float);
   src_ = BoundTensor(plan.src);
   diff_dst_ = BoundTensor(plan.diff_dst);
-  diff_src_ = BoundTensor(plan.diff_src);
+  diff_src_ = BoundTensor(plan.diff_src, diff_dst_);  // in place on the blocked buffer
   scale_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
   variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(channel_bytes));

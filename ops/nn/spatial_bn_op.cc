@@ -122,7 +122,7 @@ void SpatialBNOp::Prepare() {
 
 void SpatialBNOp::Bind(const Plan& plan) {
   src_ = BoundTensor(plan.src);
-  dst_ = BoundTensor(plan.dst);
+  dst_ = BoundTensor(plan.dst, src_);  // in place on the blocked buffer
   scale_ = MemoryOf(plan.channel);
   shift_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
