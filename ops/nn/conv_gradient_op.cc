@@ -22,22 +22,28 @@ ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx) {
     const dnnl::convolution_forward::primitive_desc hint = MakeConvForwardDesc(s);
     const dnnl::memory::desc bias =
         s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
-    const convolution_backward_weights::primitive_desc bw(
-        convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, AnyDesc(x),
-                                           AnyDesc(weights), bias, AnyDesc(y), w.Strides(),
-                                           w.DnnlDilation(), w.PadBegin(), w.PadEnd()),
-        UserScratchpadAttr(), Engine(), hint);
+    const auto bw = WithConvAlgorithm<convolution_backward_weights::primitive_desc>(
+        s, [&](dnnl::algorithm algorithm) {
+          return convolution_backward_weights::primitive_desc(
+              convolution_backward_weights::desc(algorithm, AnyDesc(x), AnyDesc(weights), bias,
+                                                 AnyDesc(y), w.Strides(), w.DnnlDilation(),
+                                                 w.PadBegin(), w.PadEnd()),
+              UserScratchpadAttr(), Engine(), hint);
+        });
     plan.src = LayoutBridge(PlainDesc(x), bw.src_desc(), true);
     plan.diff_dst_for_weights = LayoutBridge(PlainDesc(y), bw.diff_dst_desc(), true);
     plan.diff_weights = LayoutBridge(PlainDesc(weights), bw.diff_weights_desc(), false);
     plan.diff_bias = bias;
     plan.backward_weights = DnnlPrimitive::Of<convolution_backward_weights>(bw);
     if (!with_dx) return plan;
-    const convolution_backward_data::primitive_desc bd(
-        convolution_backward_data::desc(dnnl::algorithm::convolution_direct, AnyDesc(x),
-                                        AnyDesc(weights), AnyDesc(y), w.Strides(), w.DnnlDilation(),
-                                        w.PadBegin(), w.PadEnd()),
-        UserScratchpadAttr(), Engine(), hint);
+    const auto bd = WithConvAlgorithm<convolution_backward_data::primitive_desc>(
+        s, [&](dnnl::algorithm algorithm) {
+          return convolution_backward_data::primitive_desc(
+              convolution_backward_data::desc(algorithm, AnyDesc(x), AnyDesc(weights), AnyDesc(y),
+                                              w.Strides(), w.DnnlDilation(), w.PadBegin(),
+                                              w.PadEnd()),
+              UserScratchpadAttr(), Engine(), hint);
+        });
     plan.weights = LayoutBridge(PlainDesc(weights), bd.weights_desc(), true);
     plan.diff_dst_for_data = LayoutBridge(PlainDesc(y), bd.diff_dst_desc(), true);
     plan.diff_src = LayoutBridge(PlainDesc(x), bd.diff_src_desc(), false);

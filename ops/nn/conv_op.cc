@@ -72,14 +72,25 @@ ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo
   return s;
 }
 
+bool WinogradEligible(const ConvShapes& s) {
+  const ConvPoolWindow& w = s.window;
+  const ConvPoolWindow::Pair one{1, 1}, three{3, 3};
+  // Below 16 channels the blocked tiles would be mostly padding.
+  return s.group == 1 && w.kernel == three && w.stride == one && w.dilation == one &&
+         s.x_dims[1] >= 16 && s.out_channels() >= 16;
+}
+
 dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s) {
   const ConvPoolWindow& w = s.window;
   const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
-  const dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-      AnyDesc(ToDnnlDims(s.x_dims)), AnyDesc(s.DnnlWeightDims()), bias,
-      AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(), w.DnnlDilation(), w.PadBegin(), w.PadEnd());
-  return dnnl::convolution_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+  const auto make = [&](dnnl::algorithm algorithm) {
+    const dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_training, algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
+        AnyDesc(s.DnnlWeightDims()), bias, AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
+        w.DnnlDilation(), w.PadBegin(), w.PadEnd());
+    return dnnl::convolution_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+  };
+  return WithConvAlgorithm<dnnl::convolution_forward::primitive_desc>(s, make);
 }
 
 void ConvOp::Prepare() {
