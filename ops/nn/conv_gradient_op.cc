@@ -114,7 +114,9 @@ void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
   src_ = BoundTensor(plan.src);
   diff_dst_ = BoundTensor(plan.diff_dst_for_weights);
   diff_weights_ = BoundTensor(plan.diff_weights);
-  backward_weights_ = BoundPrimitive(plan.backward_weights);
+  scratchpad_.Reserve(std::max(plan.backward_weights.scratchpad.get_size(),
+                               outputs_.dx < 0 ? 0 : plan.backward_data.scratchpad.get_size()));
+  backward_weights_ = BoundPrimitive(plan.backward_weights, &scratchpad_);
   backward_weights_.Bind(DNNL_ARG_SRC, src_.at_primitive());
   backward_weights_.Bind(DNNL_ARG_DIFF_DST, diff_dst_.at_primitive());
   backward_weights_.Bind(DNNL_ARG_DIFF_WEIGHTS, diff_weights_.at_primitive());
@@ -125,7 +127,7 @@ void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
   if (outputs_.dx < 0) return;
   weights_ = BoundTensor(plan.weights);
   diff_src_ = BoundTensor(plan.diff_src, src_);  // X's buffer is dead after backward_weights
-  backward_data_ = BoundPrimitive(plan.backward_data);
+  backward_data_ = BoundPrimitive(plan.backward_data, &scratchpad_);
   // dY is reordered once when both primitives want the same layout.
   diff_dst_layouts_agree_ = plan.diff_dst_for_data.wanted() == plan.diff_dst_for_weights.wanted();
   if (!diff_dst_layouts_agree_) diff_dst_for_data_ = BoundTensor(plan.diff_dst_for_data);

@@ -75,9 +75,9 @@ ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo
 bool WinogradEligible(const ConvShapes& s) {
   const ConvPoolWindow& w = s.window;
   const ConvPoolWindow::Pair one{1, 1}, three{3, 3};
-  // Below 16 channels the blocked tiles would be mostly padding.
-  return s.group == 1 && w.kernel == three && w.stride == one && w.dilation == one &&
-         s.x_dims[1] >= 16 && s.out_channels() >= 16;
+  const int64_t c = s.x_dims[1], m = s.out_channels();
+  return s.group == 1 && w.kernel == three && w.stride == one && w.dilation == one && c >= 16 &&
+         m >= 16 && c * m <= kMaxWinogradChannelProduct;
 }
 
 dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s) {

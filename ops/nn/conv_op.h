@@ -57,13 +57,17 @@ struct ConvForwardPlan {
 // oneDNN's forward (training) primitive descriptor for `s`, layouts left to oneDNN.
 dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s);
 
-// Algorithm: Winograd F(4x4, 3x3) for 3x3, stride-1, undilated, ungrouped convolutions with at
-// least 16 input and output channels where
-// oneDNN has a kernel for it (AVX-512), else direct. On one AVX-512 core (forward + backward
-// data + backward weights) Winograd took 8.5 ms against 19.1 ms direct for a ResNet-50 layer
-// (8x64x56x56, 64 filters) and 5.9 against 6.9 ms for ResNet-20's three layer shapes (64x16x28x28,
-// 64x32x14x14, 64x64x7x7); oneDNN's convolution_auto picked direct for the ResNet-50 shape.
-// Winograd rounds differently (its transforms add a few ulps), well inside float32 training noise.
+// Algorithm: Winograd F(4x4, 3x3) for 3x3, stride-1, undilated, ungrouped convolutions with
+// 16 <= C, M and C * M <= 128 * 128, where oneDNN has a kernel for it (AVX-512); else direct.
+// Below 16 channels the blocked tiles would be mostly padding. Above 128 x 128 the Winograd
+// scratchpads, which each op owns, grow with C * M (forward + backward, 8x256x14x14: 96 MB for a
+// 1.6 MB activation; 8x512x7x7: 224 MB) while the gain shrinks (1.6x, 1.3x). On one AVX-512 core
+// (forward + backward data + backward weights) Winograd took 8.5 ms against 19.1 ms direct for
+// 8x64x56x56 with 64 filters, 9.3 against 18.5 ms for 8x128x28x28, and 5.9 against 6.9 ms for
+// ResNet-20's three layer shapes (64x16x28x28, 64x32x14x14, 64x64x7x7); oneDNN's
+// convolution_auto picked direct for the ResNet-50 shapes. Winograd rounds differently (its
+// transforms add a few ulps), well inside float32 training noise.
+inline constexpr int64_t kMaxWinogradChannelProduct = 128 * 128;
 bool WinogradEligible(const ConvShapes& s);
 // make(dnnl::algorithm) -> a primitive descriptor: Winograd when eligible and oneDNN builds it,
 // else direct.

@@ -68,9 +68,14 @@ LayoutBridge::LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::
       dnnl::reorder::primitive_desc(Engine(), from, Engine(), to, UserScratchpadAttr()));
 }
 
-BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p) : primitive_(p.primitive) {
+BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p) : BoundPrimitive(p, nullptr) {}
+
+BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p, ScratchBuffer* shared)
+    : primitive_(p.primitive) {
   const size_t bytes = p.scratchpad.get_size();
-  if (bytes > 0) args_[DNNL_ARG_SCRATCHPAD] = MemoryOf(p.scratchpad, scratchpad_.Reserve(bytes));
+  if (bytes == 0) return;
+  ScratchBuffer* buffer = shared != nullptr ? shared : &scratchpad_;
+  args_[DNNL_ARG_SCRATCHPAD] = MemoryOf(p.scratchpad, buffer->Reserve(bytes));
 }
 
 void BoundPrimitive::Run() const {

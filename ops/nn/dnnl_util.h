@@ -132,6 +132,10 @@ class BoundPrimitive {
  public:
   BoundPrimitive() = default;
   explicit BoundPrimitive(const DnnlPrimitive& p);
+  // With the scratchpad in `shared` (owned by the op, outliving this binding), for primitives an
+  // op runs one after the other. `shared` must already hold p's scratchpad: Reserve the largest
+  // first, so that no later Reserve moves the buffer.
+  BoundPrimitive(const DnnlPrimitive& p, ScratchBuffer* shared);
 
   void Bind(int arg, const dnnl::memory& m) { args_[arg] = m; }
   // Executes on this thread's stream and waits for it.
