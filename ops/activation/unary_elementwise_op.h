@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
 #include "runtime/gradient.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
@@ -35,9 +36,10 @@ class UnaryElementwiseOp final : public OperatorBase {
     const Tensor& x = Input(0);
     float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
     const float* xs = x.data<float>();  // after mutable_data: Y may be X
-    const Functor f;
-    const int64_t n = x.numel();
-    for (int64_t i = 0; i < n; ++i) y[i] = f(xs[i]);
+    ParallelFor(x.numel(), [=](int64_t begin, int64_t end) {
+      const Functor f;
+      for (int64_t i = begin; i < end; ++i) y[i] = f(xs[i]);
+    });
   }
 };
 
@@ -60,8 +62,10 @@ class OutputGradientOp final : public OperatorBase {
     float* dx = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
     const float* y = Input(0).data<float>();  // after mutable_data: dX may be dY
     const float* dy = Input(1).data<float>();
-    const GradientFunctor g;
-    for (int64_t i = 0; i < n; ++i) dx[i] = g(y[i], dy[i]);
+    ParallelFor(n, [=](int64_t begin, int64_t end) {
+      const GradientFunctor g;
+      for (int64_t i = begin; i < end; ++i) dx[i] = g(y[i], dy[i]);
+    });
   }
 };
 

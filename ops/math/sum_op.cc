@@ -4,6 +4,7 @@
 
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
@@ -40,14 +41,22 @@ void SumOp::Run() {
 template <typename T>
 void SumOp::RunTyped() {
   const Tensor& first = Input(0);
-  const int64_t n = first.numel();
   Tensor* output = Output(0, first.dtype(), first.shape());
   T* y = output->mutable_data<T>();
-  if (output != &first) std::copy_n(first.data<T>(), n, y);
-  for (int i = 1; i < InputSize(); ++i) {
-    const T* x = Input(i).data<T>();
-    for (int64_t j = 0; j < n; ++j) y[j] += x[j];
-  }
+  const T* x0 = first.data<T>();  // after mutable_data: Y may be X0
+  const T* x1 = InputSize() > 1 ? Input(1).data<T>() : x0;
+  // One pass for the common two-input case: y = x0 + x1, then += the rest.
+  ParallelFor(first.numel(), [&](int64_t begin, int64_t end) {
+    if (InputSize() == 1) {
+      if (y != x0) std::copy(x0 + begin, x0 + end, y + begin);
+      return;
+    }
+    for (int64_t j = begin; j < end; ++j) y[j] = x0[j] + x1[j];
+    for (int i = 2; i < InputSize(); ++i) {
+      const T* x = Input(i).data<T>();
+      for (int64_t j = begin; j < end; ++j) y[j] += x[j];
+    }
+  });
 }
 
 BRAID_OPERATOR_SCHEMA(Sum)

@@ -1,6 +1,7 @@
 #include "ops/train/momentum_sgd_update_op.h"
 
 #include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
@@ -45,16 +46,20 @@ void MomentumSGDUpdateOp::Run() {
   const float* grad = Input(kGrad).data<float>();
   const float* moment = Input(kMoment).data<float>();
   const float* param = Input(kParam).data<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    const float p = param[i];
-    const float g = grad[i] + weight_decay_ * p;
-    const float m = moment[i];
-    const float m_new = lr * g + momentum_ * m;
-    const float step = nesterov_ ? (1 + momentum_) * m_new - momentum_ * m : m_new;
-    new_moment[i] = m_new;
-    new_grad[i] = step;
-    new_param[i] = p - step;
-  }
+  const float momentum = momentum_, weight_decay = weight_decay_;
+  const bool nesterov = nesterov_;
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float p = param[i];
+      const float g = grad[i] + weight_decay * p;
+      const float m = moment[i];
+      const float m_new = lr * g + momentum * m;
+      const float step = nesterov ? (1 + momentum) * m_new - momentum * m : m_new;
+      new_moment[i] = m_new;
+      new_grad[i] = step;
+      new_param[i] = p - step;
+    }
+  });
 }
 
 BRAID_OPERATOR_SCHEMA(MomentumSGDUpdate)

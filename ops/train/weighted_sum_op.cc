@@ -1,6 +1,7 @@
 #include "ops/train/weighted_sum_op.h"
 
 #include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
 #include "runtime/argument.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
@@ -73,12 +74,14 @@ void WeightedSumOp::Run() {
   float* y = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
   const float w0 = Input(1).data<float>()[0];
   const float* x0 = Input(0).data<float>();  // after mutable_data: Y may be X0
-  for (int64_t j = 0; j < n; ++j) y[j] = w0 * x0[j];
-  for (int i = 2; i < InputSize(); i += 2) {
-    const float w = Input(i + 1).data<float>()[0];
-    const float* x = Input(i).data<float>();
-    for (int64_t j = 0; j < n; ++j) y[j] += w * x[j];
-  }
+  ParallelFor(n, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) y[j] = w0 * x0[j];
+    for (int i = 2; i < InputSize(); i += 2) {
+      const float w = Input(i + 1).data<float>()[0];
+      const float* x = Input(i).data<float>();
+      for (int64_t j = begin; j < end; ++j) y[j] += w * x[j];
+    }
+  });
 }
 
 void WeightedSumGradientOp::Run() {
