@@ -95,8 +95,8 @@ void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) 
       devices_.back().set_device_type(key.first);
       devices_.back().set_device_id(key.second);
     }
-    blobs_.push_back(
-        {name, RoundUp(size->second, request.alignment), it->second, a.writes, a.touches});
+    blobs_.push_back({name, RoundUp(size->second, request.alignment), size->second, it->second,
+                      a.writes, a.touches});
   }
   std::stable_sort(blobs_.begin(), blobs_.end(), [](const BlobLifetime& x, const BlobLifetime& y) {
     return x.writes.front() < y.writes.front();
@@ -137,6 +137,9 @@ void BlobLifetimes::FindInplacePairs(const NetDef& net, const PlanRequest& reque
       if (i >= op.input_size() || o >= op.output_size()) continue;
       const int a = find(op.input(i)), b = find(op.output(o));
       if (a < 0 || b < 0 || a == b || blobs_[a].device != blobs_[b].device) continue;
+      // Elementwise kernels run in place only over an input of the output's size (a broadcast
+      // Add writing over its smaller input would read what it already overwrote).
+      if (blobs_[a].raw_bytes != blobs_[b].raw_bytes) continue;
       const auto& ins = op.input();
       const auto& outs = op.output();
       if (std::count(ins.begin(), ins.end(), op.input(i)) != 1) continue;

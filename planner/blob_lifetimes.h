@@ -4,9 +4,9 @@
 // executor, and listed order for the simple executor. Blob a precedes blob b when every op touching
 // a (reading or writing it) happens before every op writing b: then b is born only after a is dead,
 // on every schedule. a dies in place into b at op k when k reads a and writes b as a pair its
-// schema allows, every other op touching a happens before k and k happens before every other op
-// touching b; they may then share memory only at one offset. Which blobs are recyclable:
-// planner/memory_plan.h.
+// schema allows, both have the same size, every other op touching a happens before k and k happens
+// before every other op touching b; they may then share memory only at one offset. Which blobs are
+// recyclable: planner/memory_plan.h.
 //
 //   BlobLifetimes lifetimes(net, request);
 //   if (lifetimes.Precedes(a, b)) ...   // a and b may overlap anywhere
@@ -30,6 +30,7 @@ namespace braid {
 struct BlobLifetime {
   std::string name;
   int64_t bytes = 0;         // rounded up to the request's alignment
+  int64_t raw_bytes = 0;     // as the request gives it
   int device = 0;            // index into BlobLifetimes::devices()
   std::vector<int> writes;   // ops writing the blob, ascending
   std::vector<int> touches;  // ops reading or writing it, ascending

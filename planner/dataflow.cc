@@ -30,7 +30,8 @@ DataflowGraph BuildDataflow(const NetDef& net) {
     std::vector<int>& parents = g.parents[j];
     auto after_writer = [&](const std::string& blob) {
       auto it = blobs.find(blob);
-      if (it != blobs.end() && it->second.last_writer >= 0) parents.push_back(it->second.last_writer);
+      if (it != blobs.end() && it->second.last_writer >= 0)
+        parents.push_back(it->second.last_writer);
     };
     for (const std::string& in : op.input()) after_writer(in);
     for (const std::string& ctl : op.control_input()) after_writer(ctl);

@@ -3,11 +3,12 @@
 // BuildDataflow is braid's one dependency function. Every executor schedules with it and the memory
 // planner reasons with it, so they cannot disagree about what may run concurrently. Op j depends on
 // an earlier op i when, on some blob b:
-//   - read-after-write:  i writes b, j reads b (or names b in control_input) and i is b's last writer;
+//   - read-after-write:  i writes b, j reads b (or names b in control_input) and i is b's last
+//   writer;
 //   - write-after-read:  j writes b and i read b since b's last write;
 //   - write-after-write: j writes b and i is b's last writer.
-// Ops are numbered by their position in NetDef.op; every edge points from a lower to a higher index,
-// so the listed order is always a valid schedule. Edges are deduplicated and sorted.
+// Ops are numbered by their position in NetDef.op; every edge points from a lower to a higher
+// index, so the listed order is always a valid schedule. Edges are deduplicated and sorted.
 //
 // Pure function; thread-safe.
 #ifndef BRAID_PLANNER_DATAFLOW_H_

@@ -4,10 +4,10 @@
 // planner/dataflow.h (the executors' own dependency function), every op that touches one happens
 // before every op that writes the other, so under every schedule the `dag` executor may choose one
 // is dead before the other is born. The one exception is in place: an op may write output o into
-// the memory of input i (same offset) when its schema allows the pair and every other op touching
-// the input happens before it and every other op touching the output after it. The planner never
-// adds an ordering: it only uses orderings the DAG already has. With PlanExecutor::kSimple the
-// listed op order is the schedule, and lifetimes are intervals in it.
+// the memory of input i (same offset, same size) when its schema allows the pair and every other
+// op touching the input happens before it and every other op touching the output after it. The
+// planner never adds an ordering: it only uses orderings the DAG already has. With
+// PlanExecutor::kSimple the listed op order is the schedule, and lifetimes are intervals in it.
 //
 // Which blobs are recycled: blobs with a size in `blob_bytes`, not external inputs or outputs, not
 // in `keep`, never named as a control input, and whose first access in the net is a write (a blob

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "planner/blob_lifetimes.h"
+#include "planner/op_seed.h"
 
 namespace braid {
 namespace {
@@ -50,6 +51,18 @@ void Rename(google::protobuf::RepeatedPtrField<std::string>* names,
   }
 }
 
+// Every blob name the net mentions.
+std::set<std::string> NamesIn(const NetDef& net) {
+  std::set<std::string> names(net.external_input().begin(), net.external_input().end());
+  names.insert(net.external_output().begin(), net.external_output().end());
+  for (const OperatorDef& op : net.op()) {
+    names.insert(op.input().begin(), op.input().end());
+    names.insert(op.output().begin(), op.output().end());
+    names.insert(op.control_input().begin(), op.control_input().end());
+  }
+  return names;
+}
+
 }  // namespace
 
 NetDef RenameSharedBlobs(const NetDef& net, const PlanRequest& request) {
@@ -70,14 +83,24 @@ NetDef RenameSharedBlobs(const NetDef& net, const PlanRequest& request) {
     chains[c].members.push_back(b);
   }
   std::map<std::string, std::string> renamed;
+  const std::set<std::string> taken = NamesIn(net);
   int shared = 0;
   for (const Chain& chain : chains) {
     if (chain.members.size() < 2) continue;
-    const std::string name = "__m" + std::to_string(shared++) + "_shared";
+    std::string name;
+    do {
+      name = "__m" + std::to_string(shared++) + "_shared";
+    } while (taken.count(name));
     for (int b : chain.members) renamed[lifetimes.blobs()[b].name] = name;
   }
   NetDef out = net;
   for (OperatorDef& op : *out.mutable_op()) {
+    // The default seed hashes the first output's name: keep the op's random stream.
+    if (op.output_size() > 0 && renamed.count(op.output(0)) && !HasExplicitSeed(op)) {
+      Argument* seed = op.add_arg();
+      seed->set_name("seed");
+      seed->set_i(static_cast<int64_t>(OpSeed(op)));
+    }
     Rename(op.mutable_input(), renamed);
     Rename(op.mutable_output(), renamed);
   }

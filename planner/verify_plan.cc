@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "planner/dataflow.h"
+#include "planner/op_seed.h"
 
 namespace braid {
 namespace {
@@ -195,6 +196,11 @@ bool DiesInPlace(const NetDef& net, const PlanRequest& request, const OpOrder& o
                  const std::string& out) {
   const BlobUse& in_use = uses.at(in);
   const BlobUse& out_use = uses.at(out);
+  const auto in_size = request.blob_bytes.find(in), out_size = request.blob_bytes.find(out);
+  if (in_size == request.blob_bytes.end() || out_size == request.blob_bytes.end() ||
+      in_size->second != out_size->second) {
+    return false;  // in place only between blobs of one size
+  }
   for (int k = 0; k < net.op_size(); ++k) {
     const OperatorDef& op = net.op(k);
     if (std::count(op.input().begin(), op.input().end(), in) != 1) continue;
@@ -261,14 +267,33 @@ std::string CompareOpFields(const NetDef& original, const NetDef& renamed, int k
       x.control_input_size() != y.control_input_size()) {
     return where + "changes the number of inputs, outputs or control inputs";
   }
-  bool same_args = x.arg_size() == y.arg_size();
-  for (int a = 0; same_args && a < x.arg_size(); ++a) {
-    same_args = MessageDifferencer::Equals(x.arg(a), y.arg(a));
+  // Arguments must match, except that a renaming may pin the seed (planner/op_seed.h).
+  std::vector<const Argument*> xs, ys;
+  for (const Argument& a : x.arg())
+    if (a.name() != "seed") xs.push_back(&a);
+  for (const Argument& a : y.arg())
+    if (a.name() != "seed") ys.push_back(&a);
+  bool same_args = xs.size() == ys.size();
+  for (size_t a = 0; same_args && a < xs.size(); ++a) {
+    same_args = MessageDifferencer::Equals(*xs[a], *ys[a]);
   }
   if (!same_args) return where + "changes its arguments";
   if (x.has_device_option() != y.has_device_option() ||
       !MessageDifferencer::Equals(x.device_option(), y.device_option())) {
     return where + "changes its device option";
+  }
+  return "";
+}
+
+// Every op keeps its random stream (planner/op_seed.h): renaming a first output changes the default
+// seed unless the renaming pinned it.
+std::string CompareSeeds(const NetDef& original, const NetDef& renamed) {
+  for (int k = 0; k < original.op_size(); ++k) {
+    if (OpSeed(original.op(k)) != OpSeed(renamed.op(k))) {
+      return NetLabel(original) + ": renamed " + OpLabel(renamed, k) +
+             " changes its default random seed (a hash of its first output's name); pin it with "
+             "a `seed` argument";
+    }
   }
   return "";
 }
@@ -405,7 +430,7 @@ std::string VerifyRenamedNet(const NetDef& original, const NetDef& renamed) {
     std::string error = CompareOpFields(original, renamed, k);
     if (!error.empty()) return error;
   }
-  for (auto compare : {CompareProducers, CompareStateWrites, CompareOrders}) {
+  for (auto compare : {CompareProducers, CompareStateWrites, CompareOrders, CompareSeeds}) {
     std::string error = compare(original, renamed);
     if (!error.empty()) return error;
   }

@@ -23,8 +23,8 @@ struct Region {
   size_t bytes;
 };
 
-// Fills each planned blob's region with NaN just before the op that first writes it. A region the
-// op also reads (an input dying in place into the blob) is left alone.
+// Fills each planned blob's region with NaN just before the op that first writes it, except where
+// an input of that op starts at the same address (it dies in place into the blob).
 class Poisoner : public NetObserver {
  public:
   Poisoner(const NetDef& def, const std::vector<std::pair<std::string, Region>>& placed)
@@ -35,7 +35,8 @@ class Poisoner : public NetObserver {
       for (const std::string& out : def.op(k).output()) {
         auto it = region_of.find(out);
         if (it == region_of.end() || !born.insert(out).second) continue;
-        if (!OverlapsAnInput(def.op(k), region_of, it->second)) regions_[k].push_back(it->second);
+        if (!SharesAnInputsStart(def.op(k), region_of, it->second))
+          regions_[k].push_back(it->second);
       }
     }
   }
@@ -50,13 +51,12 @@ class Poisoner : public NetObserver {
   void OnRunEnd(const Net&, const std::vector<OpEvent>&) override {}
 
  private:
-  static bool OverlapsAnInput(const OperatorDef& op, const std::map<std::string, Region>& region_of,
-                              const Region& r) {
+  static bool SharesAnInputsStart(const OperatorDef& op,
+                                  const std::map<std::string, Region>& region_of, const Region& r) {
     for (const std::string& in : op.input()) {
       auto it = region_of.find(in);
       if (it == region_of.end()) continue;
-      const Region& q = it->second;
-      if (q.begin < r.begin + r.bytes && r.begin < q.begin + q.bytes) return true;
+      if (it->second.begin == r.begin) return true;  // dies in place into r
     }
     return false;
   }
@@ -76,16 +76,19 @@ std::shared_ptr<void> AllocateArena(const DeviceOption& option, int64_t bytes) {
 PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
                            const MemoryPlanOptions& options) {
   PlanRequest request;
-  for (const auto& [name, shape] : InferBlobShapes(def, ShapesOfWorkspaceBlobs(def, ws))) {
-    if (shape.known) request.blob_bytes[name] = static_cast<int64_t>(shape.nbytes());
-  }
+  request.blob_bytes = LargestWrittenBytes(def, ShapesOfWorkspaceBlobs(def, ws));
+  request.keep = options.keep;
   for (const OperatorDef& op : def.op()) {
     const OpSchema* schema = FindSchema(op.type());
     request.inplace.emplace_back();
     if (schema == nullptr) continue;
     for (const auto& pair : schema->allowed_inplace()) request.inplace.back().push_back(pair);
+    // An output enforced in place over an input the op was not given carries state from run to
+    // run (Iter without input counts in its output): never recycle it.
+    for (const auto& [in, out] : schema->enforced_inplace()) {
+      if (in >= op.input_size() && out < op.output_size()) request.keep.insert(op.output(out));
+    }
   }
-  request.keep = options.keep;
   request.mode = options.mode;
   request.share_activations = options.share_activations;
   request.executor = def.type() == "dag" ? PlanExecutor::kDag : PlanExecutor::kSimple;
@@ -110,15 +113,18 @@ std::shared_ptr<void> ArenaFor(const ArenaPlan& arena, const NetMemory* lender, 
   return AllocateArena(arena.device, arena.arena_bytes);
 }
 
-// The lender's recycled blobs hold garbage between its runs: a borrower may not read them.
-void CheckReadsNoBlobOf(const NetDef& def, const Workspace& ws,
-                        const std::set<const Tensor*>& lent) {
+// The lender's recycled blobs hold garbage between its runs and sit in memory the borrower plans
+// over: a borrower may neither read nor write them.
+void CheckTouchesNoBlobOf(const NetDef& def, const Workspace& ws,
+                          const std::set<const Tensor*>& lent) {
   for (const OperatorDef& op : def.op()) {
-    for (const std::string& in : op.input()) {
-      if (lent.count(ws.GetBlob(in))) {
+    for (const auto* names : {&op.input(), &op.output(), &op.control_input()}) {
+      for (const std::string& name : *names) {
+        if (!lent.count(ws.GetBlob(name))) continue;
         throw Error(Status::InvalidArgument(
-            "net '" + def.name() + "' reads blob '" + in + "', which the net whose arenas it " +
-            "shares recycles; keep it there (MemoryPlanOptions::keep)"));
+            "net '" + def.name() + "' uses blob '" + name + "', which the net whose arenas it " +
+            "shares recycles; keep it there (MemoryPlanOptions::keep) or give it a name of its "
+            "own"));
       }
     }
   }
@@ -130,7 +136,7 @@ std::unique_ptr<NetMemory> PlanNetMemory(Net& net, Workspace* ws,
                                          const MemoryPlanOptions& options) {
   const NetDef& def = net.def();
   if (options.share_arenas_of != nullptr) {
-    CheckReadsNoBlobOf(def, *ws, options.share_arenas_of->bound_);
+    CheckTouchesNoBlobOf(def, *ws, options.share_arenas_of->bound_);
   }
   PlanRequest request = PlanRequestFor(def, *ws, options);
   std::unique_ptr<NetMemory> memory(new NetMemory);
@@ -147,11 +153,6 @@ std::unique_ptr<NetMemory> PlanNetMemory(Net& net, Workspace* ws,
     char* base = static_cast<char*>(memory->arenas_.back().get());
     for (const BlobOffset& blob : arena.blobs) {
       Tensor* tensor = ws->CreateBlob(blob.blob);
-      if (options.share_arenas_of != nullptr && options.share_arenas_of->bound_.count(tensor)) {
-        throw Error(Status::InvalidArgument(
-            "net '" + def.name() + "': blob '" + blob.blob +
-            "' is also planned by the net whose arenas it shares; give it a name of its own"));
-      }
       tensor->SetExternalStorage(base + blob.offset, blob.bytes, memory->arenas_.back());
       memory->bound_.insert(tensor);
       if (DeviceFromProto(arena.device).type != DeviceType::kCpu)

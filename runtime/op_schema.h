@@ -73,6 +73,7 @@ class OpSchema {
   bool inplace_allowed(int input, int output) const;
   bool inplace_enforced(int input, int output) const;
   const std::set<std::pair<int, int>>& allowed_inplace() const { return allowed_inplace_; }
+  const std::set<std::pair<int, int>>& enforced_inplace() const { return enforced_inplace_; }
   bool is_collective() const { return collective_; }
   bool allocates_lazily() const { return allocates_lazily_; }
   const std::string& doc() const { return doc_; }

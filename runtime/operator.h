@@ -54,9 +54,9 @@ class OperatorBase {
   int net_position() const { return net_position_; }
   void set_net_position(int position) { net_position_ = position; }
 
-  // The op's random stream, seeded from (in order) its `seed` argument, its device option's
-  // random_seed, or a hash of its first output name: reproducible whatever the schedule. Made on
-  // first use, so ops that draw no random numbers stay small (a generator is 2.5 KB).
+  // The op's random stream, seeded by OpSeed (planner/op_seed.h): its `seed` argument, its device
+  // option's random_seed, or a hash of its first output name: reproducible whatever the schedule.
+  // Made on first use, so ops that draw no random numbers stay small (a generator is 2.5 KB).
   std::mt19937_64& rng();
 
  private:

@@ -1,5 +1,8 @@
 #include "runtime/shape_inference.h"
 
+#include <algorithm>
+#include <set>
+
 #include "runtime/net_validation.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
@@ -21,13 +24,17 @@ std::map<std::string, ShapeInfo> ShapesOfWorkspaceBlobs(const NetDef& net, const
   return shapes;
 }
 
-std::map<std::string, ShapeInfo> InferBlobShapes(const NetDef& net,
-                                                 std::map<std::string, ShapeInfo> known) {
+namespace {
+
+// Walks `net` in listed order, calling write(blob, shape) for every output as inferred; `known`
+// ends holding every blob's shape as last written.
+template <typename Fn>
+void InferWrites(const NetDef& net, std::map<std::string, ShapeInfo>* known, Fn&& write) {
   for (int i = 0; i < net.op_size(); ++i) {
     const OperatorDef& op = net.op(i);
     const OpSchema* schema = FindSchema(op.type());
     std::vector<ShapeInfo> inputs;
-    for (const std::string& in : op.input()) inputs.push_back(known[in]);
+    for (const std::string& in : op.input()) inputs.push_back((*known)[in]);
     std::vector<ShapeInfo> outputs;
     if (schema != nullptr) {
       try {
@@ -37,9 +44,32 @@ std::map<std::string, ShapeInfo> InferBlobShapes(const NetDef& net,
       }
     }
     outputs.resize(op.output_size());
-    for (int o = 0; o < op.output_size(); ++o) known[op.output(o)] = outputs[o];
+    for (int o = 0; o < op.output_size(); ++o) {
+      write(op.output(o), outputs[o]);
+      (*known)[op.output(o)] = outputs[o];
+    }
   }
+}
+
+}  // namespace
+
+std::map<std::string, ShapeInfo> InferBlobShapes(const NetDef& net,
+                                                 std::map<std::string, ShapeInfo> known) {
+  InferWrites(net, &known, [](const std::string&, const ShapeInfo&) {});
   return known;
+}
+
+std::map<std::string, int64_t> LargestWrittenBytes(const NetDef& net,
+                                                   std::map<std::string, ShapeInfo> known) {
+  std::map<std::string, int64_t> largest;
+  std::set<std::string> unknown;
+  InferWrites(net, &known, [&](const std::string& blob, const ShapeInfo& shape) {
+    if (!shape.known) unknown.insert(blob);
+    int64_t& bytes = largest[blob];
+    bytes = std::max<int64_t>(bytes, shape.known ? static_cast<int64_t>(shape.nbytes()) : 0);
+  });
+  for (const std::string& blob : unknown) largest.erase(blob);
+  return largest;
 }
 
 }  // namespace braid

@@ -5,12 +5,14 @@
 // whose shape cannot be inferred come back with known = false. The memory planner sizes blobs
 // with this; where it is unknown, the runtime measures one run instead.
 //
-//   std::map<std::string, ShapeInfo> shapes = InferBlobShapes(net, ShapesOfWorkspaceBlobs(net, ws));
+//   std::map<std::string, ShapeInfo> shapes = InferBlobShapes(net, ShapesOfWorkspaceBlobs(net,
+//   ws));
 //
 // Throws braid::Error naming the net, the op and the shapes when an op's inputs are inconsistent.
 #ifndef BRAID_RUNTIME_SHAPE_INFERENCE_H_
 #define BRAID_RUNTIME_SHAPE_INFERENCE_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -24,6 +26,10 @@ class Workspace;
 
 std::map<std::string, ShapeInfo> InferBlobShapes(const NetDef& net,
                                                  std::map<std::string, ShapeInfo> known);
+// Bytes of every blob `net` writes, the largest over all its writes (what memory planning must
+// reserve); blobs with a write of unknown shape are left out.
+std::map<std::string, int64_t> LargestWrittenBytes(const NetDef& net,
+                                                   std::map<std::string, ShapeInfo> known);
 // The shapes of the workspace blobs that `net` reads (known only for blobs that hold data).
 std::map<std::string, ShapeInfo> ShapesOfWorkspaceBlobs(const NetDef& net, const Workspace& ws);
 ShapeInfo ShapeOf(const Tensor& tensor);

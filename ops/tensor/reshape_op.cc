@@ -85,7 +85,9 @@ void CopyReshaped(const Tensor& input, Tensor* output, std::vector<int64_t> dims
     return;
   }
   output->Resize(input.dtype(), std::move(dims));
-  std::memcpy(output->raw_mutable_data(input.dtype()), input.raw_data(), input.nbytes());
+  void* to = output->raw_mutable_data(input.dtype());
+  // A memory plan may put the output over the input (in place): then the bytes are already there.
+  if (to != input.raw_data()) std::memcpy(to, input.raw_data(), input.nbytes());
 }
 
 void ReshapeOp::Run() {

@@ -8,6 +8,7 @@
 
 #include "planner/lower_bound.h"
 #include "planner/packing_problem.h"
+#include "planner/renaming.h"
 #include "planner/verify_plan.h"
 #include "testing/net_text.h"
 
@@ -280,6 +281,19 @@ TEST(MemoryPlanTest, SizesAreRoundedToTheAlignment) {
     EXPECT_EQ(b.bytes, 64);
     EXPECT_EQ(b.offset % 64, 0);
   }
+}
+
+TEST(MemoryPlanTest, RenamingPicksSharedNamesTheNetDoesNotUse) {
+  NetDef net = NetFromText(R"(name: "taken" external_input: "__m0_shared" external_output: "d"
+    op { type: "Tanh" input: "__m0_shared" output: "a" }
+    op { type: "Tanh" input: "a" output: "b" }
+    op { type: "Tanh" input: "b" output: "c" }
+    op { type: "Tanh" input: "c" output: "d" })");
+  NetDef renamed = RenameSharedBlobs(net, RequestFor(net));
+  EXPECT_EQ(renamed.op(0).input(0), "__m0_shared");  // the external input keeps its name
+  EXPECT_EQ(renamed.op(0).output(0), "__m1_shared");  // a and c share a fresh name
+  EXPECT_EQ(renamed.op(2).output(0), "__m1_shared");
+  EXPECT_EQ(VerifyRenamedNet(net, renamed), "");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/op_seed.h"
 #include "testing/net_text.h"
 
 namespace braid {
@@ -234,6 +235,11 @@ TEST(VerifyRenamedNetTest, AcceptsChainReusingDeadName) {
   NetDef renamed = Chain();
   renamed.mutable_op(2)->set_output(0, "a");  // c lives where a, dead by then, lived
   renamed.mutable_op(3)->set_input(0, "a");
+  // The renamed op's default seed (a hash of its output's name) changed: unpinned, it is refused.
+  EXPECT_TRUE(Mentions(VerifyRenamedNet(Chain(), renamed), "random seed"));
+  Argument* seed = renamed.mutable_op(2)->add_arg();
+  seed->set_name("seed");
+  seed->set_i(static_cast<int64_t>(OpSeed(Chain().op(2))));
   EXPECT_EQ(VerifyRenamedNet(Chain(), renamed), "");
 }
 

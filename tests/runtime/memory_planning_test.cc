@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/renaming.h"
 #include "planner/reorder.h"
 #include "runtime/allocator.h"
 #include "runtime/net.h"
@@ -125,6 +126,63 @@ TEST(MemoryPlanningTest, NetsReorderedForMemoryComputeTheSameBits) {
   EXPECT_GT(reordered_nets, 10);  // the pass does change orders
 }
 
+// Runs `text` planned (verified, poisoned) and unplanned; returns whether every external output is
+// bit-identical.
+void ExpectPlannedMatchesUnplanned(const std::string& text) {
+  NetDef def = testing::NetFromText(text);
+  Workspace plain_ws, ws;
+  Net* plain = plain_ws.CreateNet(def);
+  Net* net = ws.CreateNet(def);
+  std::unique_ptr<NetMemory> memory = PlanNetMemory(*net, &ws, {.verify = true, .poison = true});
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_TRUE(plain->Run().ok());
+    Status s = net->Run();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    for (const std::string& out : def.external_output()) {
+      EXPECT_EQ(Bytes(ws, out), Bytes(plain_ws, out)) << out << " run " << run;
+    }
+  }
+}
+
+TEST(MemoryPlanningTest, BroadcastAddIsNotPlannedOverItsSmallerInput) {
+  ExpectPlannedMatchesUnplanned(R"(name: "broadcast" external_output: "y"
+    op { type: "UniformFill" output: "x" arg { name: "shape" ints: 4 ints: 8 } arg { name: "seed" i: 1 } }
+    op { type: "UniformFill" output: "w" arg { name: "shape" ints: 8 } arg { name: "seed" i: 2 } }
+    op { type: "Add" input: "x" input: "w" output: "c" arg { name: "broadcast" i: 1 } }
+    op { type: "Add" input: "c" input: "x" output: "y" })");
+}
+
+TEST(MemoryPlanningTest, IterWithoutInputKeepsItsCounterAcrossRuns) {
+  ExpectPlannedMatchesUnplanned(R"(name: "counter" external_output: "out"
+    op { type: "Iter" output: "it" }
+    op { type: "Copy" input: "it" output: "c" }
+    op { type: "ConstantFill" output: "z" arg { name: "shape" ints: 1 }
+         arg { name: "dtype" i: 10 } arg { name: "value" i: 100 } }
+    op { type: "Add" input: "c" input: "z" output: "out" })");
+}
+
+TEST(MemoryPlanningTest, ABlobWrittenAtSeveralSizesGetsTheLargest) {
+  ExpectPlannedMatchesUnplanned(R"(name: "resize" external_output: "y" external_output: "z"
+    op { type: "ConstantFill" output: "x" arg { name: "shape" ints: 256 } arg { name: "value" f: 1 } }
+    op { type: "Relu" input: "x" output: "y" }
+    op { type: "ConstantFill" output: "x" arg { name: "shape" ints: 4 } arg { name: "value" f: 2 } }
+    op { type: "Relu" input: "x" output: "z" })");
+}
+
+TEST(MemoryPlanningTest, RenamedNetsComputeTheSameBitsWithSeedlessFills) {
+  NetDef def = testing::NetFromText(R"(name: "seedless" external_output: "out"
+    op { type: "UniformFill" output: "a" arg { name: "shape" ints: 8 } }
+    op { type: "Relu" input: "a" output: "b" }
+    op { type: "UniformFill" output: "c" arg { name: "shape" ints: 8 } }
+    op { type: "Add" input: "b" input: "c" output: "out" })");
+  Workspace plain_ws, ws;
+  ASSERT_TRUE(plain_ws.CreateNet(def)->Run().ok());
+  NetDef renamed = RenameSharedBlobs(def, PlanRequestFor(def, plain_ws, {}));
+  ASSERT_NE(renamed.SerializeAsString(), def.SerializeAsString());  // something was shared
+  ASSERT_TRUE(ws.CreateNet(renamed)->Run().ok());
+  EXPECT_EQ(Bytes(ws, "out"), Bytes(plain_ws, "out"));
+}
+
 // A "test" net in a child workspace: reads the train net's x and w1, writes its own blobs.
 NetDef TestNet() {
   NetDef net = testing::NetFromText(R"(name: "test" external_output: "test/out"
@@ -195,6 +253,26 @@ TEST(MemoryPlanningTest, SharingAnArenaRefusesToReadABlobTheLenderRecycles) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MemoryPlanningTest, SharingAnArenaRefusesToWriteABlobTheLenderRecycles) {
+  Workspace ws;
+  Net* train = ws.CreateNet(Mlp("simple"));  // recycles r1
+  MemoryPlanOptions train_options;
+  train_options.keep = {"x", "w1", "b1"};
+  std::unique_ptr<NetMemory> train_memory = PlanNetMemory(*train, &ws, train_options);
+  NetDef writer = testing::NetFromText(R"(name: "writer" external_output: "r1"
+    op { type: "Tanh" input: "x" output: "r1" })");
+  Workspace test_ws(&ws);
+  Net* test = test_ws.CreateNet(writer);
+  MemoryPlanOptions options;
+  options.share_arenas_of = train_memory.get();
+  try {
+    PlanNetMemory(*test, &test_ws, options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("uses blob 'r1'"), std::string::npos) << e.what();
   }
 }
 
