@@ -81,9 +81,11 @@ void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelB
 
 std::vector<std::string> TrainingNets::CheckpointBlobs() const {
   std::vector<std::string> blobs;
-  for (const ParamInfo& p : params.params) blobs.push_back(p.name);
-  blobs.insert(blobs.end(), momentum_blobs.begin(), momentum_blobs.end());
-  blobs.push_back(iter);
+  for (int d = 0; d < num_devices(); ++d) {
+    for (const ParamInfo& p : params.params) blobs.push_back(OnDevice(d, p.name));
+    for (const std::string& m : momentum_blobs) blobs.push_back(OnDevice(d, m));
+    blobs.push_back(OnDevice(d, iter));
+  }
   return blobs;
 }
 

@@ -72,9 +72,19 @@ struct TrainingNets {
   std::string loss = "loss", accuracy = "accuracy", lr = "lr", iter = "iter";
   std::string test_loss = "test/loss", test_accuracy = "test/accuracy";
   std::vector<std::string> momentum_blobs;  // one per trained parameter
+  // Data parallel (tools/models/data_parallel.h): one prefix per device ("cpu_0/", "cpu_1/", ...)
+  // in front of every blob name above on that device. Empty for one device without a scope.
+  std::vector<std::string> device_prefixes;
 
+  int num_devices() const {
+    return device_prefixes.empty() ? 1 : static_cast<int>(device_prefixes.size());
+  }
+  // `blob` (a name above) as device d holds it.
+  std::string OnDevice(int d, const std::string& blob) const {
+    return device_prefixes.empty() ? blob : device_prefixes[d] + blob;
+  }
   // What a checkpoint must hold to resume: every parameter (trained or state), the momenta and
-  // the iteration counter.
+  // the iteration counter, on every device.
   std::vector<std::string> CheckpointBlobs() const;
 };
 

@@ -5,6 +5,7 @@
 
 #include "ops/data/idx_file.h"
 #include "runtime/status.h"
+#include "tools/models/data_parallel.h"
 #include "tools/models/resnet.h"
 #include "tools/train/checkpoint.h"
 
@@ -50,6 +51,12 @@ void CheckOptions(const TrainerOptions& o) {
     ThrowInvalid("--executor must be simple or dag, got '" + o.executor + "'");
   }
   if (o.batch_size <= 0 || o.test_batch_size <= 0) ThrowInvalid("batch sizes must be positive");
+  if (o.devices.empty()) ThrowInvalid("--devices lists no device");
+  const int64_t devices = static_cast<int64_t>(o.devices.size());
+  if (o.batch_size % devices != 0) {
+    ThrowInvalid("--batch-size " + std::to_string(o.batch_size) + " does not split evenly over " +
+                 std::to_string(devices) + " devices");
+  }
   if (o.iters <= 0 && o.epochs <= 0) ThrowInvalid("--epochs or --iters must be positive");
   if (o.log_every <= 0) ThrowInvalid("--log-every must be positive");
   if (o.resume && o.checkpoint.empty()) ThrowInvalid("--resume needs --checkpoint PATH");
@@ -102,8 +109,9 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   nets_spec.train_input = ReaderOp(/*train=*/true, 0);
   nets_spec.test_input = ReaderOp(/*train=*/false, 0);
   nets_spec.optimizer = options_.optimizer;
-  nets_spec.device = options_.device;
+  nets_spec.device = options_.devices.at(0);
   nets_ = BuildTrainingNets(nets_spec);
+  if (options_.devices.size() > 1) nets_ = ReplicateForDevices(nets_, options_.devices);
   SetExecutor(options_, &nets_.train);
   SetExecutor(options_, &nets_.test);
 
@@ -112,7 +120,7 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   if (!init.ok()) throw Error(init);
   if (options_.resume) {
     LoadCheckpoint(options_.checkpoint, nets_.CheckpointBlobs(), options_.model, workspace_.get());
-    iteration_ = workspace_->GetBlob(nets_.iter)->data<int64_t>()[0];
+    iteration_ = workspace_->GetBlob(nets_.OnDevice(0, nets_.iter))->data<int64_t>()[0];
     SetIntArg(nets_.train.mutable_op(0), "start_example", iteration_ * options_.batch_size);
   }
   train_net_ = workspace_->CreateNet(nets_.train);
@@ -127,12 +135,16 @@ void Trainer::PlanNetsMemory() {
   MemoryPlanOptions train;
   train.mode = PlanMode::kTraining;
   train.share_activations = true;
-  train.keep = {nets_.loss, nets_.accuracy, nets_.lr, nets_.iter};  // read after each step
+  for (int d = 0; d < nets_.num_devices(); ++d) {  // read after each step
+    for (const std::string& blob : {nets_.loss, nets_.accuracy, nets_.lr, nets_.iter}) {
+      train.keep.insert(nets_.OnDevice(d, blob));
+    }
+  }
   for (const OperatorDef& op : nets_.test.op())
     train.keep.insert(op.input().begin(), op.input().end());
   train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), train);
   MemoryPlanOptions test;
-  test.keep = {nets_.test_loss, nets_.test_accuracy};
+  test.keep = {nets_.OnDevice(0, nets_.test_loss), nets_.OnDevice(0, nets_.test_accuracy)};
   test.share_arenas_of = train_memory_.get();
   test_memory_ = PlanNetMemory(*test_net_, test_workspace_.get(), test);
 }
@@ -166,7 +178,15 @@ float Trainer::Step() {
   const Status status = train_net_->Run();
   if (!status.ok()) throw Error(status);
   ++iteration_;
-  return workspace_->GetBlob(nets_.loss)->data<float>()[0];
+  return DeviceMean(nets_.loss);
+}
+
+float Trainer::DeviceMean(const std::string& blob) const {
+  float sum = 0;
+  for (int d = 0; d < nets_.num_devices(); ++d) {
+    sum += workspace_->GetBlob(nets_.OnDevice(d, blob))->data<float>()[0];
+  }
+  return sum / static_cast<float>(nets_.num_devices());
 }
 
 Evaluation Trainer::Evaluate() {
@@ -176,8 +196,9 @@ Evaluation Trainer::Evaluate() {
   for (int64_t i = 0; i < batches; ++i) {
     const Status status = test_net_->Run();
     if (!status.ok()) throw Error(status);
-    e.accuracy += test_workspace_->GetBlob(nets_.test_accuracy)->data<float>()[0];
-    e.loss += test_workspace_->GetBlob(nets_.test_loss)->data<float>()[0];
+    e.accuracy +=
+        test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_accuracy))->data<float>()[0];
+    e.loss += test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_loss))->data<float>()[0];
   }
   e.accuracy /= static_cast<double>(batches);
   e.loss /= static_cast<double>(batches);
@@ -212,7 +233,7 @@ std::string Trainer::Describe() const {
 
 void Trainer::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                           int64_t iterations) const {
-  const float lr = workspace_->GetBlob(nets_.lr)->data<float>()[0];
+  const float lr = workspace_->GetBlob(nets_.OnDevice(0, nets_.lr))->data<float>()[0];
   char line[256];
   std::snprintf(
       line, sizeof(line), "iter %lld/%lld epoch %lld loss %.4f accuracy %.4f lr %.6g images/s %.1f",
@@ -246,7 +267,7 @@ Evaluation Trainer::Run(std::ostream& log) {
   int64_t window = 0;
   while (iteration_ < total_iterations_) {
     loss_sum += Step();
-    accuracy_sum += workspace_->GetBlob(nets_.accuracy)->data<float>()[0];
+    accuracy_sum += DeviceMean(nets_.accuracy);
     ++window;
     const bool epoch_end =
         iteration_ % iterations_per_epoch_ == 0 || iteration_ == total_iterations_;

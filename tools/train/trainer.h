@@ -24,8 +24,10 @@
 // arena (runtime/memory_planning.h, training mode), and the test net plans into that same arena,
 // since it runs only between training iterations. Blobs the trainer or the test net reads are kept.
 //
-// Devices: every op runs on options.device (CPU today). The device is one field so that a
-// multi-device trainer can build one set of nets per device from the same options.
+// Devices: with one device every op runs there. With several (CPU devices of this process today),
+// the nets are data parallel (tools/models/data_parallel.h): batch_size is the global batch, split
+// evenly across the devices, gradients are averaged by one Allreduce per parameter, and the logged
+// loss and accuracy are the devices' mean.
 //
 // Errors (bad options, unreadable data or checkpoint, a failing op) throw braid::Error.
 // Thread safety: a Trainer is used by one thread.
@@ -36,6 +38,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "proto/braid.pb.h"
 #include "runtime/memory_planning.h"
@@ -70,7 +73,7 @@ struct TrainerOptions {
   std::string checkpoint;  // "" : none
   bool resume = false;
   bool memory_plan = false;  // plan the nets' memory into one shared arena (see above)
-  DeviceOption device;
+  std::vector<DeviceOption> devices{DeviceOption()};
 };
 
 struct Evaluation {
@@ -113,6 +116,9 @@ class Trainer {
                    int64_t iterations) const;
   void EndEpoch(std::ostream& log, Evaluation* last);
   void PlanNetsMemory();
+  // The mean over devices of a float scalar blob of the train net (`blob` as TrainingNets names
+  // it).
+  float DeviceMean(const std::string& blob) const;
 
   TrainerOptions options_;
   int64_t train_examples_ = 0;

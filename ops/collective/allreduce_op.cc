@@ -1,0 +1,68 @@
+#include "ops/collective/allreduce_op.h"
+
+#include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
+#include "runtime/argument.h"
+#include "runtime/gradient.h"
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+
+namespace braid {
+namespace {
+
+constexpr int kMaxDevices = 256;
+
+std::set<std::pair<int, int>> EachInputInPlace() {
+  std::set<std::pair<int, int>> pairs;
+  for (int i = 0; i < kMaxDevices; ++i) pairs.insert({i, i});
+  return pairs;
+}
+
+}  // namespace
+
+AllreduceOp::AllreduceOp(const OperatorDef& def, Workspace* ws)
+    : OperatorBase(def, ws), in_(def.input_size()), out_(def.output_size()) {
+  if (ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0) {
+    scale_ = 1.f / static_cast<float>(def.input_size());
+  }
+}
+
+void AllreduceOp::Run() {
+  const int n = InputSize();
+  const Tensor& first = Input(0);
+  for (int i = 0; i < n; ++i) {
+    CheckInputType(*this, i, {DType::kFloat32});
+    if (Input(i).shape() != first.shape()) {
+      ThrowInvalidArgument("input " + DescribeInput(*this, i) + " must have the shape of input " +
+                           DescribeInput(*this, 0));
+    }
+    in_[i] = Input(i).data<float>();
+    out_[i] = Output(i)->mutable_data<float>();  // in place: the same tensor
+  }
+  const float scale = scale_;
+  const float* const* in = in_.data();
+  float* const* out = out_.data();
+  ParallelFor(first.numel(), [=](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) {
+      float sum = in[0][e];
+      for (int i = 1; i < n; ++i) sum += in[i][e];
+      sum *= scale;
+      for (int i = 0; i < n; ++i) out[i][e] = sum;
+    }
+  });
+}
+
+BRAID_OPERATOR_SCHEMA(Allreduce)
+    .NumInputs(1, kMaxDevices)
+    .NumOutputs(1, kMaxDevices)
+    .EnforceInplace(EachInputInPlace())
+    .IdenticalTypeAndShape()
+    .Collective()
+    .SetDoc(
+        "Each input (one blob per device) becomes the sum over all inputs, or their mean with "
+        "average=1; in place.");
+
+BRAID_REGISTER_CPU_OPERATOR(Allreduce, AllreduceOp);
+BRAID_NO_GRADIENT(Allreduce);
+
+}  // namespace braid

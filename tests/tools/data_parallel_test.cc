@@ -1,0 +1,164 @@
+// Data-parallel training (tools/models/data_parallel.h, Trainer with several devices): replicated
+// nets, one Allreduce per gradient, 2 devices x batch B == 1 device x batch 2B, and no allocation
+// once the first iteration has run.
+#include "tools/models/data_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "runtime/allocator.h"
+#include "runtime/net.h"
+#include "runtime/workspace.h"
+#include "tools/models/model_builder.h"
+#include "tools/train/trainer.h"
+
+namespace braid {
+namespace {
+
+DeviceOption Cpu(int id) {
+  DeviceOption d;
+  d.set_device_id(id);
+  return d;
+}
+
+OperatorDef SyntheticReader(int64_t batch) {
+  OperatorDef op;
+  op.set_type("IdxImageInput");
+  AddIntArg(&op, "batch_size", batch);
+  AddIntArg(&op, "channels", 1);
+  AddIntArg(&op, "height", 8);
+  AddIntArg(&op, "width", 8);
+  AddIntArg(&op, "num_classes", 4);
+  AddIntArg(&op, "synthetic", 1);
+  AddIntArg(&op, "synthetic_examples", 64);
+  AddIntArg(&op, "shuffle", 1);
+  AddIntArg(&op, "seed", 5);
+  return op;
+}
+
+// Conv -> Relu -> global pool -> FC, no batch norm: per-device batches then compute exactly what
+// one device computes on the whole batch.
+TrainingNets SmallNets(int64_t global_batch) {
+  TrainingNetsSpec spec;
+  spec.name = "small";
+  spec.forward = [](ModelBuilder* b, const std::string& data) {
+    std::string x = b->Relu(b->Conv(data, "conv1", 1, 8, 3, 1, 1, /*bias=*/true), "relu1");
+    return b->FC(b->GlobalAveragePool(x, "pool"), "fc", 8, 4);
+  };
+  spec.train_input = SyntheticReader(global_batch);
+  spec.test_input = SyntheticReader(16);
+  spec.optimizer.lr.policy = "fixed";
+  spec.optimizer.lr.base_lr = 0.1f;
+  return BuildTrainingNets(spec);
+}
+
+TEST(DataParallelTest, EveryDeviceGetsScopedOpsAndEachGradientOneAllreduce) {
+  const TrainingNets single = SmallNets(8);
+  const TrainingNets dp = ReplicateForDevices(single, {Cpu(0), Cpu(1)});
+  EXPECT_EQ(dp.OnDevice(1, dp.loss), "cpu_1/loss");
+  EXPECT_EQ(CountOps(dp.train, "Allreduce"), CountOps(single.train, "MomentumSGDUpdate"));
+  EXPECT_EQ(CountOps(dp.train, "MomentumSGDUpdate"),
+            2 * CountOps(single.train, "MomentumSGDUpdate"));
+  EXPECT_EQ(CountOps(dp.train, "Split"), 2);  // data and label
+  for (const OperatorDef& op : dp.train.op()) {
+    if (op.type() != "Allreduce") continue;
+    ASSERT_EQ(op.input_size(), 2);
+    EXPECT_EQ(op.input(0).substr(0, 6), "cpu_0/");
+    EXPECT_EQ(op.input(1), "cpu_1/" + op.input(0).substr(6));
+  }
+  for (const OperatorDef& op : dp.train.op()) {
+    if (op.type() == "MomentumSGDUpdate") {
+      EXPECT_EQ(op.input(0).substr(0, 4), "cpu_");
+      EXPECT_EQ(op.device_option().device_id(), op.input(0)[4] - '0');
+    }
+  }
+}
+
+TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch) {
+  constexpr int kSteps = 20;
+  const TrainingNets single = SmallNets(8);
+  const TrainingNets dp = ReplicateForDevices(single, {Cpu(0), Cpu(1)});
+  Workspace one, two;
+  ASSERT_TRUE(one.RunNetOnce(single.params.init_net).ok());
+  ASSERT_TRUE(two.RunNetOnce(dp.params.init_net).ok());
+  NetDef dp_train = dp.train;
+  dp_train.set_type("dag");
+  Net* net_one = one.CreateNet(single.train);
+  Net* net_two = two.CreateNet(dp_train);
+  for (int step = 0; step < kSteps; ++step) {
+    ASSERT_TRUE(net_one->Run().ok());
+    ASSERT_TRUE(net_two->Run().ok());
+  }
+  for (const ParamInfo& p : single.params.params) {
+    const Tensor* expected = one.GetBlob(p.name);
+    for (int d = 0; d < 2; ++d) {
+      const Tensor* got = two.GetBlob(dp.OnDevice(d, p.name));
+      ASSERT_EQ(got->shape(), expected->shape()) << p.name;
+      for (int64_t i = 0; i < got->numel(); ++i) {
+        const float e = expected->data<float>()[i], g = got->data<float>()[i];
+        ASSERT_NEAR(g, e, 1e-5f + 1e-4f * std::fabs(e))
+            << dp.OnDevice(d, p.name) << "[" << i << "]";
+      }
+    }
+  }
+}
+
+TrainerOptions TwoDeviceRun() {
+  TrainerOptions o;
+  o.data = "synthetic";
+  o.synthetic_examples = 64;
+  o.synthetic_test_examples = 32;
+  o.image_size = 12;
+  o.batch_size = 16;
+  o.test_batch_size = 16;
+  o.iters = 6;
+  o.optimizer.lr.policy = "fixed";
+  o.optimizer.lr.base_lr = 0.05f;
+  o.devices = {Cpu(0), Cpu(1)};
+  o.memory_plan = true;
+  o.executor = "dag";
+  o.threads = 2;
+  return o;
+}
+
+TEST(DataParallelTest, NothingIsAllocatedAfterTheFirstIteration) {
+  Trainer trainer(TwoDeviceRun());
+  ASSERT_EQ(trainer.train_memory()->plan().arenas.size(), 2u);  // one arena per device
+  trainer.Step();  // the first iteration: single-threaded, lazy allocations happen here
+  const AllocatorStats before = CpuAllocator()->stats();
+  for (int i = 0; i < 4; ++i) trainer.Step();
+  EXPECT_EQ(CpuAllocator()->stats().allocations, before.allocations);
+}
+
+TEST(DataParallelTest, DagAndSimpleExecutorsTrainTwoDevicesBitForBitAlike) {
+  TrainerOptions options = TwoDeviceRun();
+  Trainer dag(options);
+  options.executor = "simple";
+  Trainer simple(options);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(dag.Step(), simple.Step()) << "step " << i;
+  for (const std::string& blob : dag.nets().CheckpointBlobs()) {
+    const Tensor* x = dag.workspace().GetBlob(blob);
+    const Tensor* y = simple.workspace().GetBlob(blob);
+    ASSERT_EQ(std::string(static_cast<const char*>(x->raw_data()), x->nbytes()),
+              std::string(static_cast<const char*>(y->raw_data()), y->nbytes()))
+        << blob;
+  }
+}
+
+TEST(DataParallelTest, BatchThatDoesNotSplitEvenlyIsRefused) {
+  TrainerOptions options = TwoDeviceRun();
+  options.batch_size = 15;
+  try {
+    Trainer trainer(options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not split evenly over 2 devices"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace braid

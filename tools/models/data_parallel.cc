@@ -1,0 +1,130 @@
+#include "tools/models/data_parallel.h"
+
+#include <string>
+
+#include "planner/op_seed.h"
+#include "runtime/status.h"
+#include "tools/models/model_builder.h"
+
+namespace braid {
+namespace {
+
+void Prefix(google::protobuf::RepeatedPtrField<std::string>* names, const std::string& prefix) {
+  for (std::string& name : *names) name = prefix + name;
+}
+
+// `op` on `device` with every blob name under `prefix`.
+OperatorDef OnDevice(const OperatorDef& op, const std::string& prefix, const DeviceOption& device) {
+  OperatorDef out = op;
+  Prefix(out.mutable_input(), prefix);
+  Prefix(out.mutable_output(), prefix);
+  Prefix(out.mutable_control_input(), prefix);
+  *out.mutable_device_option() = device;
+  if (!out.name().empty()) out.set_name(prefix + out.name());
+  return out;
+}
+
+bool IsUpdate(const OperatorDef& op) {
+  return op.type() == "Iter" || op.type() == "LearningRate" || op.type() == "MomentumSGDUpdate";
+}
+
+// Splits each of the reader's outputs along the batch into one piece per device.
+void AddBatchSplits(const OperatorDef& reader, const TrainingNets& dp,
+                    const std::vector<DeviceOption>& devices, NetDef* train) {
+  for (const std::string& whole : reader.output()) {
+    OperatorDef* split = train->add_op();
+    split->set_type("Split");
+    split->set_name("split_" + whole);
+    split->add_input(whole);
+    for (size_t d = 0; d < devices.size(); ++d) split->add_output(dp.OnDevice(d, whole));
+    AddIntArg(split, "axis", 0);
+    *split->mutable_device_option() = devices[0];
+  }
+}
+
+NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
+                      const std::vector<DeviceOption>& devices) {
+  if (single.op_size() == 0 || single.op(0).output_size() == 0) {
+    throw Error(Status::InvalidArgument("net '" + single.name() + "' has no reader op first"));
+  }
+  NetDef train = single;
+  train.clear_op();
+  OperatorDef reader = single.op(0);
+  *reader.mutable_device_option() = devices[0];
+  *train.add_op() = reader;
+  AddBatchSplits(reader, dp, devices, &train);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (int i = 1; i < single.op_size(); ++i) {
+      if (!IsUpdate(single.op(i)))
+        *train.add_op() = OnDevice(single.op(i), dp.device_prefixes[d], devices[d]);
+    }
+  }
+  for (const OperatorDef& op : single.op()) {
+    if (op.type() != "MomentumSGDUpdate") continue;
+    OperatorDef* allreduce = train.add_op();
+    allreduce->set_type("Allreduce");
+    allreduce->set_name("allreduce_" + op.input(0));
+    for (size_t d = 0; d < devices.size(); ++d) {
+      allreduce->add_input(dp.OnDevice(d, op.input(0)));
+      allreduce->add_output(dp.OnDevice(d, op.input(0)));
+    }
+    AddIntArg(allreduce, "average", 1);
+    *allreduce->mutable_device_option() = devices[0];
+  }
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (const OperatorDef& op : single.op()) {
+      if (IsUpdate(op)) *train.add_op() = OnDevice(op, dp.device_prefixes[d], devices[d]);
+    }
+  }
+  return train;
+}
+
+NetDef ReplicateInit(const NetDef& single, const TrainingNets& dp,
+                     const std::vector<DeviceOption>& devices) {
+  NetDef init = single;
+  init.clear_op();
+  for (const OperatorDef& op : single.op()) {
+    // Scoped names would change the fills' default seeds (a hash of the output name): pin them.
+    OperatorDef scoped = OnDevice(op, dp.device_prefixes[0], devices[0]);
+    AddIntArg(&scoped, "seed", static_cast<int64_t>(OpSeed(op)));
+    *init.add_op() = scoped;
+  }
+  for (size_t d = 1; d < devices.size(); ++d) {
+    for (const OperatorDef& op : single.op()) {
+      for (const std::string& blob : op.output()) {
+        OperatorDef* copy = init.add_op();
+        copy->set_type("Copy");
+        copy->add_input(dp.OnDevice(0, blob));
+        copy->add_output(dp.OnDevice(d, blob));
+        *copy->mutable_device_option() = devices[d];
+      }
+    }
+  }
+  return init;
+}
+
+}  // namespace
+
+std::string DeviceScope(const DeviceOption& device) {
+  return std::string(device.device_type() == 1 ? "gpu_" : "cpu_") +
+         std::to_string(device.device_id()) + "/";
+}
+
+TrainingNets ReplicateForDevices(const TrainingNets& single,
+                                 const std::vector<DeviceOption>& devices) {
+  if (devices.empty())
+    throw Error(Status::InvalidArgument("data parallel training needs a device"));
+  TrainingNets dp = single;
+  dp.device_prefixes.clear();
+  for (const DeviceOption& device : devices) dp.device_prefixes.push_back(DeviceScope(device));
+  dp.params.init_net = ReplicateInit(single.params.init_net, dp, devices);
+  dp.train = ReplicateTrain(single.train, dp, devices);
+  dp.test = single.test;
+  dp.test.clear_op();
+  for (const OperatorDef& op : single.test.op()) {
+    *dp.test.add_op() = OnDevice(op, dp.device_prefixes[0], devices[0]);
+  }
+  return dp;
+}
+
+}  // namespace braid

@@ -1,0 +1,39 @@
+// ReplicateForDevices: single-device training nets made data parallel over several devices.
+//
+// Like Caffe2's data_parallel_model, every device gets its own copy of the forward and backward
+// pass, parameters, momenta, iteration counter and learning rate, each blob named under the
+// device's scope ("cpu_0/conv1_w", "cpu_1/conv1_w", ...) and each op carrying its device option.
+//   init   device 0's fills, then one Copy per blob from device 0 to every other device, so all
+//          devices start from identical parameters (a broadcast from device 0).
+//   train  the reader (device 0) reads the global batch and one Split per output cuts it into
+//          equal per-device batches; each device's forward and backward; one Allreduce per
+//          parameter gradient (ops/collective/allreduce_op.h, averaging, so the update equals one
+//          device training on the whole batch); each device's Iter, LearningRate and updates.
+//   test   on device 0, reading device 0's parameters.
+// One Allreduce spans all devices, so the dag executor may run the collectives in any order
+// relative to each other: no device waits for a peer (see allreduce_op.h).
+//
+//   TrainingNets single = BuildTrainingNets(spec);        // reader batch: the global batch
+//   TrainingNets dp = ReplicateForDevices(single, {cpu0, cpu1});
+//   dp.OnDevice(1, dp.loss);                               // "cpu_1/loss"
+//
+// Throws braid::Error when there are no devices or the train net lacks its reader. Pure function.
+#ifndef BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
+#define BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
+
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "tools/models/training_nets.h"
+
+namespace braid {
+
+TrainingNets ReplicateForDevices(const TrainingNets& single,
+                                 const std::vector<DeviceOption>& devices);
+
+// "cpu_0/" for CPU device 0, "gpu_1/" for CUDA device 1: Caffe2's name scopes.
+std::string DeviceScope(const DeviceOption& device);
+
+}  // namespace braid
+
+#endif  // BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
