@@ -4,7 +4,8 @@
 // batch 8 and 32; each in train mode (forward, backward, MomentumSGDUpdate) and infer mode (the
 // test net, SpatialBN is_test=1), on synthetic data. Each row runs in its own child process (this
 // binary re-executed with --row=NAME through posix_spawn, before any thread exists here), so the
-// peak RSS (getrusage ru_maxrss) is that row's alone. The child builds the nets, runs --warmup
+// peak RSS (getrusage ru_maxrss) is that row's alone. The child builds the nets, plans their memory
+// (--memory_plan, on by default as in braid_train: recyclable blobs share one arena), runs --warmup
 // untimed iterations, then timed ones until --min_iters and --min_seconds are both reached, and
 // reports batch / median iteration time.
 //
@@ -24,6 +25,7 @@
 //   braid_bench_training --rows=resnet20,resnet18-b8  # rows whose name contains any item
 //   braid_bench_training --rows=resnet50-b8-train --profile   # + per-op-type time on stderr
 //   braid_bench_training --json                       # for tools/bench/compare_pytorch.py
+//   braid_bench_training --memory_plan=false          # blobs with storage of their own
 //   braid_bench_training --list                       # row names
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -54,6 +56,8 @@ DEFINE_int32(warmup, 1, "untimed iterations per row (the first one allocates)");
 DEFINE_int32(min_iters, 2, "timed iterations per row, at least");
 DEFINE_int32(max_iters, 200, "timed iterations per row, at most");
 DEFINE_double(min_seconds, 5, "timed seconds per row, at least (unless --max_iters)");
+DEFINE_bool(memory_plan, true,
+            "bind the nets' recyclable blobs into a planned arena (as braid_train does)");
 DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
 DEFINE_bool(json, false, "print the results as JSON instead of a table");
 DEFINE_bool(list, false, "list the selected rows and exit");
@@ -122,6 +126,7 @@ std::vector<std::string> ChildArgs(const BenchRow& row) {
           "--min_iters=" + std::to_string(FLAGS_min_iters),
           "--max_iters=" + std::to_string(FLAGS_max_iters),
           "--min_seconds=" + std::to_string(FLAGS_min_seconds),
+          std::string("--memory_plan=") + (FLAGS_memory_plan ? "true" : "false"),
           std::string("--profile=") + (FLAGS_profile ? "true" : "false")};
 }
 
@@ -168,24 +173,26 @@ bool ParseResultLine(const std::string& out, RowResult* result) {
   if (at == std::string::npos) return false;
   RowTiming& t = result->timing;
   long long rss = 0, params = 0, param_bytes = 0, gradient_bytes = 0, activation_bytes = 0;
+  long long arena_bytes = 0;
   const int fields = std::sscanf(
-      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld", &t.iterations,
+      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld", &t.iterations,
       &t.seconds, &t.median_seconds, &t.images_per_second, &t.setup_seconds, &t.loss, &rss, &params,
-      &param_bytes, &gradient_bytes, &activation_bytes);
+      &param_bytes, &gradient_bytes, &activation_bytes, &arena_bytes);
   result->peak_rss_bytes = rss;
   t.trainable_params = params;
   t.param_bytes = param_bytes;
   t.gradient_bytes = gradient_bytes;
   t.activation_bytes = activation_bytes;
-  return fields == 11;
+  t.arena_bytes = arena_bytes;
+  return fields == 12;
 }
 
 void PrintResultLine(const RowTiming& t) {
-  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld\n", t.iterations,
+  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld\n", t.iterations,
               t.seconds, t.median_seconds, t.images_per_second, t.setup_seconds, t.loss,
               static_cast<long long>(PeakRssBytes()), static_cast<long long>(t.trainable_params),
               static_cast<long long>(t.param_bytes), static_cast<long long>(t.gradient_bytes),
-              static_cast<long long>(t.activation_bytes));
+              static_cast<long long>(t.activation_bytes), static_cast<long long>(t.arena_bytes));
 }
 
 RowResult RunRowInChild(const BenchRow& row) {
@@ -213,6 +220,7 @@ int RunOneRow(const std::string& name) {
   o.max_iters = FLAGS_max_iters;
   o.min_seconds = FLAGS_min_seconds;
   o.profile = FLAGS_profile;
+  o.memory_plan = FLAGS_memory_plan;
   RowTiming t;
   try {
     t = RunBenchRow(*row, o);
@@ -231,16 +239,16 @@ std::string Settings() {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "executor=%s threads=%d (num_workers, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) "
-                "warmup=%d min_iters=%d min_seconds=%g hardware_threads=%u",
+                "warmup=%d min_iters=%d min_seconds=%g memory_plan=%d hardware_threads=%u",
                 FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters,
-                FLAGS_min_seconds, std::thread::hardware_concurrency());
+                FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0, std::thread::hardware_concurrency());
   return line;
 }
 
 void PrintTable(const std::vector<RowResult>& results) {
-  std::printf("\n%-9s %-10s %5s %-5s %10s %12s %9s %9s %9s %6s %8s %7s\n", "model", "input",
+  std::printf("\n%-9s %-10s %5s %-5s %10s %12s %9s %9s %9s %9s %6s %8s %7s\n", "model", "input",
               "batch", "mode", "images/s", "peak RSS MB", "params MB", "grads MB", "acts MB",
-              "iters", "s/iter", "others");
+              "arena MB", "iters", "s/iter", "others");
   for (const RowResult& r : results) {
     const BenchRow& row = *r.row;
     std::printf("%-9s %-10s %5lld %-5s ", row.model.c_str(), row.input().c_str(),
@@ -250,16 +258,18 @@ void PrintTable(const std::vector<RowResult>& results) {
       continue;
     }
     const RowTiming& t = r.timing;
-    std::printf("%10.1f %12.0f %9.0f %9.0f %9.0f %6d %8.3f %7.2f\n", t.images_per_second,
+    std::printf("%10.1f %12.0f %9.0f %9.0f %9.0f %9.0f %6d %8.3f %7.2f\n", t.images_per_second,
                 r.peak_rss_bytes / 1048576.0, t.param_bytes / 1048576.0,
-                t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0, t.iterations,
-                t.median_seconds, r.others_cores);
+                t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
+                t.arena_bytes / 1048576.0, t.iterations, t.median_seconds, r.others_cores);
   }
   std::printf(
       "\n%s\nimages/s: batch / median timed iteration. peak RSS: the row's child process "
       "(getrusage ru_maxrss).\nparams, grads, acts: bytes held by blobs at the end (parameters and "
-      "momenta; *_grad* blobs; the rest);\nthe remainder of the peak is op-internal buffers, "
-      "libraries and allocator slack.\nothers: cores' worth of CPU other processes used during "
+      "momenta; *_grad* blobs; the rest);\narena: the memory plan's arena, which holds the "
+      "planned grads and acts in fewer bytes (0: --memory_plan=false);\nthe remainder of the peak "
+      "is op-internal buffers, libraries and allocator slack.\nothers: cores' worth of CPU other "
+      "processes used during "
       "the row (background load).\n",
       Settings().c_str());
 }
@@ -286,10 +296,11 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
           ", \"images_per_second\": %.3f, \"peak_rss_mb\": %.1f, \"iterations\": %d, "
           "\"median_seconds\": %.6f, \"setup_seconds\": %.3f, \"loss\": %.6g, "
           "\"others_cores\": %.2f, \"trainable_params\": %lld, \"param_mb\": %.1f, "
-          "\"gradient_mb\": %.1f, \"activation_mb\": %.1f",
+          "\"gradient_mb\": %.1f, \"activation_mb\": %.1f, \"arena_mb\": %.1f",
           t.images_per_second, r.peak_rss_bytes / 1048576.0, t.iterations, t.median_seconds,
           t.setup_seconds, t.loss, r.others_cores, static_cast<long long>(t.trainable_params),
-          t.param_bytes / 1048576.0, t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0);
+          t.param_bytes / 1048576.0, t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
+          t.arena_bytes / 1048576.0);
     } else if (with_results) {
       std::printf(", \"error\": \"%s\"", r.error.c_str());
     }

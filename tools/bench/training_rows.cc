@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <set>
 
+#include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/op_type_profile.h"
 #include "runtime/status.h"
@@ -64,6 +66,18 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
 }
 
 // The ops of `init` that create a blob `net` reads: inference needs no momenta or counter.
+// Blobs read after the run stay out of the arena: the losses and accuracies, the learning rate
+// and the iteration counter.
+std::unique_ptr<NetMemory> PlanMemory(const BenchRow& row, const TrainingNets& nets, Net* net,
+                                      Workspace* ws) {
+  MemoryPlanOptions plan;
+  plan.mode = row.training ? PlanMode::kTraining : PlanMode::kInference;
+  plan.share_activations = row.training;
+  plan.keep = row.training ? std::set<std::string>{nets.loss, nets.accuracy, nets.lr, nets.iter}
+                           : std::set<std::string>{nets.test_loss, nets.test_accuracy};
+  return PlanNetMemory(*net, ws, plan);
+}
+
 NetDef InitNetFor(const NetDef& init, const NetDef& net) {
   std::set<std::string> read;
   for (const OperatorDef& op : net.op()) read.insert(op.input().begin(), op.input().end());
@@ -168,6 +182,8 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   const Status init = ws.RunNetOnce(init_net);
   if (!init.ok()) throw Error(init);
   Net* net = ws.CreateNet(def);
+  std::unique_ptr<NetMemory> memory;
+  if (options.memory_plan) memory = PlanMemory(row, nets, net, &ws);
   for (int i = 0; i < options.warmup; ++i) RunOrThrow(net);
 
   RowTiming t;
@@ -182,6 +198,7 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   t.loss = ws.GetBlob(row.training ? nets.loss : nets.test_loss)->data<float>()[0];
   if (options.profile) t.profile = profile.Table();
   CountBlobBytes(ws, init_net, &t);
+  if (memory != nullptr) t.arena_bytes = memory->allocated_bytes();
   return t;
 }
 

@@ -4,7 +4,8 @@
 //   train  the train net of BuildTrainingNets (synthetic IdxImageInput reader, forward, loss,
 //          gradients, Iter, LearningRate, one MomentumSGDUpdate per parameter);
 //   infer  its test net (SpatialBN is_test=1, no gradients), with only the parameters it reads.
-// RunBenchRow builds the row's nets in a fresh workspace, runs `warmup` untimed iterations (the
+// RunBenchRow builds the row's nets in a fresh workspace, plans their memory (unless
+// options.memory_plan is false), runs `warmup` untimed iterations (the
 // first one allocates), then timed iterations until both `min_iters` and `min_seconds` are reached
 // (or `max_iters`), and reports the median iteration time.
 //
@@ -54,6 +55,9 @@ struct RowOptions {
   int max_iters = 200;
   double min_seconds = 5;
   bool profile = false;  // collect an OpTypeProfile of the timed iterations
+  // Bind the net's recyclable blobs into a planned arena (runtime/memory_planning.h), as
+  // braid_train does by default.
+  bool memory_plan = true;
 };
 
 struct RowTiming {
@@ -71,6 +75,9 @@ struct RowTiming {
   int64_t param_bytes = 0;
   int64_t gradient_bytes = 0;
   int64_t activation_bytes = 0;
+  // With a memory plan: the arena the planned blobs live in (the gradient and activation bytes
+  // above then count each planned blob's own size, before sharing). 0 without one.
+  int64_t arena_bytes = 0;
   std::string profile;  // OpTypeProfile::Table() when options.profile
 };
 
