@@ -41,7 +41,8 @@ DagNet::DagNet(const NetDef& def, Workspace* ws)
     : Net(def, ws),
       first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
           "first_iter_only_one_worker", NeedsSingleThreadedFirstRun(def))),
-      arena_(NumWorkers(def)) {
+      arena_(NumWorkers(def)),
+      intra_op_threads_(&arena_, IntraOpThreadsFor(def, NumWorkers(def))) {
   DataflowGraph g = BuildDataflow(def);
   std::vector<int> chain_of;
   std::vector<std::vector<int>> chains = FuseChains(g, &chain_of);

@@ -1,14 +1,17 @@
 // DagNet: runs independent ops in parallel on a oneTBB flow graph ("dag").
 //
-// Dependencies come from planner/dataflow.h (the function the memory planner uses too). Straight-line
-// chains (op i's only child is j and j's only parent is i) are fused into one flow-graph node, so a
-// chain costs one task, not one per op. The graph is built once, in a task_arena of num_workers
-// threads (runtime/net.h NumWorkers), and reused by every Run.
+// Dependencies come from planner/dataflow.h (the function the memory planner uses too).
+// Straight-line chains (op i's only child is j and j's only parent is i) are fused into one
+// flow-graph node, so a chain costs one task, not one per op. The graph is built once, in a
+// task_arena of num_workers threads (runtime/net.h NumWorkers), and reused by every Run.
 //
 // First iteration: with the net argument first_iter_only_one_worker = 1, the first Run executes
 // the ops one at a time on the calling thread in listed (topological) order; later Runs are
 // parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
 // allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0.
+//
+// Intra-op threads: while the net runs, each arena thread's OpenMP budget is hardware threads /
+// num_workers (runtime/intra_op_threads.h), so parallel ops do not oversubscribe the cores.
 //
 // Errors: the first op to fail records its Status; ops not yet started are skipped, and Run returns
 // that Status once the graph drains. The next Run starts clean.
@@ -18,14 +21,15 @@
 #ifndef BRAID_RUNTIME_DAG_NET_H_
 #define BRAID_RUNTIME_DAG_NET_H_
 
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include <oneapi/tbb/flow_graph.h>
-#include <oneapi/tbb/task_arena.h>
-
+#include "runtime/intra_op_threads.h"
 #include "runtime/net.h"
 
 namespace braid {
@@ -61,6 +65,7 @@ class DagNet final : public Net {
   std::vector<OperatorBase*> slots_;  // every chain's slice, chain after chain
   std::vector<int> root_chains_;
   tbb::task_arena arena_;
+  IntraOpThreads intra_op_threads_;          // observes arena_
   std::unique_ptr<tbb::flow::graph> graph_;  // created inside arena_
   std::vector<std::unique_ptr<Node>> nodes_;
   std::atomic<bool> failed_{false};

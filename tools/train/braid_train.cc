@@ -1,23 +1,34 @@
-// braid_train: trains a ResNet image classifier on one device.
+// braid_train: trains a ResNet image classifier on one device or data parallel on several.
 //
-//   braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--batch-size 64]
-//               [--epochs 3 | --iters N] [--lr 0.1] [--lr-policy cosine|step|fixed]
-//               [--momentum 0.9] [--weight-decay 1e-4] [--executor simple|dag] [--threads N]
-//               [--checkpoint PATH [--resume]] [--seed 1] [--dump-nets DIR] [--memory-plan on|off]
+//   braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1]
+//               [--batch-size 64] [--epochs 3 | --iters N] [--lr 0.1]
+//               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
+//               [--executor simple|dag] [--threads N] [--memory-plan on|off]
+//               [--checkpoint PATH [--resume]] [--seed 1] [--dump-nets DIR]
 //
-// Flag names take dashes or underscores (--batch-size or --batch_size). Prints one line per
-// --log-every iterations (loss, accuracy, learning rate, images/s) and, after each epoch, the test
-// set's accuracy. Exit codes: 0 success, 1 training failed (its Status on one stderr line), 2 bad
-// flags.
+// Flag names take dashes or underscores (--batch-size or --batch_size). On a terminal a progress
+// line (iteration, loss, accuracy, images/s, ETA) is redrawn in place; otherwise one log line per
+// --log-every iterations. After each epoch: the test set's accuracy. At the end a summary:
+// images/s, test accuracy, each device's naive / planned / lower-bound bytes, the test net's extra
+// bytes with and without sharing the train net's arena, and peak resident memory. --batch-size is
+// the global batch, split evenly across --devices. Exit codes: 0 success, 1 training failed (its
+// Status on one stderr line), 2 bad flags, an unknown model, missing data files or an unusable
+// device list.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "runtime/device.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 #include "tools/command_line.h"
@@ -50,6 +61,9 @@ DEFINE_int64(synthetic_examples, 1024, "synthetic data: training images");
 DEFINE_int64(image_size, 28, "synthetic data: image height and width");
 DEFINE_int64(channels, 1, "synthetic data: image channels");
 DEFINE_int64(classes, 10, "synthetic data: classes");
+DEFINE_string(devices, "cpu:0",
+              "devices to train on, data parallel when several: cpu:0,cpu:1 (the batch is split "
+              "evenly across them)");
 DEFINE_string(memory_plan, "on",
               "on: plan the train net's gradients and activations into one arena that the test "
               "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
@@ -58,8 +72,38 @@ DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into
 namespace braid {
 namespace {
 
+[[noreturn]] void BadFlag(const std::string& message) {
+  throw Error(Status::InvalidArgument("braid_train: " + message));
+}
+
+// "cpu:0,cpu:1" as device options; one clear error for anything else.
+std::vector<DeviceOption> ParseDevices(const std::string& list) {
+  std::vector<DeviceOption> devices;
+  std::set<int> ids;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');) {
+    int id = -1;
+    char rest = 0;
+    if (item.rfind("gpu:", 0) == 0 || item.rfind("cuda:", 0) == 0) {
+      BadFlag("--devices " + item +
+              ": GPU training needs CUDA kernels for the training ops, which "
+              "this build does not have; use cpu:N");
+    }
+    if (std::sscanf(item.c_str(), "cpu:%d%c", &id, &rest) != 1 || id < 0) {
+      BadFlag("--devices: '" + item + "' is not a device (cpu:0, cpu:1, ...)");
+    }
+    if (!ids.insert(id).second) BadFlag("--devices lists cpu:" + std::to_string(id) + " twice");
+    devices.emplace_back();
+    devices.back().set_device_id(id);
+  }
+  if (devices.empty()) BadFlag("--devices lists no device");
+  return devices;
+}
+
 TrainerOptions OptionsFromFlags() {
   TrainerOptions o;
+  o.devices = ParseDevices(FLAGS_devices);
+  o.progress_bar = isatty(STDOUT_FILENO) != 0;
   o.model = FLAGS_model;
   o.data = FLAGS_data;
   o.data_dir = FLAGS_data_dir;
@@ -98,16 +142,39 @@ void DumpNets(const TrainingNets& nets, const std::string& dir) {
   std::cout << "nets written to " << dir << "\n";
 }
 
+// Peak resident set size of this process, in bytes.
+int64_t PeakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const Evaluation& last) {
+  std::printf("\nsummary: %s on %s, executor %s\n", options.model.c_str(), FLAGS_devices.c_str(),
+              options.executor.c_str());
+  std::printf("  training images/s  %.1f\n", trainer.images_per_second());
+  if (options.evaluate) std::printf("  test accuracy      %.4f\n", last.accuracy);
+  if (const NetMemory* memory = trainer.train_memory()) {
+    std::printf("  %-8s %14s %14s %14s\n", "device", "naive", "planned", "lower bound");
+    for (const ArenaPlan& arena : memory->plan().arenas) {
+      std::printf("  %-8s %14s %14s %14s\n", DeviceFromProto(arena.device).ToString().c_str(),
+                  HumanBytes(arena.naive_bytes).c_str(), HumanBytes(arena.arena_bytes).c_str(),
+                  HumanBytes(arena.lower_bound_bytes).c_str());
+    }
+    const int64_t alone = trainer.test_memory()->plan().arena_bytes();
+    const int64_t extra = trainer.test_memory()->allocated_bytes();
+    std::printf("  test net extra     %s shared, %s alone (%.0f%% less)\n",
+                HumanBytes(extra).c_str(), HumanBytes(alone).c_str(),
+                alone > 0 ? 100.0 * (alone - extra) / alone : 0.0);
+  }
+  std::printf("  peak resident      %s\n", HumanBytes(PeakResidentBytes()).c_str());
+}
+
 void Train(const TrainerOptions& options) {
   Trainer trainer(options);
   if (!FLAGS_dump_nets.empty()) DumpNets(trainer.nets(), FLAGS_dump_nets);
-  if (trainer.train_memory() != nullptr) {
-    std::cout << "train net " << PlanSummaryLine(trainer.train_memory()->plan()) << "\n"
-              << "test net: " << HumanBytes(trainer.test_memory()->plan().arena_bytes())
-              << " planned alone, " << HumanBytes(trainer.test_memory()->allocated_bytes())
-              << " allocated beyond the train net's arena\n";
-  }
-  trainer.Run(std::cout);
+  const Evaluation last = trainer.Run(std::cout);
+  PrintSummary(trainer, options, last);
 }
 
 }  // namespace
@@ -118,7 +185,8 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   const std::vector<std::string> positional = braid::ParseCommandLine(
       argc, argv,
-      "braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--batch-size 64] "
+      "braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1] "
+      "[--batch-size 64] "
       "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|fixed] [--momentum 0.9] "
       "[--weight-decay 1e-4] [--executor simple|dag] [--threads N] [--checkpoint PATH] "
       "[--resume] [--seed 1] [--memory-plan on|off]");

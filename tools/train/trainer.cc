@@ -1,5 +1,6 @@
 #include "tools/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -259,22 +260,57 @@ void Trainer::EndEpoch(std::ostream& log, Evaluation* last) {
   }
 }
 
+namespace {
+
+// "[#######.............] " for `done` of `total`.
+std::string Bar(int64_t done, int64_t total) {
+  constexpr int kWidth = 20;
+  const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(total, 1));
+  return "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
+}
+
+}  // namespace
+
+void Trainer::DrawProgressBar(std::ostream& log, double loss, double accuracy, int64_t run_iters,
+                              double run_seconds) const {
+  const double per_iter = run_seconds / std::max<int64_t>(run_iters, 1);
+  const int64_t eta = static_cast<int64_t>(per_iter * (total_iterations_ - iteration_));
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "\r%siter %lld/%lld loss %.4f accuracy %.4f images/s %.1f ETA %lld:%02lld   ",
+                Bar(iteration_, total_iterations_).c_str(), static_cast<long long>(iteration_),
+                static_cast<long long>(total_iterations_), loss, accuracy,
+                options_.batch_size / per_iter, static_cast<long long>(eta / 60),
+                static_cast<long long>(eta % 60));
+  log << line << std::flush;
+}
+
 Evaluation Trainer::Run(std::ostream& log) {
   log << Describe() << std::endl;
   Evaluation last;
   const double run_start = NowSeconds();
-  double window_start = run_start, loss_sum = 0, accuracy_sum = 0, train_seconds = 0;
+  const int64_t first_iteration = iteration_;
+  double window_start = run_start, loss_sum = 0, accuracy_sum = 0, last_draw = 0;
   int64_t window = 0;
   while (iteration_ < total_iterations_) {
-    loss_sum += Step();
-    accuracy_sum += DeviceMean(nets_.accuracy);
+    const float loss = Step();
+    const float accuracy = DeviceMean(nets_.accuracy);
+    loss_sum += loss;
+    accuracy_sum += accuracy;
     ++window;
+    const double now = NowSeconds();
     const bool epoch_end =
         iteration_ % iterations_per_epoch_ == 0 || iteration_ == total_iterations_;
-    if (epoch_end || iteration_ % options_.log_every == 0) {
-      const double now = NowSeconds();
+    if (options_.progress_bar && (now - last_draw > 0.2 || epoch_end)) {
+      DrawProgressBar(log, loss, accuracy, iteration_ - first_iteration,
+                      train_seconds_ + now - window_start);
+      last_draw = now;
+    }
+    if (epoch_end || (!options_.progress_bar && iteration_ % options_.log_every == 0)) {
+      if (options_.progress_bar) log << "\n";
       LogProgress(log, now - window_start, loss_sum, accuracy_sum, window);
-      train_seconds += now - window_start;
+      train_seconds_ += now - window_start;
+      images_trained_ += window * options_.batch_size;
       loss_sum = accuracy_sum = 0;
       window = 0;
       if (epoch_end) EndEpoch(log, &last);
@@ -283,7 +319,7 @@ Evaluation Trainer::Run(std::ostream& log) {
   }
   char line[160];
   std::snprintf(line, sizeof(line), "done: %lld iterations, %.1f s (%.1f s training)",
-                static_cast<long long>(iteration_), NowSeconds() - run_start, train_seconds);
+                static_cast<long long>(iteration_), NowSeconds() - run_start, train_seconds_);
   log << line << std::endl;
   return last;
 }

@@ -72,7 +72,8 @@ struct TrainerOptions {
   bool evaluate = true;
   std::string checkpoint;  // "" : none
   bool resume = false;
-  bool memory_plan = false;  // plan the nets' memory into one shared arena (see above)
+  bool memory_plan = false;   // plan the nets' memory into one shared arena (see above)
+  bool progress_bar = false;  // redraw one progress line (for a terminal) instead of log lines
   std::vector<DeviceOption> devices{DeviceOption()};
 };
 
@@ -104,6 +105,10 @@ class Trainer {
   int64_t iterations_per_epoch() const { return iterations_per_epoch_; }
   const TrainingNets& nets() const { return nets_; }
   const Workspace& workspace() const { return *workspace_; }
+  // Training throughput of Run so far: images over the seconds spent in training steps.
+  double images_per_second() const {
+    return train_seconds_ > 0 ? images_trained_ / train_seconds_ : 0;
+  }
   // The memory plans (null unless options.memory_plan).
   const NetMemory* train_memory() const { return train_memory_.get(); }
   const NetMemory* test_memory() const { return test_memory_.get(); }
@@ -115,6 +120,8 @@ class Trainer {
   void LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                    int64_t iterations) const;
   void EndEpoch(std::ostream& log, Evaluation* last);
+  void DrawProgressBar(std::ostream& log, double loss, double accuracy, int64_t run_iters,
+                       double run_seconds) const;
   void PlanNetsMemory();
   // The mean over devices of a float scalar blob of the train net (`blob` as TrainingNets names
   // it).
@@ -127,6 +134,8 @@ class Trainer {
   int64_t iterations_per_epoch_ = 0;
   int64_t total_iterations_ = 0;
   int64_t iteration_ = 0;
+  double train_seconds_ = 0;   // Run: seconds in training steps
+  double images_trained_ = 0;  // Run: images those steps trained on
   TrainingNets nets_;
   std::unique_ptr<Workspace> workspace_;       // parameters, the train net
   std::unique_ptr<Workspace> test_workspace_;  // child of workspace_: the test net's activations
