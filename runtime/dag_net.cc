@@ -107,7 +107,13 @@ void DagNet::RunChain(ChainSlice slice) {
 }
 
 Status DagNet::RunOps(bool first_run) {
-  if (first_run && first_iter_only_one_worker_) return RunInListedOrder();
+  if (first_run && first_iter_only_one_worker_) {
+    // In the arena, so that kernels set up on the first run (oneDNN fixes its thread count when a
+    // primitive is created) see the same OpenMP budget as later runs.
+    Status status;
+    arena_.execute([&] { status = RunInListedOrder(); });
+    return status;
+  }
   failed_.store(false);
   arena_.execute([this] {
     for (int root : root_chains_) nodes_[root]->try_put(tbb::flow::continue_msg());
