@@ -32,11 +32,13 @@ std::string JsonEscaped(const std::string& s) {
 
 void ChromeTraceWriter::OnRunEnd(const Net& net, const std::vector<OpEvent>& events) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (max_runs_ >= 0 && runs_ >= max_runs_) return;
   for (size_t i = 0; i < events.size(); ++i) {
     if (!events[i].ran()) continue;
     const OperatorDef& op = net.def().op(static_cast<int>(i));
     std::string name = op.name().empty() ? op.type() + " #" + std::to_string(i) : op.name();
-    entries_.push_back({name, op.type(), events[i].start_ns, events[i].end_ns, events[i].thread, runs_});
+    entries_.push_back(
+        {name, op.type(), events[i].start_ns, events[i].end_ns, events[i].thread, runs_});
   }
   ++runs_;
 }
@@ -53,8 +55,8 @@ std::string ChromeTraceWriter::Json() const {
     std::snprintf(times, sizeof(times), "\"ts\":%.3f,\"dur\":%.3f", (e.start_ns - origin) / 1e3,
                   (e.end_ns - e.start_ns) / 1e3);
     out << (i ? "," : "") << "{\"name\":\"" << JsonEscaped(e.name) << "\",\"cat\":\""
-        << JsonEscaped(e.category) << "\",\"ph\":\"X\"," << times << ",\"pid\":0,\"tid\":" << e.thread
-        << ",\"args\":{\"run\":" << e.run << "}}";
+        << JsonEscaped(e.category) << "\",\"ph\":\"X\"," << times
+        << ",\"pid\":0,\"tid\":" << e.thread << ",\"args\":{\"run\":" << e.run << "}}";
   }
   out << "],\"displayTimeUnit\":\"ms\"}\n";
   return out.str();

@@ -20,6 +20,8 @@ namespace braid {
 
 class ChromeTraceWriter final : public NetObserver {
  public:
+  // Records the first max_runs runs it observes (every run when negative).
+  explicit ChromeTraceWriter(int max_runs = -1) : max_runs_(max_runs) {}
   void OnRunEnd(const Net& net, const std::vector<OpEvent>& events) override;
   // {"traceEvents": [...]} with one complete ("X") event per op run; pid 0, tid = thread index.
   std::string Json() const;
@@ -31,6 +33,7 @@ class ChromeTraceWriter final : public NetObserver {
     int64_t start_ns, end_ns;
     int thread, run;
   };
+  const int max_runs_;
   mutable std::mutex mu_;
   std::vector<Entry> entries_;  // guarded by mu_
   int runs_ = 0;                // guarded by mu_

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # braid_train end to end on synthetic data: trains, evaluates, checkpoints, resumes from the
-# checkpoint, dumps readable nets; bad flags exit 2.
+# checkpoint, dumps readable nets, trains data parallel on two devices with a summary and a trace;
+# bad flags, models and device lists exit 2.
 #
 #   braid_train_smoke.sh BRAID_TRAIN
 set -uo pipefail
@@ -37,6 +38,21 @@ grep -q 'type: "MomentumSGDUpdate"' "$dir/nets/resnet20_train.pbtxt" || fail "no
 expect_line "$dir/resumed.log" "starting at 4;"
 expect_line "$dir/resumed.log" "^iter 6/6 epoch 2 "
 
+"$braid_train" "${common[@]}" --iters 3 --devices cpu:0,cpu:1 --executor dag --threads 2 \
+  --trace "$dir/trace.json" >"$dir/dp.log" 2>&1 || fail "data-parallel run exited $?: $(cat "$dir/dp.log")"
+expect_line "$dir/dp.log" "^summary: resnet20 on cpu:0,cpu:1, executor dag$"
+expect_line "$dir/dp.log" "^  cpu:1 +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB$"
+expect_line "$dir/dp.log" "^  test net extra +0 B shared"
+expect_line "$dir/dp.log" "^  peak resident +[0-9.]+ [KMG]iB$"
+grep -q '"traceEvents"' "$dir/trace.json" || fail "no trace written"
+
+for devices in cpu:0,cpu:0 gpu:0 cpu:x ""; do
+  "$braid_train" --devices "$devices" >"$dir/bad.log" 2>&1
+  [[ $? -eq 2 ]] || fail "--devices '$devices' should exit 2"
+  [[ $(wc -l <"$dir/bad.log") -eq 1 ]] || fail "--devices '$devices' should print one line"
+done
+"$braid_train" --model resnet99 >/dev/null 2>&1
+[[ $? -ne 0 ]] || fail "an unknown model should fail"
 "$braid_train" --executor threaded >/dev/null 2>&1
 [[ $? -eq 2 ]] || fail "--executor threaded should exit 2"
 "$braid_train" --no_such_flag >/dev/null 2>&1

@@ -4,7 +4,7 @@
 //               [--batch-size 64] [--epochs 3 | --iters N] [--lr 0.1]
 //               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
 //               [--executor simple|dag] [--threads N] [--memory-plan on|off]
-//               [--checkpoint PATH [--resume]] [--seed 1] [--dump-nets DIR]
+//               [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
 //
 // Flag names take dashes or underscores (--batch-size or --batch_size). On a terminal a progress
 // line (iteration, loss, accuracy, images/s, ETA) is redrawn in place; otherwise one log line per
@@ -64,6 +64,9 @@ DEFINE_int64(classes, 10, "synthetic data: classes");
 DEFINE_string(devices, "cpu:0",
               "devices to train on, data parallel when several: cpu:0,cpu:1 (the batch is split "
               "evenly across them)");
+DEFINE_string(trace, "",
+              "write a Chrome trace (Perfetto, chrome://tracing) of the first 10 "
+              "training iterations to this file");
 DEFINE_string(memory_plan, "on",
               "on: plan the train net's gradients and activations into one arena that the test "
               "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
@@ -131,6 +134,7 @@ TrainerOptions OptionsFromFlags() {
   o.log_every = FLAGS_log_every;
   o.evaluate = FLAGS_eval;
   o.memory_plan = FLAGS_memory_plan == "on";
+  o.trace = FLAGS_trace;
   return o;
 }
 

@@ -128,6 +128,10 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   test_workspace_ = std::make_unique<Workspace>(workspace_.get());
   test_net_ = test_workspace_->CreateNet(nets_.test);
   if (options_.memory_plan) PlanNetsMemory();
+  if (!options_.trace.empty()) {
+    trace_ = std::make_unique<ChromeTraceWriter>(options_.traced_iterations);
+    train_net_->AddObserver(trace_.get());
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -321,6 +325,11 @@ Evaluation Trainer::Run(std::ostream& log) {
   std::snprintf(line, sizeof(line), "done: %lld iterations, %.1f s (%.1f s training)",
                 static_cast<long long>(iteration_), NowSeconds() - run_start, train_seconds_);
   log << line << std::endl;
+  if (trace_) {
+    trace_->WriteFile(options_.trace);
+    log << "trace of " << options_.traced_iterations << " iterations written to " << options_.trace
+        << std::endl;
+  }
   return last;
 }
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/chrome_trace.h"
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/workspace.h"
@@ -72,8 +73,10 @@ struct TrainerOptions {
   bool evaluate = true;
   std::string checkpoint;  // "" : none
   bool resume = false;
-  bool memory_plan = false;   // plan the nets' memory into one shared arena (see above)
-  bool progress_bar = false;  // redraw one progress line (for a terminal) instead of log lines
+  bool memory_plan = false;    // plan the nets' memory into one shared arena (see above)
+  std::string trace;           // "": none; else a Chrome trace of the first traced_iterations
+  int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
+  bool progress_bar = false;   // redraw one progress line (for a terminal) instead of log lines
   std::vector<DeviceOption> devices{DeviceOption()};
 };
 
@@ -143,6 +146,7 @@ class Trainer {
   Net* test_net_ = nullptr;                    // owned by test_workspace_
   std::unique_ptr<NetMemory> train_memory_;    // with memory_plan: the arena both nets use
   std::unique_ptr<NetMemory> test_memory_;
+  std::unique_ptr<ChromeTraceWriter> trace_;  // observes train_net_ when options.trace is set
 };
 
 }  // namespace braid
