@@ -18,6 +18,10 @@ void Bitset::AndWith(const Bitset& other) {
   for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= other.words_[i];
 }
 
+void Bitset::AndNot(const Bitset& other) {
+  for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= ~other.words_[i];
+}
+
 bool Bitset::IsSubsetOf(const Bitset& other) const {
   for (std::size_t i = 0; i < words_.size(); ++i) {
     if (words_[i] & ~other.words_[i]) return false;

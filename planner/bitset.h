@@ -26,6 +26,7 @@ class Bitset {
   void SetAll();
   void OrWith(const Bitset& other);
   void AndWith(const Bitset& other);
+  void AndNot(const Bitset& other);  // removes other's elements
   bool IsSubsetOf(const Bitset& other) const;
   int Count() const;
 
