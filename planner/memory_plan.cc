@@ -15,7 +15,8 @@ int64_t Total(const MemoryPlan& plan, int64_t ArenaPlan::*field) {
 
 ArenaPlan PlanArena(const BlobLifetimes& lifetimes, const std::vector<int>& blobs) {
   PackingProblem problem = PackingProblemFor(lifetimes, blobs);
-  std::vector<int64_t> offsets = PackGreedy(problem);
+  const int64_t bound = MaxWeightAntichain(problem);
+  std::vector<int64_t> offsets = PackGreedy(problem, bound);
   ArenaPlan arena;
   for (size_t i = 0; i < blobs.size(); ++i) {
     const BlobLifetime& blob = lifetimes.blobs()[blobs[i]];
@@ -23,7 +24,7 @@ ArenaPlan PlanArena(const BlobLifetimes& lifetimes, const std::vector<int>& blob
     arena.naive_bytes += blob.bytes;
   }
   arena.arena_bytes = ArenaSize(problem, offsets);
-  arena.lower_bound_bytes = MaxWeightAntichain(problem);
+  arena.lower_bound_bytes = bound;
   return arena;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <random>
 
 namespace braid {
 namespace {
@@ -112,7 +113,7 @@ int64_t ArenaSize(const PackingProblem& problem, const std::vector<int64_t>& off
   return size;
 }
 
-std::vector<int64_t> PackGreedy(const PackingProblem& p) {
+std::vector<int64_t> PackGreedy(const PackingProblem& p, int64_t good_enough) {
   const int m = p.size();
   std::vector<int> by_birth(m);
   std::iota(by_birth.begin(), by_birth.end(), 0);
@@ -129,15 +130,29 @@ std::vector<int64_t> PackGreedy(const PackingProblem& p) {
   std::stable_sort(by_conflict.begin(), by_conflict.end(), [&](int x, int y) {
     return conflict_bytes[x] + p.bytes[x] > conflict_bytes[y] + p.bytes[y];
   });
+  std::vector<std::vector<int>> orders = {by_size, by_birth, by_conflict};
+  // Perturbed largest-first orders (a fixed seed: plans are reproducible), as many as a budget of
+  // about kBudget pairwise checks allows: small problems get many, huge ones none.
+  constexpr int64_t kBudget = 4'000'000;
+  const int64_t tries = std::min<int64_t>(32, kBudget / std::max<int64_t>(1, int64_t{m} * m));
+  std::mt19937 rng(m);
+  for (int64_t t = 0; t < tries; ++t) {
+    std::vector<int> order = by_size;
+    for (int i = 0; i + 1 < m; ++i) {
+      if (rng() % 4 == 0) std::swap(order[i], order[i + 1 + rng() % std::min(4, m - i - 1)]);
+    }
+    orders.push_back(std::move(order));
+  }
   std::vector<int64_t> best;
   int64_t best_size = std::numeric_limits<int64_t>::max();
-  for (const std::vector<int>* order : {&by_size, &by_birth, &by_conflict}) {
-    std::vector<int64_t> offsets = PlaceInOrder(p, *order);
+  for (const std::vector<int>& order : orders) {
+    std::vector<int64_t> offsets = PlaceInOrder(p, order);
     const int64_t size = ArenaSize(p, offsets);
     if (size < best_size) {
       best_size = size;
       best = std::move(offsets);
     }
+    if (best_size <= good_enough) break;
   }
   return best;
 }

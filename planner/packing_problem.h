@@ -42,8 +42,10 @@ PackingProblem PackingProblemFor(const BlobLifetimes& lifetimes, const std::vect
 int64_t ArenaSize(const PackingProblem& problem, const std::vector<int64_t>& offsets);
 
 // Offsets of a valid packing by greedy best fit: several placement orders (largest first, first
-// born first, most conflicting bytes first) and the smallest arena among them.
-std::vector<int64_t> PackGreedy(const PackingProblem& problem);
+// born first, most conflicting bytes first, then perturbed largest-first orders within a budget of
+// work that shrinks as the problem grows) and the smallest arena among them. Stops early once an
+// arena is at most `good_enough` bytes (pass the lower bound: nothing can beat it).
+std::vector<int64_t> PackGreedy(const PackingProblem& problem, int64_t good_enough = 0);
 
 }  // namespace braid
 
