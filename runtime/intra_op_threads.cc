@@ -23,7 +23,7 @@ IntraOpThreads::~IntraOpThreads() { observe(false); }
 
 void IntraOpThreads::on_scheduler_entry(bool /*is_worker*/) {
   saved_threads = omp_get_max_threads();
-  omp_set_num_threads(threads_per_op_);
+  omp_set_num_threads(std::min(threads_per_op_, saved_threads));  // never above OMP_NUM_THREADS
 }
 
 void IntraOpThreads::on_scheduler_exit(bool /*is_worker*/) {

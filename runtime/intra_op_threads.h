@@ -5,8 +5,9 @@
 // every core, W teams would spin against each other, and throughput collapses (measured: data-
 // parallel ResNet-20 on 2 devices, 2 workers x 2 OpenMP threads on 2 cores ran ~10x slower than the
 // simple executor). This observer gives every thread of a DagNet's task_arena an OpenMP budget of
-// max(1, hardware threads / W) while it works in the arena, and restores the thread's own setting
-// when it leaves. The net argument intra_op_threads overrides the budget.
+// max(1, hardware threads / W), never more than the thread's own setting (OMP_NUM_THREADS), while it
+// works in the arena, and restores that setting when it leaves. The net argument intra_op_threads
+// overrides the budget.
 //
 //   IntraOpThreads budget(&arena, /*threads_per_op=*/1);   // observes while it lives
 //
