@@ -46,6 +46,13 @@ expect_line "$dir/dp.log" "^  test net extra +0 B shared"
 expect_line "$dir/dp.log" "^  peak resident +[0-9.]+ [KMG]iB$"
 grep -q '"traceEvents"' "$dir/trace.json" || fail "no trace written"
 
+# On a terminal (script(1) provides one) the progress line is redrawn in place instead of logged.
+if command -v script >/dev/null; then
+  script -qec "$braid_train ${common[*]} --iters 3 --eval=false" /dev/null >"$dir/tty.log" 2>&1
+  tr '\r' '\n' <"$dir/tty.log" >"$dir/tty_lines.log"
+  expect_line "$dir/tty_lines.log" "^\[#+\.*\] iter 3/3 loss [0-9.]+ accuracy [0-9.]+ images/s [0-9.]+ ETA 0:00"
+fi
+
 for devices in cpu:0,cpu:0 gpu:0 cpu:x ""; do
   "$braid_train" --devices "$devices" >"$dir/bad.log" 2>&1
   [[ $? -eq 2 ]] || fail "--devices '$devices' should exit 2"
