@@ -17,8 +17,9 @@
 // contract. Conv lets oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on
 // AVX-512) and reorders inside the op. Each reorder is one extra pass over its tensor per run (src,
 // weights and dst forward; more backward), which the blocked JIT kernels more than pay back for
-// conv (see ops/nn/conv_op.h for numbers). Pooling and batch norm are memory-bound, so a reorder
-// would cost as much as the op: they run on the plain layout directly.
+// conv (see ops/nn/conv_op.h for numbers). Batch norm reorders too: oneDNN's plain-layout kernel
+// is ~8x slower than its blocked one (ops/nn/spatial_bn_op.h). Pooling is memory-bound, so a
+// reorder would cost as much as the op: it runs on the plain layout directly.
 //
 // Thread safety and ownership:
 //  - Engine() is created once (a function-local static) and read-only afterwards.
@@ -39,7 +40,8 @@
 // OpenMP's spinning threads suffer when another process holds a core: on a loaded 2-core machine a
 // tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with OMP_WAIT_POLICY=passive and 25 to
 // 500 us with the defaults. This is left at oneDNN's default (OMP_NUM_THREADS and
-// OMP_WAIT_POLICY tune it).
+// OMP_WAIT_POLICY tune it). The elementwise ops run on the same OpenMP team
+// (ops/common/parallel.h).
 #ifndef BRAID_OPS_NN_DNNL_UTIL_H_
 #define BRAID_OPS_NN_DNNL_UTIL_H_
 

@@ -136,6 +136,32 @@ TEST(SpatialBNTest, TrainingAndInferenceAgreeOnTheBatchStatistics) {
   ExpectNear(Fetch<float>(ws, "Y"), y_train, 1e-5f);
 }
 
+// C a multiple of 8 or 16 runs on oneDNN's channel-blocked kernel (reorders inside the op); Y is
+// still plain NCHW, in place or not.
+TEST(SpatialBNTest, ChannelBlockedLayoutsMatchTheFormulaInPlaceOrNot) {
+  for (const int64_t c : {8, 16, 48}) {
+    Workspace ws;
+    FeedBnInputs({2, c, 3, 5}, 58, &ws);
+    const std::vector<float> x = Fetch<float>(ws, "X");
+    ASSERT_TRUE(RunOp(&ws, kTestOp));
+    ExpectNear(Fetch<float>(ws, "Y"),
+               Normalize(x, c, 15, Widen(Fetch<float>(ws, "rm")), Widen(Fetch<float>(ws, "rv")),
+                         Fetch<float>(ws, "scale"), Fetch<float>(ws, "bias"), 1e-5),
+               1e-5f);
+    ASSERT_TRUE(RunOp(&ws, kTrainOp));
+    const Moments m = BatchMoments(x, 2, c, 15);
+    const std::vector<float> expected = Normalize(
+        x, c, 15, m.mean, m.var, Fetch<float>(ws, "scale"), Fetch<float>(ws, "bias"), 1e-5);
+    ExpectNear(Fetch<float>(ws, "Y"), expected, 1e-4f);
+    const std::vector<float> saved_mean = Fetch<float>(ws, "saved_mean");
+    for (int64_t ch = 0; ch < c; ++ch) EXPECT_NEAR(saved_mean[ch], m.mean[ch], 1e-5) << c;
+    std::string in_place = kTrainOp;
+    in_place.replace(in_place.find("output: \"Y\""), 11, "output: \"X\"");
+    ASSERT_TRUE(RunOp(&ws, in_place));
+    ExpectNear(Fetch<float>(ws, "X"), expected, 1e-4f);
+  }
+}
+
 TEST(SpatialBNTest, AcceptsInputsWithOneOrThreeSpatialDims) {
   for (const std::vector<int64_t>& dims :
        {std::vector<int64_t>{5, 3, 7}, std::vector<int64_t>{2, 3, 2, 3, 4}}) {
@@ -215,7 +241,8 @@ TEST(SpatialBNTest, RejectsMismatchedShapesAndOutputCounts) {
 
 TEST(SpatialBNGradientTest, MatchesNumericalGradient) {
   for (const std::vector<int64_t>& dims :
-       {std::vector<int64_t>{3, 2, 3, 3}, std::vector<int64_t>{4, 3, 5}}) {
+       {std::vector<int64_t>{3, 2, 3, 3}, std::vector<int64_t>{4, 3, 5},
+        std::vector<int64_t>{2, 8, 2, 3}, std::vector<int64_t>{2, 16, 3, 2}}) {  // plain, blocked
     Workspace ws;
     FeedBnInputs(dims, 61, &ws);
     GradientCheckOptions options;
