@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/proto_io.h"
 #include "runtime/workspace.h"
@@ -34,6 +35,17 @@ Status Session::RunNet(const std::string& net_name, int iterations) {
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+Status Session::PlanMemory(const std::string& net_name, int64_t* planned_bytes,
+                           int64_t* naive_bytes) {
+  Net* net = workspace_->GetNet(net_name);
+  if (net == nullptr) return Status::NotFound("no net named '" + net_name + "' in this session");
+  return StatusFromCall([&] {
+    plans_.push_back(PlanNetMemory(*net, workspace_.get(), {}));
+    if (planned_bytes != nullptr) *planned_bytes = plans_.back()->plan().arena_bytes();
+    if (naive_bytes != nullptr) *naive_bytes = plans_.back()->plan().naive_bytes();
+  });
 }
 
 Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,

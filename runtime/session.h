@@ -6,11 +6,10 @@
 //
 //   braid::Session session;
 //   braid::Status s = session.RunNetOnce("init.pbtxt");             // fills parameters
-//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);    // declares external_input "data"
-//   if (s.ok()) s = session.Feed("data", {1, 784}, pixels);         // float32 input
-//   if (s.ok()) s = session.RunNet(net_name);
-//   std::vector<int64_t> shape; std::vector<float> probs;
-//   if (s.ok()) s = session.Fetch("softmax", &shape, &probs);
+//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);    // declares external_input
+//   "data" if (s.ok()) s = session.Feed("data", {1, 784}, pixels);         // float32 input if
+//   (s.ok()) s = session.RunNet(net_name); std::vector<int64_t> shape; std::vector<float> probs; if
+//   (s.ok()) s = session.Fetch("softmax", &shape, &probs);
 //
 // Thread safety: a Session may be used from several threads, but each net runs one Run at a time
 // (a concurrent RunNet of the same net returns FailedPrecondition), and Feed/Fetch of a blob must
@@ -28,6 +27,7 @@
 namespace braid {
 
 class Workspace;
+class NetMemory;
 
 class Session {
  public:
@@ -42,17 +42,26 @@ class Session {
   Status LoadNet(const std::string& net_path, std::string* net_name);
   // Runs a loaded net `iterations` times, stopping at the first error.
   Status RunNet(const std::string& net_name, int iterations = 1);
+  // Plans a loaded net's memory: blobs it only uses inside a run share one arena per device, sized
+  // once, so later runs allocate nothing (proven safe for every schedule). Call it after feeding
+  // the inputs (their shapes size the plan). Afterwards only the net's external outputs (and its
+  // inputs) are meaningful to Fetch. *planned_bytes / *naive_bytes, when given, report the arena
+  // size and what the planned blobs would take unshared.
+  Status PlanMemory(const std::string& net_name, int64_t* planned_bytes = nullptr,
+                    int64_t* naive_bytes = nullptr);
 
   // Copies float32 data of the given shape into blob `name` (created if needed).
   Status Feed(const std::string& name, const std::vector<int64_t>& shape,
               const std::vector<float>& values);
   // Copies a float32 blob out.
-  Status Fetch(const std::string& name, std::vector<int64_t>* shape, std::vector<float>* values) const;
+  Status Fetch(const std::string& name, std::vector<int64_t>* shape,
+               std::vector<float>* values) const;
   // Names of the session's blobs, sorted.
   std::vector<std::string> BlobNames() const;
 
  private:
   std::unique_ptr<Workspace> workspace_;
+  std::vector<std::unique_ptr<NetMemory>> plans_;  // the arenas of planned nets
 };
 
 }  // namespace braid

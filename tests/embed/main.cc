@@ -46,6 +46,25 @@ void RunsTheNet(const std::string& init_path, const std::string& net_path) {
   std::cout << "]\n";
 }
 
+// The same net with its memory planned: the same y, and the plan reports its sizes.
+void PlansTheNetsMemory(const std::string& init_path, const std::string& net_path) {
+  braid::Session session;
+  ExpectOk(session.RunNetOnce(init_path), "RunNetOnce(init)");
+  ExpectOk(session.Feed("x", {2, 3}, {-4, -1, 0, 1, 2, 3}), "Feed(x)");
+  std::string net_name;
+  ExpectOk(session.LoadNet(net_path, &net_name), "LoadNet");
+  int64_t planned = -1, naive = -1;
+  ExpectOk(session.PlanMemory(net_name, &planned, &naive), "PlanMemory");
+  Expect(planned >= 0 && planned <= naive, "planned <= naive bytes");
+  ExpectOk(session.RunNet(net_name, 2), "RunNet after PlanMemory");
+  std::vector<int64_t> shape;
+  std::vector<float> y;
+  ExpectOk(session.Fetch("y", &shape, &y), "Fetch(y)");
+  Expect(y == std::vector<float>({0, 0.5f, 2, 3.5f, 5, 6.5f}), "planned y == Relu(x * 1.5 + 2)");
+  Expect(!session.PlanMemory("no_such_net").ok(), "PlanMemory of an unknown net fails");
+  std::cout << "planned " << planned << " of " << naive << " bytes\n";
+}
+
 void ReportsErrorsAsStatus() {
   braid::Session session;
   std::string net_name;
@@ -68,6 +87,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   RunsTheNet(argv[1], argv[2]);
+  PlansTheNetsMemory(argv[1], argv[2]);
   ReportsErrorsAsStatus();
   if (failures > 0) {
     std::cerr << failures << " check(s) failed\n";
