@@ -26,17 +26,8 @@ DeviceOption Cpu(int id) {
 }
 
 OperatorDef SyntheticReader(int64_t batch) {
-  OperatorDef op;
-  op.set_type("IdxImageInput");
-  AddIntArg(&op, "batch_size", batch);
-  AddIntArg(&op, "channels", 1);
-  AddIntArg(&op, "height", 8);
-  AddIntArg(&op, "width", 8);
-  AddIntArg(&op, "num_classes", 4);
-  AddIntArg(&op, "synthetic", 1);
-  AddIntArg(&op, "synthetic_examples", 64);
+  OperatorDef op = SyntheticImageReader({batch, 1, 8, 4, /*examples=*/64}, "reader");
   AddIntArg(&op, "shuffle", 1);
-  AddIntArg(&op, "seed", 5);
   return op;
 }
 

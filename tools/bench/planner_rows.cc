@@ -2,23 +2,13 @@
 
 #include "tools/models/model_builder.h"
 #include "tools/models/resnet.h"
+#include "tools/models/training_nets.h"
 
 namespace braid::bench {
 namespace {
 
 OperatorDef SyntheticReader(const PlannerModel& model, const std::string& name) {
-  OperatorDef op;
-  op.set_type("IdxImageInput");
-  op.set_name(name);
-  AddIntArg(&op, "batch_size", model.batch);
-  AddIntArg(&op, "channels", model.channels);
-  AddIntArg(&op, "height", model.image_size);
-  AddIntArg(&op, "width", model.image_size);
-  AddIntArg(&op, "num_classes", model.classes);
-  AddIntArg(&op, "synthetic", 1);
-  AddIntArg(&op, "synthetic_examples", model.batch);
-  AddIntArg(&op, "seed", 1);
-  return op;
+  return SyntheticImageReader({model.batch, model.channels, model.image_size, model.classes}, name);
 }
 
 std::string AddWideBranches(ModelBuilder* b, const PlannerModel& model, const std::string& data) {

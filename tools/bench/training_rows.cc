@@ -26,18 +26,9 @@ double NowSeconds() {
 // batch (PyTorch's side of compare_pytorch.py keeps the same), and decodes at most two batches
 // ahead on its own thread.
 OperatorDef SyntheticReader(const BenchRow& row, const std::string& name) {
-  OperatorDef op;
-  op.set_type("IdxImageInput");
-  op.set_name(name);
-  AddIntArg(&op, "batch_size", row.batch);
-  AddIntArg(&op, "channels", row.channels);
-  AddIntArg(&op, "height", row.image_size);
-  AddIntArg(&op, "width", row.image_size);
-  AddIntArg(&op, "num_classes", row.classes);
-  AddIntArg(&op, "synthetic", 1);
-  AddIntArg(&op, "synthetic_examples", row.batch);
+  OperatorDef op =
+      SyntheticImageReader({row.batch, row.channels, row.image_size, row.classes}, name);
   AddIntArg(&op, "prefetch", 2);
-  AddIntArg(&op, "seed", 1);
   AddFloatArg(&op, "mean", 0.5f);
   AddFloatArg(&op, "std", 0.25f);
   return op;

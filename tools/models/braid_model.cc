@@ -58,21 +58,6 @@ ModelShape ShapeFromFlags() {
           OrDefault(FLAGS_channels, imagenet, 1, 3), OrDefault(FLAGS_classes, imagenet, 10, 1000)};
 }
 
-OperatorDef SyntheticReader(const ModelShape& shape, const std::string& name) {
-  OperatorDef op;
-  op.set_type("IdxImageInput");
-  op.set_name(name);
-  AddIntArg(&op, "batch_size", shape.batch);
-  AddIntArg(&op, "channels", shape.channels);
-  AddIntArg(&op, "height", shape.image_size);
-  AddIntArg(&op, "width", shape.image_size);
-  AddIntArg(&op, "num_classes", shape.classes);
-  AddIntArg(&op, "synthetic", 1);
-  AddIntArg(&op, "synthetic_examples", shape.batch);
-  AddIntArg(&op, "seed", 1);
-  return op;
-}
-
 void WriteNets(const ModelShape& shape, const std::string& dir) {
   const ResNetSpec spec = ResNetSpecFromName(shape.model, shape.channels, shape.classes);
   TrainingNetsSpec nets_spec;
@@ -80,8 +65,9 @@ void WriteNets(const ModelShape& shape, const std::string& dir) {
   nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
     return AddResNet(b, spec, data);
   };
-  nets_spec.train_input = SyntheticReader(shape, "train_reader");
-  nets_spec.test_input = SyntheticReader(shape, "test_reader");
+  const SyntheticImages images{shape.batch, shape.channels, shape.image_size, shape.classes};
+  nets_spec.train_input = SyntheticImageReader(images, "train_reader");
+  nets_spec.test_input = SyntheticImageReader(images, "test_reader");
   nets_spec.optimizer.lr.policy = "fixed";  // the default cosine policy needs a run length
   nets_spec.optimizer.lr.base_lr = 0.01f;
   TrainingNets nets = BuildTrainingNets(nets_spec);

@@ -109,6 +109,21 @@ std::vector<std::string> TrainingNets::CheckpointBlobs() const {
   return blobs;
 }
 
+OperatorDef SyntheticImageReader(const SyntheticImages& images, const std::string& name) {
+  OperatorDef op;
+  op.set_type("IdxImageInput");
+  op.set_name(name);
+  AddIntArg(&op, "batch_size", images.batch);
+  AddIntArg(&op, "channels", images.channels);
+  AddIntArg(&op, "height", images.image_size);
+  AddIntArg(&op, "width", images.image_size);
+  AddIntArg(&op, "num_classes", images.classes);
+  AddIntArg(&op, "synthetic", 1);
+  AddIntArg(&op, "synthetic_examples", images.examples > 0 ? images.examples : images.batch);
+  AddIntArg(&op, "seed", 1);
+  return op;
+}
+
 OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::string& iter,
                            const std::string& lr) {
   OperatorDef op;

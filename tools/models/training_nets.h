@@ -90,6 +90,15 @@ struct TrainingNets {
 
 TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec);
 
+// The shape of a synthetic image set (IdxImageInput synthetic=1: random images and labels from a
+// seed, no files): for benchmarks, tools and tests.
+struct SyntheticImages {
+  int64_t batch = 64, channels = 1, image_size = 28, classes = 10;
+  int64_t examples = 0;  // 0: one batch
+};
+// An IdxImageInput op named `name` serving `images` (seed 1; outputs are set by BuildTrainingNets).
+OperatorDef SyntheticImageReader(const SyntheticImages& images, const std::string& name);
+
 // The LearningRate op for `schedule` reading `iter`, writing `lr` (Caffe2's argument names).
 OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::string& iter,
                            const std::string& lr);
