@@ -35,13 +35,16 @@
 //    second run of a shape on a run allocates nothing. The nn schemas say AllocatesLazily, so the
 //    dag executor runs a net's first iteration on one thread.
 //
-// Threading: the system oneDNN is built with OpenMP; each primitive uses all cores. Inside the dag
-// executor several ops may run at once, each with its own OpenMP team (oversubscription), and
-// OpenMP's spinning threads suffer when another process holds a core: on a loaded 2-core machine a
-// tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with OMP_WAIT_POLICY=passive and 25 to
-// 500 us with the defaults. This is left at oneDNN's default (OMP_NUM_THREADS and
-// OMP_WAIT_POLICY tune it). The elementwise ops run on the same OpenMP team
-// (ops/common/parallel.h).
+// Threading: the system oneDNN is built with OpenMP; a primitive fixes its thread count (the
+// creating thread's omp_get_max_threads) when it is made. The cache key leaves the count out on
+// purpose: results depend on it (reductions split by thread), and sharing one primitive keeps nets
+// on the simple and dag executors bit for bit alike; a net whose budget differs from the creator's
+// runs with the creator's team. Inside the dag executor several ops may run at once; the executor
+// gives each worker a budget of cores / workers threads (runtime/intra_op_threads.h) so their teams
+// do not oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a
+// loaded 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
+// OMP_WAIT_POLICY=passive and 25 to 500 us with the defaults (OMP_NUM_THREADS and OMP_WAIT_POLICY
+// tune it). The elementwise ops run on the same OpenMP team (ops/common/parallel.h).
 #ifndef BRAID_OPS_NN_DNNL_UTIL_H_
 #define BRAID_OPS_NN_DNNL_UTIL_H_
 
