@@ -216,13 +216,6 @@ void RunAndReport(const RunOptions& options) {
   PrintChecksums(def, ws);
 }
 
-// The Status on one line (a multi-line parser message is joined with "; ").
-std::string OneLine(const Status& status) {
-  std::string text = status.ToString();
-  for (size_t pos; (pos = text.find('\n')) != std::string::npos;) text.replace(pos, 1, "; ");
-  return text;
-}
-
 }  // namespace
 }  // namespace braid
 
@@ -230,11 +223,5 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
   const braid::RunOptions options = braid::ParseFlags(argc, argv);
-  const braid::Status status = braid::StatusFromCall([&] { braid::RunAndReport(options); });
-  std::cout.flush();
-  if (!status.ok()) {
-    std::cerr << braid::OneLine(status) << "\n";
-    return 1;
-  }
-  return 0;
+  return braid::RunTool("braid_run", [&] { braid::RunAndReport(options); });
 }

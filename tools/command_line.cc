@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
+
+#include "runtime/status.h"
 
 // gflags ends the process through this pointer on a bad flag (with status 1). It is exported by
 // libgflags but not declared in its headers.
@@ -39,6 +42,18 @@ std::vector<std::string> ParseCommandLine(int argc, char** argv, const std::stri
   char** parsed_argv = pointers.data();
   gflags::ParseCommandLineFlags(&parsed_argc, &parsed_argv, /*remove_flags=*/true);
   return std::vector<std::string>(parsed_argv + 1, parsed_argv + parsed_argc);
+}
+
+int RunTool(const std::string& tool, const std::function<void()>& body) {
+  const Status status = StatusFromCall(body);
+  std::cout.flush();
+  if (status.ok()) return 0;
+  std::string text = status.ToString();
+  for (size_t pos; (pos = text.find('\n')) != std::string::npos;) text.replace(pos, 1, "; ");
+  std::cerr << text << "\n";
+  const bool bad_flag =
+      status.code() == StatusCode::kInvalidArgument && status.message().rfind(tool + ":", 0) == 0;
+  return bad_flag ? kExitBadFlags : 1;
 }
 
 }  // namespace braid

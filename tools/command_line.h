@@ -9,6 +9,7 @@
 #ifndef BRAID_TOOLS_COMMAND_LINE_H_
 #define BRAID_TOOLS_COMMAND_LINE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ namespace braid {
 constexpr int kExitBadFlags = 2;
 
 std::vector<std::string> ParseCommandLine(int argc, char** argv, const std::string& usage);
+
+// Runs body; returns 0 when it returns. When it throws (braid::Error or std::exception), prints the
+// Status on one stderr line (newlines joined with "; ") and returns 1, or kExitBadFlags when it is
+// an InvalidArgument naming the tool ("<tool>: ...", a flag found bad after parsing).
+int RunTool(const std::string& tool, const std::function<void()>& body);
 
 }  // namespace braid
 

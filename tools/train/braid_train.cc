@@ -204,17 +204,5 @@ int main(int argc, char** argv) {
               << gflags::ProgramUsage() << "\n";
     return braid::kExitBadFlags;
   }
-  const braid::Status status =
-      braid::StatusFromCall([] { braid::Train(braid::OptionsFromFlags()); });
-  std::cout.flush();
-  if (!status.ok()) {
-    std::string text = status.ToString();
-    for (char& c : text) c = c == '\n' ? ' ' : c;
-    std::cerr << text << "\n";
-    return status.code() == braid::StatusCode::kInvalidArgument &&
-                   text.find("braid_train:") != std::string::npos
-               ? braid::kExitBadFlags
-               : 1;
-  }
-  return 0;
+  return braid::RunTool("braid_train", [] { braid::Train(braid::OptionsFromFlags()); });
 }
