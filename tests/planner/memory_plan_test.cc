@@ -74,7 +74,7 @@ constexpr char kBranches[] = R"(name: "branches" external_input: "x" external_ou
     op { type: "Tanh" input: "x" output: "b1" }
     op { type: "Tanh" input: "b1" output: "b2" }
     op { type: "Tanh" input: "b2" output: "b3" }
-    op { type: "Add" input: "a3" input: "b3" output: "y" })";
+    op { type: "Sum" input: "a3" input: "b3" output: "y" })";
 
 TEST(MemoryPlanTest, BlobsOfParallelBranchesNeverShareOnDag) {
   NetDef net = NetFromText(kBranches);
@@ -117,7 +117,7 @@ TEST(MemoryPlanTest, DiamondKeepsBothArmsApart) {
 TEST(MemoryPlanTest, ReluRunsInPlaceOverTheSumOutputItConsumes) {
   NetDef net = NetFromText(R"(name: "inplace" external_input: "x" external_input: "y"
     external_output: "out"
-    op { type: "Add" input: "x" input: "y" output: "s" }
+    op { type: "Sum" input: "x" input: "y" output: "s" }
     op { type: "Relu" input: "s" output: "r" }
     op { type: "Tanh" input: "r" output: "out" })");
   MemoryPlan plan = PlanAndVerify(net, RequestFor(net));
