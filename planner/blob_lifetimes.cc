@@ -72,6 +72,12 @@ BlobLifetimes::BlobLifetimes(const NetDef& net, const PlanRequest& request) {
   FindInplacePairs(net, request, after);
 }
 
+std::vector<std::vector<int>> BlobLifetimes::BlobsByDevice() const {
+  std::vector<std::vector<int>> by_device(devices_.size());
+  for (int b = 0; b < num_blobs(); ++b) by_device[blobs_[b].device].push_back(b);
+  return by_device;
+}
+
 void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) {
   std::map<std::string, BlobAccesses> access = CollectAccesses(net);
   std::set<std::string> keep = request.keep;

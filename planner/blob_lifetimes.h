@@ -44,6 +44,8 @@ class BlobLifetimes {
   const std::vector<BlobLifetime>& blobs() const { return blobs_; }
   int num_blobs() const { return static_cast<int>(blobs_.size()); }
   const std::vector<DeviceOption>& devices() const { return devices_; }
+  // by_device[d]: the blobs on devices()[d], ascending (one arena's worth).
+  std::vector<std::vector<int>> BlobsByDevice() const;
   // Every op touching a happens before every op writing b.
   bool Precedes(int a, int b) const { return precedes_[a].Test(b); }
   const Bitset& Successors(int a) const { return precedes_[a]; }

@@ -42,10 +42,7 @@ DeviceOption OpDevice(const NetDef& net, int op) {
 
 MemoryPlan PlanMemory(const NetDef& net, const PlanRequest& request) {
   BlobLifetimes lifetimes(net, request);
-  std::vector<std::vector<int>> by_device(lifetimes.devices().size());
-  for (int b = 0; b < lifetimes.num_blobs(); ++b) {
-    by_device[lifetimes.blobs()[b].device].push_back(b);
-  }
+  const std::vector<std::vector<int>> by_device = lifetimes.BlobsByDevice();
   MemoryPlan plan;
   for (size_t d = 0; d < by_device.size(); ++d) {
     plan.arenas.push_back(PlanArena(lifetimes, by_device[d]));

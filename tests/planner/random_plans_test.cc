@@ -75,13 +75,7 @@ TEST(RandomPlansTest, TheBoundIsAnAntichainOfExactlyItsWeight) {
     NetDef net = NetForSeed(seed);
     PlanRequest request = RandomRequest(net, seed, PlanExecutor::kDag);
     BlobLifetimes lifetimes(net, request);
-    std::vector<int> all(lifetimes.num_blobs());
-    for (int b = 0; b < lifetimes.num_blobs(); ++b) all[b] = b;
-    for (int d = 0; d < static_cast<int>(lifetimes.devices().size()); ++d) {
-      std::vector<int> mine;
-      for (int b : all) {
-        if (lifetimes.blobs()[b].device == d) mine.push_back(b);
-      }
+    for (const std::vector<int>& mine : lifetimes.BlobsByDevice()) {
       PackingProblem problem = PackingProblemFor(lifetimes, mine);
       std::vector<int> antichain;
       const int64_t bound = MaxWeightAntichain(problem, &antichain);

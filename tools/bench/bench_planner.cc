@@ -76,12 +76,8 @@ double Median(std::vector<double> values) {
 // The lower bound computed on its own, as PlanMemory computes it: per device arena.
 int64_t LowerBoundFromScratch(const NetDef& net, const PlanRequest& request) {
   const BlobLifetimes lifetimes(net, request);
-  std::vector<std::vector<int>> by_device(lifetimes.devices().size());
-  for (int b = 0; b < lifetimes.num_blobs(); ++b) {
-    by_device[lifetimes.blobs()[b].device].push_back(b);
-  }
   int64_t bound = 0;
-  for (const std::vector<int>& blobs : by_device) {
+  for (const std::vector<int>& blobs : lifetimes.BlobsByDevice()) {
     bound += MaxWeightAntichain(PackingProblemFor(lifetimes, blobs));
   }
   return bound;
