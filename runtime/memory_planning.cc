@@ -1,7 +1,6 @@
 #include "runtime/memory_planning.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -107,7 +106,7 @@ std::shared_ptr<void> ArenaFor(const ArenaPlan& arena, const NetMemory* lender, 
       if (theirs[i].device.SerializeAsString() != arena.device.SerializeAsString()) continue;
       if (theirs[i].arena_bytes < arena.arena_bytes) break;
       *borrowed = true;
-      return lender->shared_arena(static_cast<int>(i));
+      return lender->arena(static_cast<int>(i));
     }
   }
   return AllocateArena(arena.device, arena.arena_bytes);

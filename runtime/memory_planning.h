@@ -56,10 +56,9 @@ struct MemoryPlanOptions {
 class NetMemory {
  public:
   const MemoryPlan& plan() const { return plan_; }
-  // Start of arena i (plan().arenas[i]).
-  void* arena(int i) const { return arenas_.at(i).get(); }
-  // Arena i's memory, for another net planned into it (MemoryPlanOptions::share_arenas_of).
-  const std::shared_ptr<void>& shared_arena(int i) const { return arenas_.at(i); }
+  // Arena i's memory (plan().arenas[i]); shared with views and with nets planned into it
+  // (MemoryPlanOptions::share_arenas_of).
+  const std::shared_ptr<void>& arena(int i) const { return arenas_.at(i); }
   // Bytes this plan allocated: its arenas' sizes, minus those it borrowed (share_arenas_of).
   int64_t allocated_bytes() const { return allocated_bytes_; }
 

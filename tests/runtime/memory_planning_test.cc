@@ -60,7 +60,7 @@ TEST(MemoryPlanningTest, PlannedBlobsAreViewsIntoTheArena) {
   Net* net = ws.CreateNet(Mlp("dag"));
   std::unique_ptr<NetMemory> memory = PlanNetMemory(*net, &ws, {});
   ASSERT_EQ(memory->plan().arenas.size(), 1u);
-  const char* base = static_cast<const char*>(memory->arena(0));
+  const char* base = static_cast<const char*>(memory->arena(0).get());
   for (const BlobOffset& b : memory->plan().arenas[0].blobs) {
     const Tensor* t = ws.GetBlob(b.blob);
     ASSERT_TRUE(t->storage() && t->storage()->is_view()) << b.blob;
