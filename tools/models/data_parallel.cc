@@ -14,7 +14,7 @@ void Prefix(google::protobuf::RepeatedPtrField<std::string>* names, const std::s
 }
 
 // `op` on `device` with every blob name under `prefix`.
-OperatorDef OnDevice(const OperatorDef& op, const std::string& prefix, const DeviceOption& device) {
+OperatorDef ScopedOp(const OperatorDef& op, const std::string& prefix, const DeviceOption& device) {
   OperatorDef out = op;
   Prefix(out.mutable_input(), prefix);
   Prefix(out.mutable_output(), prefix);
@@ -56,7 +56,7 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
   for (size_t d = 0; d < devices.size(); ++d) {
     for (int i = 1; i < single.op_size(); ++i) {
       if (!IsUpdate(single.op(i)))
-        *train.add_op() = OnDevice(single.op(i), dp.device_prefixes[d], devices[d]);
+        *train.add_op() = ScopedOp(single.op(i), dp.device_prefixes[d], devices[d]);
     }
   }
   for (const OperatorDef& op : single.op()) {
@@ -73,7 +73,7 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
   }
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const OperatorDef& op : single.op()) {
-      if (IsUpdate(op)) *train.add_op() = OnDevice(op, dp.device_prefixes[d], devices[d]);
+      if (IsUpdate(op)) *train.add_op() = ScopedOp(op, dp.device_prefixes[d], devices[d]);
     }
   }
   return train;
@@ -85,7 +85,7 @@ NetDef ReplicateInit(const NetDef& single, const TrainingNets& dp,
   init.clear_op();
   for (const OperatorDef& op : single.op()) {
     // Scoped names would change the fills' default seeds (a hash of the output name): pin them.
-    OperatorDef scoped = OnDevice(op, dp.device_prefixes[0], devices[0]);
+    OperatorDef scoped = ScopedOp(op, dp.device_prefixes[0], devices[0]);
     AddIntArg(&scoped, "seed", static_cast<int64_t>(OpSeed(op)));
     *init.add_op() = scoped;
   }
@@ -122,7 +122,7 @@ TrainingNets ReplicateForDevices(const TrainingNets& single,
   dp.test = single.test;
   dp.test.clear_op();
   for (const OperatorDef& op : single.test.op()) {
-    *dp.test.add_op() = OnDevice(op, dp.device_prefixes[0], devices[0]);
+    *dp.test.add_op() = ScopedOp(op, dp.device_prefixes[0], devices[0]);
   }
   return dp;
 }
