@@ -38,7 +38,7 @@ std::vector<std::vector<int>> FuseChains(const DataflowGraph& g, std::vector<int
 }  // namespace
 
 DagNet::DagNet(const NetDef& def, Workspace* ws)
-    : Net(def, ws),
+    : Net(def, ws, NumWorkers(def)),
       first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
           "first_iter_only_one_worker", NeedsSingleThreadedFirstRun(def))),
       arena_(NumWorkers(def)),
@@ -93,6 +93,7 @@ void DagNet::BuildGraph(const std::vector<std::vector<int>>& chain_children) {
 }
 
 void DagNet::RunChain(ChainSlice slice) {
+  ScratchScope scratch(&scratch_area(tbb::this_task_arena::current_thread_index()));
   OperatorBase* const* slots = slots_.data();
   for (int k = slice.begin + 1; k < slice.end; ++k) __builtin_prefetch(slots[k]);
   for (int k = slice.begin; k < slice.first_child; ++k) {
@@ -111,7 +112,10 @@ Status DagNet::RunOps(bool first_run) {
     // In the arena, so that kernels set up on the first run (oneDNN fixes its thread count when a
     // primitive is created) see the same OpenMP budget as later runs.
     Status status;
-    arena_.execute([&] { status = RunInListedOrder(); });
+    arena_.execute([&] {
+      ScratchScope scratch(&scratch_area(tbb::this_task_arena::current_thread_index()));
+      status = RunInListedOrder();
+    });
     return status;
   }
   failed_.store(false);

@@ -13,6 +13,8 @@
 // Intra-op threads: while the net runs, each arena thread's OpenMP budget is hardware threads /
 // num_workers (runtime/intra_op_threads.h), so parallel ops do not oversubscribe the cores.
 //
+// Scratch: a chain runs with the scratch area (runtime/scratch.h) of its thread's arena slot.
+//
 // Errors: the first op to fail records its Status; ops not yet started are skipped, and Run returns
 // that Status once the graph drains. The next Run starts clean.
 //

@@ -1,5 +1,7 @@
 #include "runtime/net.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -12,7 +14,7 @@
 
 namespace braid {
 
-Net::Net(const NetDef& def, Workspace* ws) : def_(def) {
+Net::Net(const NetDef& def, Workspace* ws, int workers) : def_(def), scratch_(workers) {
   for (const std::string& name : def_.external_input()) {
     external_inputs_.emplace_back(name, ws->CreateBlob(name));
   }
@@ -47,6 +49,7 @@ Status Net::Run() {
   }
   if (!observers_.empty()) std::fill(events_.begin(), events_.end(), OpEvent{});
   status = RunOps(run_count_.load() == 0);
+  scratch_.Equalize();
   run_count_.fetch_add(1);
   for (NetObserver* observer : observers_) observer->OnRunEnd(*this, events_);
   running_.store(false, std::memory_order_release);
@@ -87,6 +90,12 @@ Status Net::RunInListedOrder() {
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+ScratchArea& Net::scratch_area(int i) {
+  CHECK(i >= 0 && i < scratch_.size()) << "worker " << i << " of net '" << name() << "' beyond its "
+                                        << scratch_.size() << " scratch areas";
+  return scratch_.slot(i);
 }
 
 int NumWorkers(const NetDef& def) {

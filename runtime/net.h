@@ -15,6 +15,10 @@
 // Thread safety: Run may be called from any thread, one call at a time per net; a Run that starts
 // while another is in flight returns FailedPrecondition without running anything. Different nets
 // may run concurrently if they write disjoint blobs. AddObserver must not overlap a Run.
+//
+// Scratch: the net owns one scratch area per worker (runtime/scratch.h), installed on the thread
+// that runs the worker's ops, and grows them all alike after every Run, so that from the second
+// Run on (same shapes) no op allocates scratch memory, whichever worker runs it.
 #ifndef BRAID_RUNTIME_NET_H_
 #define BRAID_RUNTIME_NET_H_
 
@@ -26,6 +30,7 @@
 #include "proto/braid.pb.h"
 #include "runtime/observer.h"
 #include "runtime/operator.h"
+#include "runtime/scratch.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -50,10 +55,13 @@ class Net {
   void AddObserver(NetObserver* observer);
   // "net 'name' op #i (Type 'op_name')": how every error names an op.
   std::string OpLabel(int i) const;
+  // Bytes of the workers' scratch areas (ops' temporary buffers).
+  size_t scratch_bytes() const { return scratch_.bytes(); }
 
  protected:
-  // def must already be validated; creates the ops.
-  Net(const NetDef& def, Workspace* ws);
+  // def must already be validated; creates the ops. `workers`: how many threads may run the
+  // net's ops at once (one scratch area each).
+  Net(const NetDef& def, Workspace* ws, int workers);
   // Runs all ops once; first_run is true on the net's first Run.
   virtual Status RunOps(bool first_run) = 0;
   // Runs one of this net's ops, recording its event when observed; turns an exception into a
@@ -70,6 +78,8 @@ class Net {
   }
   // Runs every op in listed order on the calling thread; stops at the first failure.
   Status RunInListedOrder();
+  // Worker `i`'s scratch area (0 <= i < workers), for a ScratchScope on the thread running it.
+  ScratchArea& scratch_area(int i);
 
  private:
   Status RunObservedOp(OperatorBase& op);
@@ -82,6 +92,7 @@ class Net {
   std::vector<std::pair<std::string, const Tensor*>> external_inputs_;
   std::vector<NetObserver*> observers_;
   std::vector<OpEvent> events_;  // slot i is written only by RunOp of op i during a Run
+  ScratchAreas scratch_;         // area i is used only by the thread of worker i
   std::atomic<bool> running_{false};
   std::atomic<int64_t> run_count_{0};
 };

@@ -9,10 +9,13 @@ namespace braid {
 
 class SimpleNet final : public Net {
  public:
-  SimpleNet(const NetDef& def, Workspace* ws) : Net(def, ws) {}
+  SimpleNet(const NetDef& def, Workspace* ws) : Net(def, ws, /*workers=*/1) {}
 
  private:
-  Status RunOps(bool /*first_run*/) override { return RunInListedOrder(); }
+  Status RunOps(bool /*first_run*/) override {
+    ScratchScope scratch(&scratch_area(0));
+    return RunInListedOrder();
+  }
 };
 
 }  // namespace braid

@@ -111,12 +111,11 @@ void ConvGradientOp::Prepare() {
 }
 
 void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
-  src_ = BoundTensor(plan.src);
-  diff_dst_ = BoundTensor(plan.diff_dst_for_weights);
-  diff_weights_ = BoundTensor(plan.diff_weights);
-  scratchpad_.Reserve(std::max(plan.backward_weights.scratchpad.get_size(),
-                               outputs_.dx < 0 ? 0 : plan.backward_data.scratchpad.get_size()));
-  backward_weights_ = BoundPrimitive(plan.backward_weights, &scratchpad_);
+  scratch_ = ScratchLayout();
+  src_ = BoundTensor(plan.src, &scratch_);
+  diff_dst_ = BoundTensor(plan.diff_dst_for_weights, &scratch_);
+  diff_weights_ = BoundTensor(plan.diff_weights, &scratch_);
+  backward_weights_ = BoundPrimitive(plan.backward_weights, &scratch_);
   backward_weights_.Bind(DNNL_ARG_SRC, src_.at_primitive());
   backward_weights_.Bind(DNNL_ARG_DIFF_DST, diff_dst_.at_primitive());
   backward_weights_.Bind(DNNL_ARG_DIFF_WEIGHTS, diff_weights_.at_primitive());
@@ -125,12 +124,15 @@ void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
     backward_weights_.Bind(DNNL_ARG_DIFF_BIAS, diff_bias_);
   }
   if (outputs_.dx < 0) return;
-  weights_ = BoundTensor(plan.weights);
-  diff_src_ = BoundTensor(plan.diff_src, src_);  // X's buffer is dead after backward_weights
-  backward_data_ = BoundPrimitive(plan.backward_data, &scratchpad_);
+  weights_ = BoundTensor(plan.weights, &scratch_);
+  diff_src_ = BoundTensor(plan.diff_src, &scratch_, src_);  // X's copy is dead after dW
+  // Both primitives' scratchpads in one region: they run one after the other.
+  backward_data_ = BoundPrimitive(plan.backward_data, &scratch_, backward_weights_);
   // dY is reordered once when both primitives want the same layout.
   diff_dst_layouts_agree_ = plan.diff_dst_for_data.wanted() == plan.diff_dst_for_weights.wanted();
-  if (!diff_dst_layouts_agree_) diff_dst_for_data_ = BoundTensor(plan.diff_dst_for_data);
+  if (!diff_dst_layouts_agree_) {
+    diff_dst_for_data_ = BoundTensor(plan.diff_dst_for_data, &scratch_);
+  }
   backward_data_.Bind(DNNL_ARG_DIFF_DST, diff_dst_layouts_agree_
                                              ? diff_dst_.at_primitive()
                                              : diff_dst_for_data_.at_primitive());
@@ -163,6 +165,7 @@ void ConvGradientOp::Run() {
   diff_dst_.Point(dy);
   diff_weights_.Point(dw);
   if (db != nullptr) Point(diff_bias_, db);
+  scratch_.Place();
   src_.Reorder();
   diff_dst_.Reorder();
   backward_weights_.Run();

@@ -52,9 +52,9 @@ class ConvGradientOp final : public OperatorBase {
   ConvShapes shapes_;
   ConvGradientOutputs outputs_;
   std::shared_ptr<const ConvBackwardPlan> plan_;
+  ScratchLayout scratch_;
   BoundTensor src_, diff_dst_, diff_weights_;
   dnnl::memory diff_bias_;
-  ScratchBuffer scratchpad_;  // both primitives': they run one after the other
   BoundPrimitive backward_weights_;
   // dY in backward_data's layout, when it differs from backward_weights'.
   BoundTensor weights_, diff_dst_for_data_, diff_src_;

@@ -109,10 +109,11 @@ void ConvOp::Prepare() {
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
       key, [&s] { return MakeConvForwardPlan(s); });
-  src_ = BoundTensor(plan_->src);
-  weights_ = BoundTensor(plan_->weights);
-  dst_ = BoundTensor(plan_->dst);
-  conv_ = BoundPrimitive(plan_->conv);
+  scratch_ = ScratchLayout();
+  src_ = BoundTensor(plan_->src, &scratch_);
+  weights_ = BoundTensor(plan_->weights, &scratch_);
+  dst_ = BoundTensor(plan_->dst, &scratch_);
+  conv_ = BoundPrimitive(plan_->conv, &scratch_);
   conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
   conv_.Bind(DNNL_ARG_WEIGHTS, weights_.at_primitive());
   conv_.Bind(DNNL_ARG_DST, dst_.at_primitive());
@@ -133,6 +134,7 @@ void ConvOp::Run() {
   if (!same) Prepare();
   float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
   if (Output(0)->numel() == 0) return;
+  scratch_.Place();
   src_.Point(Input(0).data<float>());
   weights_.Point(Input(1).data<float>());
   dst_.Point(y);

@@ -94,6 +94,7 @@ class ConvOp final : public OperatorBase {
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
   ConvShapes shapes_;
   std::shared_ptr<const ConvForwardPlan> plan_;
+  ScratchLayout scratch_;
   BoundTensor src_, weights_, dst_;
   dnnl::memory bias_;
   BoundPrimitive conv_;

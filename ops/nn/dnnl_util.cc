@@ -2,8 +2,10 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <bit>
 
+#include "runtime/scratch.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -40,15 +42,45 @@ dnnl::primitive_attr UserScratchpadAttr() {
   return attr;
 }
 
-void* ScratchBuffer::Reserve(size_t bytes) {
-  if (bytes > capacity_) {
-    constexpr size_t kAlign = 64;
-    const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-    data_.reset(std::aligned_alloc(kAlign, rounded));
-    CHECK(data_ != nullptr) << "out of memory reserving " << rounded << " bytes";
-    capacity_ = rounded;
+dnnl::memory ScratchLayout::Add(const dnnl::memory::desc& md) {
+  regions_.emplace_back();
+  regions_.back().bytes = md.get_size();
+  regions_.back().buffers.push_back(MemoryOf(md));
+  LayOut();
+  return regions_.back().buffers.back();
+}
+
+dnnl::memory ScratchLayout::Share(const dnnl::memory& existing, const dnnl::memory::desc& md) {
+  for (Region& region : regions_) {
+    for (const dnnl::memory& buffer : region.buffers) {
+      if (buffer != existing) continue;
+      region.bytes = std::max(region.bytes, md.get_size());
+      region.buffers.push_back(MemoryOf(md));
+      LayOut();
+      return region.buffers.back();
+    }
   }
-  return data_.get();
+  LOG(FATAL) << "ScratchLayout::Share: the memory is not a buffer of this layout";
+}
+
+void ScratchLayout::LayOut() {
+  constexpr size_t kAlign = 64;
+  bytes_ = 0;
+  for (Region& region : regions_) {
+    region.offset = bytes_;
+    bytes_ += (region.bytes + kAlign - 1) / kAlign * kAlign;
+  }
+  placed_at_ = nullptr;
+}
+
+void ScratchLayout::Place() {
+  if (bytes_ == 0) return;
+  char* base = static_cast<char*>(ThreadScratch().Reserve(bytes_));
+  if (base == placed_at_) return;
+  for (const Region& region : regions_) {
+    for (const dnnl::memory& buffer : region.buffers) Point(buffer, base + region.offset);
+  }
+  placed_at_ = base;
 }
 
 dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data) {
@@ -68,14 +100,19 @@ LayoutBridge::LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::
       dnnl::reorder::primitive_desc(Engine(), from, Engine(), to, UserScratchpadAttr()));
 }
 
-BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p) : BoundPrimitive(p, nullptr) {}
-
-BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p, ScratchBuffer* shared)
+BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p, ScratchLayout* scratch)
     : primitive_(p.primitive) {
-  const size_t bytes = p.scratchpad.get_size();
-  if (bytes == 0) return;
-  ScratchBuffer* buffer = shared != nullptr ? shared : &scratchpad_;
-  args_[DNNL_ARG_SCRATCHPAD] = MemoryOf(p.scratchpad, buffer->Reserve(bytes));
+  if (p.scratchpad.get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = scratch->Add(p.scratchpad);
+}
+
+BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p, ScratchLayout* scratch,
+                               const BoundPrimitive& sibling)
+    : primitive_(p.primitive) {
+  if (p.scratchpad.get_size() == 0) return;
+  auto it = sibling.args_.find(DNNL_ARG_SCRATCHPAD);
+  args_[DNNL_ARG_SCRATCHPAD] = it == sibling.args_.end()
+                                   ? scratch->Add(p.scratchpad)
+                                   : scratch->Share(it->second, p.scratchpad);
 }
 
 void BoundPrimitive::Run() const {
@@ -84,26 +121,19 @@ void BoundPrimitive::Run() const {
   stream.wait();
 }
 
-BoundTensor::BoundTensor(const LayoutBridge& bridge) : plain_(MemoryOf(bridge.plain())) {
+BoundTensor::BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch)
+    : BoundTensor(bridge, scratch, BoundTensor()) {}
+
+BoundTensor::BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch,
+                         const BoundTensor& sibling)
+    : plain_(MemoryOf(bridge.plain())) {
   if (!bridge.reorders()) {
     at_primitive_ = plain_;
     return;
   }
-  at_primitive_ = MemoryOf(bridge.wanted(), buffer_.Reserve(bridge.wanted().get_size()));
-  reorder_ = BoundPrimitive(bridge.reorder());
-  reorder_.Bind(DNNL_ARG_FROM, bridge.to_primitive() ? plain_ : at_primitive_);
-  reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
-}
-
-BoundTensor::BoundTensor(const LayoutBridge& bridge, const BoundTensor& sibling)
-    : plain_(MemoryOf(bridge.plain())) {
-  if (!bridge.reorders() || !sibling.reorder_ ||
-      sibling.at_primitive_.get_desc().get_size() < bridge.wanted().get_size()) {
-    *this = BoundTensor(bridge);
-    return;
-  }
-  at_primitive_ = MemoryOf(bridge.wanted(), sibling.at_primitive_.get_data_handle());
-  reorder_ = BoundPrimitive(bridge.reorder());
+  at_primitive_ = sibling.reorder_ ? scratch->Share(sibling.at_primitive_, bridge.wanted())
+                                   : scratch->Add(bridge.wanted());
+  reorder_ = BoundPrimitive(bridge.reorder(), scratch);
   reorder_.Bind(DNNL_ARG_FROM, bridge.to_primitive() ? plain_ : at_primitive_);
   reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
 }

@@ -5,10 +5,12 @@
 //   // Prepare (a new input shape): the shared plan, then this op's binding of it.
 //   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
 //       CacheKey("Conv").Add(x_dims).Add(w_dims).str(), [&] { return MakePlan(...); });
-//   src_ = BoundTensor(plan_->src);
-//   conv_ = BoundPrimitive(plan_->conv);
+//   scratch_ = ScratchLayout();
+//   src_ = BoundTensor(plan_->src, &scratch_);
+//   conv_ = BoundPrimitive(plan_->conv, &scratch_);
 //   conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
-//   // Run: re-point at the tensors, reorder, execute.
+//   // Run: place the buffers in this thread's scratch area, re-point at the tensors, reorder, run.
+//   scratch_.Place();
 //   src_.Point(Input(0).data<float>());
 //   src_.Reorder();
 //   conv_.Run();
@@ -29,11 +31,12 @@
 //    clear never frees a plan an op still holds. Every primitive is created with
 //    scratchpad_mode::user, which makes one cached primitive safe to execute from several threads
 //    at once (oneDNN's guarantee), as long as each execution gets its own scratchpad.
-//  - BoundPrimitive, BoundTensor and ScratchBuffer are owned by one op instance, which the
-//    executor runs on one thread at a time; its scratchpad, reorder buffers and memory objects
-//    therefore need no lock. They are made when the op meets a new input shape, so from the
-//    second run of a shape on a run allocates nothing. The nn schemas say AllocatesLazily, so the
-//    dag executor runs a net's first iteration on one thread.
+//  - BoundPrimitive, BoundTensor and ScratchLayout are owned by one op instance, which the
+//    executor runs on one thread at a time; its memory objects therefore need no lock. They are
+//    made when the op meets a new input shape. The buffers they point at (scratchpads, blocked
+//    copies) live in the running thread's scratch area (runtime/scratch.h), which the net sizes
+//    after its first run, so from the second run of a shape on a run allocates nothing. The nn
+//    schemas say AllocatesLazily, so the dag executor runs a net's first iteration on one thread.
 //
 // Threading: the system oneDNN is built with OpenMP; a primitive fixes its thread count (the
 // creating thread's omp_get_max_threads) when it is made. The cache key leaves the count out on
@@ -74,18 +77,37 @@ dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // Attributes of every primitive made here: user-managed scratchpad (see the thread-safety notes).
 dnnl::primitive_attr UserScratchpadAttr();
 
-// A grow-only, 64-byte aligned host buffer owned by one op.
-class ScratchBuffer {
+// The buffers an op needs only while it runs (its tensors' copies in a primitive's layout, the
+// primitives' scratchpads), laid out in regions of one block. The op builds the layout when it
+// prepares a shape; each run, Place() points every buffer into the scratch area of the thread
+// running the op (runtime/scratch.h), so all ops of an executor worker share one area.
+//
+//   dnnl::memory buffer = layout.Add(blocked_desc);         // Prepare: a region of its own
+//   dnnl::memory result = layout.Share(buffer, other_desc); // the same region, grown to fit
+//   layout.Place();                                         // Run: before any primitive runs
+class ScratchLayout {
  public:
-  // At least `bytes` bytes; the contents are not kept when it grows.
-  void* Reserve(size_t bytes);
+  // Memory on `md` in a new region.
+  dnnl::memory Add(const dnnl::memory::desc& md);
+  // Memory on `md` over the region of `existing` (returned by Add or Share), grown to fit: for a
+  // buffer first written after `existing` is last read, or a primitive run in place.
+  dnnl::memory Share(const dnnl::memory& existing, const dnnl::memory::desc& md);
+  // Every region's bytes, each rounded up to 64.
+  size_t bytes() const { return bytes_; }
+  // Points every buffer into this thread's scratch area, grown to bytes() when needed.
+  void Place();
 
  private:
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
+  struct Region {
+    size_t bytes = 0;
+    size_t offset = 0;
+    std::vector<dnnl::memory> buffers;
   };
-  std::unique_ptr<void, Free> data_;
-  size_t capacity_ = 0;
+  void LayOut();
+
+  std::vector<Region> regions_;
+  size_t bytes_ = 0;
+  void* placed_at_ = nullptr;  // where the buffers point now
 };
 
 // A primitive with the scratchpad it needs per execution.
@@ -128,19 +150,18 @@ class LayoutBridge {
 
 // A cached primitive bound to one op: its arguments are memory objects made once (when the op
 // prepares a shape), which the op re-points at its tensors on every run (set_data_handle), so a
-// run allocates nothing. The scratchpad is this binding's own buffer.
+// run allocates nothing. The scratchpad is a region of the op's ScratchLayout.
 //
-//   BoundPrimitive conv(plan.conv);
+//   BoundPrimitive conv(plan.conv, &scratch);
 //   conv.Bind(DNNL_ARG_SRC, src_memory);   // a handle: re-pointing src_memory later is seen
 //   conv.Run();
 class BoundPrimitive {
  public:
   BoundPrimitive() = default;
-  explicit BoundPrimitive(const DnnlPrimitive& p);
-  // With the scratchpad in `shared` (owned by the op, outliving this binding), for primitives an
-  // op runs one after the other. `shared` must already hold p's scratchpad: Reserve the largest
-  // first, so that no later Reserve moves the buffer.
-  BoundPrimitive(const DnnlPrimitive& p, ScratchBuffer* shared);
+  BoundPrimitive(const DnnlPrimitive& p, ScratchLayout* scratch);
+  // With the scratchpad in the region of `sibling`'s, for primitives an op runs one after the
+  // other.
+  BoundPrimitive(const DnnlPrimitive& p, ScratchLayout* scratch, const BoundPrimitive& sibling);
 
   void Bind(int arg, const dnnl::memory& m) { args_[arg] = m; }
   // Executes on this thread's stream and waits for it.
@@ -150,24 +171,24 @@ class BoundPrimitive {
  private:
   dnnl::primitive primitive_;
   std::unordered_map<int, dnnl::memory> args_;
-  ScratchBuffer scratchpad_;
 };
 
 // One tensor of an op at a primitive (a LayoutBridge bound to the op): memory on the tensor's
-// plain layout and, when the primitive wants another layout, a buffer in that layout with the
-// reorder between the two.
+// plain layout and, when the primitive wants another layout, a buffer in that layout (a region of
+// the op's ScratchLayout) with the reorder between the two.
 //
+//   BoundTensor src(plan.src, &scratch);   // Prepare
 //   src.Point(x.data<float>());   // every run
 //   src.ToPrimitive();            // reorders into the buffer, if the layouts differ
 //   conv.Bind(DNNL_ARG_SRC, src.at_primitive());   // once
 class BoundTensor {
  public:
   BoundTensor() = default;
-  explicit BoundTensor(const LayoutBridge& bridge);
-  // As above, but when both reorder, this tensor's primitive-side buffer is `sibling`'s (which
-  // must outlive it, and be at least as large): for a primitive run in place, or a tensor written
-  // only after `sibling`'s buffer is no longer read. One buffer less per op.
-  BoundTensor(const LayoutBridge& bridge, const BoundTensor& sibling);
+  BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch);
+  // As above, but when both reorder, this tensor's primitive-side buffer shares `sibling`'s
+  // region: for a primitive run in place, or a tensor written only after `sibling`'s buffer is
+  // no longer read. One buffer less per op.
+  BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch, const BoundTensor& sibling);
 
   // Re-points the plain memory at the tensor's data.
   void Point(const void* data) const;
@@ -179,7 +200,6 @@ class BoundTensor {
 
  private:
   dnnl::memory plain_, at_primitive_;
-  ScratchBuffer buffer_;
   BoundPrimitive reorder_;
 };
 

@@ -48,17 +48,17 @@ void PoolGradientOp::Prepare() {
   const Plan& plan = *plan_;
   diff_dst_ = MemoryOf(plan.dst);
   diff_src_ = MemoryOf(plan.src);
-  backward_ = BoundPrimitive(plan.backward);
+  scratch_ = ScratchLayout();
+  backward_ = BoundPrimitive(plan.backward, &scratch_);
   backward_.Bind(DNNL_ARG_DIFF_DST, diff_dst_);
   backward_.Bind(DNNL_ARG_DIFF_SRC, diff_src_);
   forward_ = BoundPrimitive();
   if (plan.forward) {
-    const dnnl::memory workspace =
-        MemoryOf(plan.workspace, workspace_buffer_.Reserve(plan.workspace.get_size()));
+    const dnnl::memory workspace = scratch_.Add(plan.workspace);
     src_ = MemoryOf(plan.src);
-    forward_ = BoundPrimitive(plan.forward);
+    forward_ = BoundPrimitive(plan.forward, &scratch_, backward_);
     forward_.Bind(DNNL_ARG_SRC, src_);
-    forward_.Bind(DNNL_ARG_DST, MemoryOf(plan.dst, dst_buffer_.Reserve(plan.dst.get_size())));
+    forward_.Bind(DNNL_ARG_DST, scratch_.Add(plan.dst));
     forward_.Bind(DNNL_ARG_WORKSPACE, workspace);
     backward_.Bind(DNNL_ARG_WORKSPACE, workspace);
   }
@@ -80,6 +80,7 @@ void PoolGradientOp::Run() {
   }
   Point(diff_dst_, Input(2).data<float>());
   Point(diff_src_, dx);
+  scratch_.Place();
   if (forward_) {
     Point(src_, Input(0).data<float>());
     forward_.Run();

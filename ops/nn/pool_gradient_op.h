@@ -50,7 +50,7 @@ class PoolGradientOp : public OperatorBase {
   PoolShapes shapes_;
   std::shared_ptr<const Plan> plan_;
   dnnl::memory src_, diff_dst_, diff_src_;
-  ScratchBuffer dst_buffer_, workspace_buffer_;  // the recomputed forward's
+  ScratchLayout scratch_;  // with the recomputed forward's dst and workspace
   BoundPrimitive forward_, backward_;
 };
 

@@ -60,7 +60,8 @@ void PoolOp::Prepare() {
   });
   src_ = MemoryOf(plan_->src);
   dst_ = MemoryOf(plan_->dst);
-  pool_ = BoundPrimitive(plan_->pool);
+  scratch_ = ScratchLayout();
+  pool_ = BoundPrimitive(plan_->pool, &scratch_);
   pool_.Bind(DNNL_ARG_SRC, src_);
   pool_.Bind(DNNL_ARG_DST, dst_);
   prepared_dims_ = x.shape();
@@ -73,6 +74,7 @@ void PoolOp::Run() {
   if (Output(0)->numel() == 0) return;
   Point(src_, Input(0).data<float>());
   Point(dst_, y);
+  scratch_.Place();
   pool_.Run();
 }
 

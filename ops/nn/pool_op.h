@@ -67,6 +67,7 @@ class PoolOp : public OperatorBase {
   PoolShapes shapes_;
   std::shared_ptr<const Plan> plan_;
   dnnl::memory src_, dst_;
+  ScratchLayout scratch_;
   BoundPrimitive pool_;
 };
 

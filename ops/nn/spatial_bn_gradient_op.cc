@@ -51,19 +51,18 @@ void SpatialBNGradientOp::Prepare() {
 }
 
 void SpatialBNGradientOp::Bind(const Plan& plan) {
-  const size_t channel_bytes = shapes_.channels * sizeof(float);
-  src_ = BoundTensor(plan.src);
-  diff_dst_ = BoundTensor(plan.diff_dst);
-  diff_src_ = BoundTensor(plan.diff_src, diff_dst_);  // in place on the blocked buffer
+  scratch_ = ScratchLayout();
+  src_ = BoundTensor(plan.src, &scratch_);
+  diff_dst_ = BoundTensor(plan.diff_dst, &scratch_);
+  diff_src_ = BoundTensor(plan.diff_src, &scratch_, diff_dst_);  // in place on the blocked buffer
   scale_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
-  variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(channel_bytes));
+  variance_buffer_.resize(shapes_.channels);
+  variance_ = MemoryOf(plan.channel, variance_buffer_.data());
   diff_scale_ = MemoryOf(plan.channel);
   diff_shift_ = MemoryOf(plan.channel);
-  // oneDNN's backward takes a shift argument although no gradient depends on it.
-  auto* unused_shift = static_cast<float*>(shift_buffer_.Reserve(channel_bytes));
-  std::fill_n(unused_shift, shapes_.channels, 0.f);
-  backward_ = BoundPrimitive(plan.backward);
+  zero_shift_.assign(shapes_.channels, 0.f);
+  backward_ = BoundPrimitive(plan.backward, &scratch_);
   const std::pair<int, const dnnl::memory*> args[] = {
       {DNNL_ARG_SRC, &src_.at_primitive()},
       {DNNL_ARG_DIFF_DST, &diff_dst_.at_primitive()},
@@ -74,7 +73,7 @@ void SpatialBNGradientOp::Bind(const Plan& plan) {
       {DNNL_ARG_DIFF_SCALE, &diff_scale_},
       {DNNL_ARG_DIFF_SHIFT, &diff_shift_}};
   for (const auto& [arg, memory] : args) backward_.Bind(arg, *memory);
-  backward_.Bind(DNNL_ARG_SHIFT, MemoryOf(plan.channel, unused_shift));
+  backward_.Bind(DNNL_ARG_SHIFT, MemoryOf(plan.channel, zero_shift_.data()));
 }
 
 void SpatialBNGradientOp::Run() {
@@ -94,7 +93,7 @@ void SpatialBNGradientOp::Run() {
     return;
   }
   const float* inv_std = Input(4).data<float>();
-  auto* variance = static_cast<float*>(variance_.get_data_handle());
+  float* variance = variance_buffer_.data();
   for (int64_t i = 0; i < c; ++i) variance[i] = 1.f / (inv_std[i] * inv_std[i]) - epsilon_;
   src_.Point(Input(0).data<float>());
   diff_dst_.Point(Input(2).data<float>());
@@ -103,6 +102,7 @@ void SpatialBNGradientOp::Run() {
   diff_src_.Point(dx);
   Point(diff_scale_, dscale);
   Point(diff_shift_, dbias);
+  scratch_.Place();
   src_.Reorder();
   diff_dst_.Reorder();
   backward_.Run();

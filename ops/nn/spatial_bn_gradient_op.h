@@ -43,10 +43,12 @@ class SpatialBNGradientOp final : public OperatorBase {
   SpatialBnShapes shapes_;
   float epsilon_ = 1e-5f;
   std::shared_ptr<const Plan> plan_;
+  ScratchLayout scratch_;
   BoundTensor src_, diff_dst_, diff_src_;
   dnnl::memory scale_, mean_, diff_scale_, diff_shift_;
-  dnnl::memory variance_;  // from saved_inv_var, in variance_buffer_
-  ScratchBuffer variance_buffer_, shift_buffer_;
+  dnnl::memory variance_;       // from saved_inv_var, in variance_buffer_
+  std::vector<float> variance_buffer_;
+  std::vector<float> zero_shift_;  // oneDNN's backward reads a shift no gradient depends on
   BoundPrimitive backward_;
 };
 

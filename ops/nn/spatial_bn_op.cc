@@ -121,14 +121,16 @@ void SpatialBNOp::Prepare() {
 }
 
 void SpatialBNOp::Bind(const Plan& plan) {
-  src_ = BoundTensor(plan.src);
-  dst_ = BoundTensor(plan.dst, src_);  // in place on the blocked buffer
+  scratch_ = ScratchLayout();
+  src_ = BoundTensor(plan.src, &scratch_);
+  dst_ = BoundTensor(plan.dst, &scratch_, src_);  // in place on the blocked buffer
   scale_ = MemoryOf(plan.channel);
   shift_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
   // Training writes the batch variance here; inference reads running_var (pointed at per run).
-  variance_ = MemoryOf(plan.channel, variance_buffer_.Reserve(shapes_.channels * sizeof(float)));
-  bn_ = BoundPrimitive(plan.bn);
+  batch_variance_.resize(shapes_.channels);
+  variance_ = MemoryOf(plan.channel, batch_variance_.data());
+  bn_ = BoundPrimitive(plan.bn, &scratch_);
   const std::pair<int, const dnnl::memory*> args[] = {{DNNL_ARG_SRC, &src_.at_primitive()},
                                                       {DNNL_ARG_DST, &dst_.at_primitive()},
                                                       {DNNL_ARG_SCALE, &scale_},
@@ -152,6 +154,7 @@ void SpatialBNOp::Run() {
   dst_.Point(y);
   Point(scale_, Input(1).data<float>());
   Point(shift_, Input(2).data<float>());
+  scratch_.Place();
   if (is_test_) {
     Point(mean_, Input(3).data<float>());
     Point(variance_, Input(4).data<float>());
@@ -160,7 +163,7 @@ void SpatialBNOp::Run() {
   }
   Point(mean_, Output(3, DType::kFloat32, {c})->mutable_data<float>());
   RunBn();
-  UpdateStatistics(static_cast<const float*>(variance_.get_data_handle()));
+  UpdateStatistics(batch_variance_.data());
 }
 
 void SpatialBNOp::RunBn() {

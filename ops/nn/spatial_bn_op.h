@@ -73,9 +73,10 @@ class SpatialBNOp final : public OperatorBase {
   bool is_test_ = false;
   float epsilon_ = 1e-5f, momentum_ = 0.9f;
   std::shared_ptr<const Plan> plan_;
+  ScratchLayout scratch_;
   BoundTensor src_, dst_;
   dnnl::memory scale_, shift_, mean_, variance_;
-  ScratchBuffer variance_buffer_;  // the batch variance (training)
+  std::vector<float> batch_variance_;  // training
   BoundPrimitive bn_;
 };
 

@@ -1,10 +1,12 @@
 #include "testing/test_ops.h"
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
+#include "runtime/scratch.h"
 #include "runtime/status.h"
 
 namespace braid::testing {
@@ -17,6 +19,11 @@ SleepStats& TestSleepStats() {
 std::atomic<bool>& FailArmed() {
   static std::atomic<bool> armed{true};
   return armed;
+}
+
+ScratchAreasSeen& TestScratchAreas() {
+  static ScratchAreasSeen seen;
+  return seen;
 }
 
 namespace {
@@ -43,6 +50,26 @@ class TestFailOp final : public OperatorBase {
   }
 };
 
+class TestScratchOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override {
+    ScratchArea& area = ThreadScratch();
+    {
+      std::lock_guard<std::mutex> lock(TestScratchAreas().mu);
+      TestScratchAreas().areas.insert(&area);
+    }
+    const size_t bytes = args().Get<int64_t>("bytes", 64);
+    auto* data = static_cast<unsigned char*>(area.Reserve(bytes));
+    const auto mark = static_cast<unsigned char>(net_position() * 37 + 1);
+    std::memset(data, mark, bytes);
+    std::this_thread::sleep_for(std::chrono::microseconds(args().Get<int>("us", 0)));
+    for (size_t i = 0; i < bytes; ++i) {
+      if (data[i] != mark) throw Error(Status::Internal("scratch written by another op"));
+    }
+  }
+};
+
 class TestNoOp final : public OperatorBase {
  public:
   using OperatorBase::OperatorBase;
@@ -56,11 +83,13 @@ BRAID_OPERATOR_SCHEMA(TestFail).SetDoc("Throws while armed.");
 BRAID_OPERATOR_SCHEMA(TestEnforcedInplace).NumInputs(1).NumOutputs(1).EnforceInplace({{0, 0}});
 BRAID_OPERATOR_SCHEMA(TestCollective).Collective();
 BRAID_OPERATOR_SCHEMA(TestLazy).AllocatesLazily();
+BRAID_OPERATOR_SCHEMA(TestScratch).SetDoc("Uses `bytes` of its thread's scratch area for `us`.");
 
 BRAID_REGISTER_CPU_OPERATOR(TestSleep, TestSleepOp);
 BRAID_REGISTER_CPU_OPERATOR(TestFail, TestFailOp);
 BRAID_REGISTER_CPU_OPERATOR(TestEnforcedInplace, TestNoOp);
 BRAID_REGISTER_CPU_OPERATOR(TestCollective, TestNoOp);
 BRAID_REGISTER_CPU_OPERATOR(TestLazy, TestNoOp);
+BRAID_REGISTER_CPU_OPERATOR(TestScratch, TestScratchOp);
 
 }  // namespace braid::testing

@@ -3,10 +3,15 @@
 //   TestFail   (any inputs/outputs): throws braid::Error("injected failure") while FailArmed().
 //   TestEnforcedInplace (1 -> 1): its input and output must be the same blob.
 //   TestCollective / TestLazy (any -> any): no-ops whose schemas say collective / allocates lazily.
+//   TestScratch (any inputs/outputs; args `bytes`, `us`): fills `bytes` of its thread's scratch
+//     area with its own mark, sleeps `us` microseconds, and throws if another op wrote over the
+//     mark meanwhile; records the areas it was given (TestScratchAreas).
 #ifndef BRAID_TESTS_TESTING_TEST_OPS_H_
 #define BRAID_TESTS_TESTING_TEST_OPS_H_
 
 #include <atomic>
+#include <mutex>
+#include <set>
 
 namespace braid::testing {
 
@@ -20,6 +25,12 @@ struct SleepStats {
 };
 SleepStats& TestSleepStats();
 std::atomic<bool>& FailArmed();
+
+struct ScratchAreasSeen {
+  std::mutex mu;
+  std::set<const void*> areas;  // guarded by mu: the ScratchArea objects TestScratch ran with
+};
+ScratchAreasSeen& TestScratchAreas();
 
 }  // namespace braid::testing
 

@@ -173,26 +173,29 @@ bool ParseResultLine(const std::string& out, RowResult* result) {
   if (at == std::string::npos) return false;
   RowTiming& t = result->timing;
   long long rss = 0, params = 0, param_bytes = 0, gradient_bytes = 0, activation_bytes = 0;
-  long long arena_bytes = 0;
+  long long arena_bytes = 0, scratch_bytes = 0;
   const int fields = std::sscanf(
-      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld", &t.iterations,
-      &t.seconds, &t.median_seconds, &t.images_per_second, &t.setup_seconds, &t.loss, &rss, &params,
-      &param_bytes, &gradient_bytes, &activation_bytes, &arena_bytes);
+      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld %lld",
+      &t.iterations, &t.seconds, &t.median_seconds, &t.images_per_second, &t.setup_seconds, &t.loss,
+      &rss, &params, &param_bytes, &gradient_bytes, &activation_bytes, &arena_bytes,
+      &scratch_bytes);
   result->peak_rss_bytes = rss;
   t.trainable_params = params;
   t.param_bytes = param_bytes;
   t.gradient_bytes = gradient_bytes;
   t.activation_bytes = activation_bytes;
   t.arena_bytes = arena_bytes;
-  return fields == 12;
+  t.scratch_bytes = scratch_bytes;
+  return fields == 13;
 }
 
 void PrintResultLine(const RowTiming& t) {
-  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld\n", t.iterations,
-              t.seconds, t.median_seconds, t.images_per_second, t.setup_seconds, t.loss,
-              static_cast<long long>(PeakRssBytes()), static_cast<long long>(t.trainable_params),
-              static_cast<long long>(t.param_bytes), static_cast<long long>(t.gradient_bytes),
-              static_cast<long long>(t.activation_bytes), static_cast<long long>(t.arena_bytes));
+  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld %lld\n",
+              t.iterations, t.seconds, t.median_seconds, t.images_per_second, t.setup_seconds,
+              t.loss, static_cast<long long>(PeakRssBytes()),
+              static_cast<long long>(t.trainable_params), static_cast<long long>(t.param_bytes),
+              static_cast<long long>(t.gradient_bytes), static_cast<long long>(t.activation_bytes),
+              static_cast<long long>(t.arena_bytes), static_cast<long long>(t.scratch_bytes));
 }
 
 RowResult RunRowInChild(const BenchRow& row) {
@@ -246,9 +249,9 @@ std::string Settings() {
 }
 
 void PrintTable(const std::vector<RowResult>& results) {
-  std::printf("\n%-9s %-10s %5s %-5s %10s %12s %9s %9s %9s %9s %6s %8s %7s\n", "model", "input",
-              "batch", "mode", "images/s", "peak RSS MB", "params MB", "grads MB", "acts MB",
-              "arena MB", "iters", "s/iter", "others");
+  std::printf("\n%-9s %-10s %5s %-5s %10s %12s %9s %9s %9s %9s %10s %6s %8s %7s\n", "model",
+              "input", "batch", "mode", "images/s", "peak RSS MB", "params MB", "grads MB",
+              "acts MB", "arena MB", "scratch MB", "iters", "s/iter", "others");
   for (const RowResult& r : results) {
     const BenchRow& row = *r.row;
     std::printf("%-9s %-10s %5lld %-5s ", row.model.c_str(), row.input().c_str(),
@@ -258,17 +261,19 @@ void PrintTable(const std::vector<RowResult>& results) {
       continue;
     }
     const RowTiming& t = r.timing;
-    std::printf("%10.1f %12.0f %9.0f %9.0f %9.0f %9.0f %6d %8.3f %7.2f\n", t.images_per_second,
-                r.peak_rss_bytes / 1048576.0, t.param_bytes / 1048576.0,
+    std::printf("%10.1f %12.0f %9.0f %9.0f %9.0f %9.0f %10.0f %6d %8.3f %7.2f\n",
+                t.images_per_second, r.peak_rss_bytes / 1048576.0, t.param_bytes / 1048576.0,
                 t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
-                t.arena_bytes / 1048576.0, t.iterations, t.median_seconds, r.others_cores);
+                t.arena_bytes / 1048576.0, t.scratch_bytes / 1048576.0, t.iterations,
+                t.median_seconds, r.others_cores);
   }
   std::printf(
       "\n%s\nimages/s: batch / median timed iteration. peak RSS: the row's child process "
       "(getrusage ru_maxrss).\nparams, grads, acts: bytes held by blobs at the end (parameters and "
       "momenta; *_grad* blobs; the rest);\narena: the memory plan's arena, which holds the "
-      "planned grads and acts in fewer bytes (0: --memory_plan=false);\nthe remainder of the peak "
-      "is op-internal buffers, libraries and allocator slack.\nothers: cores' worth of CPU other "
+      "planned grads and acts in fewer bytes (0: --memory_plan=false);\nscratch: the net's "
+      "per-worker scratch areas (ops' temporary buffers: oneDNN layout copies, scratchpads);\nthe "
+      "remainder of the peak is op-internal state, libraries and allocator slack.\nothers: cores' worth of CPU other "
       "processes used during "
       "the row (background load).\n",
       Settings().c_str());
@@ -296,11 +301,12 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
           ", \"images_per_second\": %.3f, \"peak_rss_mb\": %.1f, \"iterations\": %d, "
           "\"median_seconds\": %.6f, \"setup_seconds\": %.3f, \"loss\": %.6g, "
           "\"others_cores\": %.2f, \"trainable_params\": %lld, \"param_mb\": %.1f, "
-          "\"gradient_mb\": %.1f, \"activation_mb\": %.1f, \"arena_mb\": %.1f",
+          "\"gradient_mb\": %.1f, \"activation_mb\": %.1f, \"arena_mb\": %.1f, "
+          "\"scratch_mb\": %.1f",
           t.images_per_second, r.peak_rss_bytes / 1048576.0, t.iterations, t.median_seconds,
           t.setup_seconds, t.loss, r.others_cores, static_cast<long long>(t.trainable_params),
           t.param_bytes / 1048576.0, t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
-          t.arena_bytes / 1048576.0);
+          t.arena_bytes / 1048576.0, t.scratch_bytes / 1048576.0);
     } else if (with_results) {
       std::printf(", \"error\": \"%s\"", r.error.c_str());
     }

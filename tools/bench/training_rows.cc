@@ -190,6 +190,7 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   if (options.profile) t.profile = profile.Table();
   CountBlobBytes(ws, init_net, &t);
   if (memory != nullptr) t.arena_bytes = memory->allocated_bytes();
+  t.scratch_bytes = static_cast<int64_t>(net->scratch_bytes());
   return t;
 }
 

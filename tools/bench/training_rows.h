@@ -78,6 +78,8 @@ struct RowTiming {
   // With a memory plan: the arena the planned blobs live in (the gradient and activation bytes
   // above then count each planned blob's own size, before sharing). 0 without one.
   int64_t arena_bytes = 0;
+  // The net's scratch areas (runtime/scratch.h): ops' temporary buffers, one area per worker.
+  int64_t scratch_bytes = 0;
   std::string profile;  // OpTypeProfile::Table() when options.profile
 };
 

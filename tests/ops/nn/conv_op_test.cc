@@ -287,6 +287,31 @@ TEST(ConvOpTest, OpsOfOneShapeShareACachedPlan) {
   EXPECT_EQ(Fetch<float>(ws, "Y"), Fetch<float>(ws, "Y2"));
 }
 
+// A net's ops share its scratch area (runtime/scratch.h): it is as large as the largest op's
+// buffers, not their sum, and a later run grows nothing.
+TEST(ConvOpTest, OpsOfANetShareOneScratchAreaSizedByTheLargest) {
+  ConvCase k;
+  k.n = 2, k.c = 16, k.m = 16, k.h = k.w = 14, k.pad_t = k.pad_l = k.pad_b = k.pad_r = 1;
+  ConvCase strided = k;
+  strided.stride_h = strided.stride_w = 2;
+  std::string small = strided.Op();
+  small.replace(small.find(R"(output: "Y")"), 12, R"(output: "Ys")");
+  size_t bytes[2];
+  for (int with_small : {0, 1}) {
+    Workspace ws;
+    FeedConvInputs(k, 3, &ws);
+    std::vector<std::string> ops{k.Op()};
+    if (with_small) ops.insert(ops.begin(), small);
+    Net* n = ws.CreateNet(NetOf(ops));
+    ASSERT_TRUE(n->Run().ok());
+    bytes[with_small] = n->scratch_bytes();
+    ASSERT_TRUE(n->Run().ok());
+    EXPECT_EQ(n->scratch_bytes(), bytes[with_small]);
+  }
+  EXPECT_GT(bytes[0], 0u);  // blocked copies of X, W and Y
+  EXPECT_EQ(bytes[1], bytes[0]);
+}
+
 // Eight Convs of one shape (sharing cached primitives) and their gradients, on 1 and 2 workers.
 TEST(ConvOpTest, DagRunsOnOneAndTwoWorkersAgreeBitForBit) {
   ConvCase k;
