@@ -84,7 +84,7 @@ void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) 
   keep.insert(net.external_input().begin(), net.external_input().end());
   keep.insert(net.external_output().begin(), net.external_output().end());
   for (const auto& [name, a] : access) {
-    if (a.read_first) keep.insert(name + "_grad");  // a parameter's gradient
+    if (a.read_first && !request.share_parameter_gradients) keep.insert(name + "_grad");
   }
   const bool training = request.mode == PlanMode::kTraining;
   std::map<std::pair<int, int>, int> device_index;

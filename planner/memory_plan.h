@@ -14,7 +14,8 @@
 // read before it is written carries state between runs: parameters, momenta, iteration counters).
 // In training mode only gradients ("..._grad...") are recycled, and activations too when
 // share_activations is set; gradients of blobs read before written (parameters, inputs: for a blob
-// P, the blob named P + "_grad") never are. Each device (device_type, device_id) of the ops that
+// P, the blob named P + "_grad") only when share_parameter_gradients is set (they then hold other
+// blobs' bytes after a Run, like every recycled blob, so a caller that reads them keeps them). Each device (device_type, device_id) of the ops that
 // first write recycled blobs gets one arena.
 //
 //   PlanRequest request;                     // runtime/memory_planning.h's PlanRequestFor fills
@@ -52,6 +53,7 @@ struct PlanRequest {
   std::set<std::string> keep;
   PlanMode mode = PlanMode::kInference;
   bool share_activations = false;  // training mode: recycle activations as well as gradients
+  bool share_parameter_gradients = false;  // recycle P_grad of blobs P read before written too
   PlanExecutor executor = PlanExecutor::kDag;
   int64_t alignment = 64;
 };

@@ -118,7 +118,7 @@ std::string WhyNotRecyclable(const NetDef& net, const PlanRequest& request,
   if (!request.blob_bytes.count(blob)) return "has no size in the request";
   const bool gradient = blob.find("_grad") != std::string::npos;
   const size_t suffix = blob.rfind("_grad");
-  if (gradient && suffix + 5 == blob.size()) {
+  if (gradient && suffix + 5 == blob.size() && !request.share_parameter_gradients) {
     auto param = uses.find(blob.substr(0, suffix));
     if (param != uses.end() && param->second.read_first) return "is a parameter's gradient";
   }

@@ -90,6 +90,7 @@ PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
   }
   request.mode = options.mode;
   request.share_activations = options.share_activations;
+  request.share_parameter_gradients = options.share_parameter_gradients;
   request.executor = def.type() == "dag" ? PlanExecutor::kDag : PlanExecutor::kSimple;
   request.alignment = static_cast<int64_t>(kCpuAlignment);
   return request;

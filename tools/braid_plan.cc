@@ -1,8 +1,8 @@
 // braid_plan: plans a net's memory offline and reports how well the plan packs.
 //
 //   braid_plan NET [--init INIT_NET] [--input NAME=DIMS[:DTYPE]]... [--gradients-of LOSS]...
-//              [--mode inference|training] [--share-activations] [--executor dag|simple]
-//              [--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]
+//              [--mode inference|training] [--share-activations] [--share-parameter-gradients]
+//              [--executor dag|simple] [--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]
 //
 // Loads NET (text or binary NetDef), appends its backward pass for each --gradients-of loss
 // (runtime/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
@@ -62,6 +62,8 @@ DEFINE_string(input, "",
 DEFINE_string(gradients_of, "", "LOSS, repeatable: append the backward pass of LOSS first");
 DEFINE_string(mode, "", "inference or training (default: training with --gradients-of)");
 DEFINE_bool(share_activations, false, "training mode: recycle activations as well as gradients");
+DEFINE_bool(share_parameter_gradients, false,
+            "recycle parameters' gradients too (garbage after a run; the optimizer must be in NET)");
 DEFINE_string(executor, "", "dag or simple (default: NET's type; dag unless it says simple)");
 DEFINE_string(out, "",
               "write the renamed net (shared blob names) here: .pb/.bin binary, else text");
@@ -78,7 +80,8 @@ namespace {
 
 constexpr char kUsage[] =
     "braid_plan NET [--init INIT_NET] [--input NAME=DIMS[:DTYPE]]... [--gradients-of LOSS]... "
-    "[--mode inference|training] [--share-activations] [--executor dag|simple] "
+    "[--mode inference|training] [--share-activations] [--share-parameter-gradients] "
+    "[--executor dag|simple] "
     "[--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]";
 
 struct PlanToolOptions {
@@ -87,6 +90,7 @@ struct PlanToolOptions {
   std::vector<std::string> losses;
   PlanMode mode = PlanMode::kInference;
   bool share_activations = false;
+  bool share_parameter_gradients = false;
   std::string executor;  // "" = from the net
   bool verify = true;
   bool reorder = false;
@@ -133,6 +137,7 @@ PlanToolOptions ParseFlags(int argc, char** argv) {
   options.losses = losses;
   options.mode = ModeFromFlag(!losses.empty());
   options.share_activations = FLAGS_share_activations;
+  options.share_parameter_gradients = FLAGS_share_parameter_gradients;
   if (!FLAGS_executor.empty() && FLAGS_executor != "dag" && FLAGS_executor != "simple") {
     ExitBadFlags("--executor must be 'dag' or 'simple', got '" + FLAGS_executor + "'");
   }
@@ -299,6 +304,7 @@ void PlanAndReport(const PlanToolOptions& options) {
   MemoryPlanOptions planning;
   planning.mode = options.mode;
   planning.share_activations = options.share_activations;
+  planning.share_parameter_gradients = options.share_parameter_gradients;
   PlanRequest request = PlanRequestFor(net, ws, planning);
   request.executor = net.type() == "simple" ? PlanExecutor::kSimple : PlanExecutor::kDag;
   if (options.reorder) Reorder(ws, planning, &net, &request);

@@ -243,6 +243,18 @@ TEST(MemoryPlanTest, TrainingWithSharedActivationsRecyclesActivationsToo) {
   EXPECT_LT(plan.arena_bytes(), plan.naive_bytes());
 }
 
+TEST(MemoryPlanTest, ParameterGradientsAreRecycledWhenAskedAndLiveUntilTheUpdate) {
+  NetDef net = NetFromText(kTraining);
+  PlanRequest request = RequestFor(net);
+  request.mode = PlanMode::kTraining;
+  request.share_parameter_gradients = true;
+  auto at = Placements(PlanAndVerify(net, request));
+  for (const char* grad : {"w_grad", "b_grad", "x_grad"}) EXPECT_TRUE(at.count(grad)) << grad;
+  // FCGradient reads h_grad while it writes w_grad; WeightedSum reads w_grad last.
+  EXPECT_FALSE(Overlap(at["w_grad"], at["h_grad"]));
+  EXPECT_FALSE(Overlap(at["w_grad"], at["b_grad"]));
+}
+
 TEST(MemoryPlanTest, TreeWithTwoLossesSharesOnlyAfterBothHeadsRead) {
   NetDef net = NetFromText(R"(name: "tree" external_input: "x"
     external_output: "loss1" external_output: "loss2"

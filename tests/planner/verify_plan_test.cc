@@ -182,6 +182,20 @@ TEST(VerifyMemoryPlanTest, RejectsActivationInTrainingWithoutSharedActivations) 
   EXPECT_EQ(VerifyMemoryPlan(Chain(), request, OneCpuArena({{"a", 0, 64}}, 64)), "");
 }
 
+TEST(VerifyMemoryPlanTest, RejectsParameterGradientUnlessParameterGradientsAreShared) {
+  const NetDef net = NetFromText(R"(
+    name: "sgd" external_input: "x"
+    op { type: "FC" input: "x" input: "w" output: "a" }
+    op { type: "FCGradient" input: "x" input: "w" input: "a" output: "w_grad" }
+    op { type: "WeightedSum" input: "w" input: "w_grad" output: "w" })");
+  PlanRequest request = RequestFor({{"w_grad", 64}});
+  request.mode = PlanMode::kTraining;
+  const MemoryPlan plan = OneCpuArena({{"w_grad", 0, 64}}, 64);
+  EXPECT_TRUE(Mentions(VerifyMemoryPlan(net, request, plan), "a parameter's gradient"));
+  request.share_parameter_gradients = true;
+  EXPECT_EQ(VerifyMemoryPlan(net, request, plan), "");
+}
+
 TEST(VerifyMemoryPlanTest, RejectsMisalignedOffset) {
   const PlanRequest request = RequestFor({{"a", 64}, {"c", 64}});
   const std::string error =

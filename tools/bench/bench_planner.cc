@@ -100,6 +100,7 @@ RowResult PlanRow(const Row& row, const TrainingNets& nets, const Workspace& ws)
   MemoryPlanOptions options;
   options.mode = row.training ? PlanMode::kTraining : PlanMode::kInference;
   options.share_activations = row.training;
+  options.share_parameter_gradients = row.training;
   options.keep = {nets.loss, nets.accuracy, nets.lr, nets.test_loss, nets.test_accuracy};
   PlanRequest request = PlanRequestFor(net, ws, options);
   request.executor = row.executor;

@@ -64,6 +64,7 @@ std::unique_ptr<NetMemory> PlanMemory(const BenchRow& row, const TrainingNets& n
   MemoryPlanOptions plan;
   plan.mode = row.training ? PlanMode::kTraining : PlanMode::kInference;
   plan.share_activations = row.training;
+  plan.share_parameter_gradients = row.training;
   plan.keep = row.training ? std::set<std::string>{nets.loss, nets.accuracy, nets.lr, nets.iter}
                            : std::set<std::string>{nets.test_loss, nets.test_accuracy};
   return PlanNetMemory(*net, ws, plan);

@@ -140,6 +140,7 @@ void Trainer::PlanNetsMemory() {
   MemoryPlanOptions train;
   train.mode = PlanMode::kTraining;
   train.share_activations = true;
+  train.share_parameter_gradients = true;  // nothing reads them after a step
   for (int d = 0; d < nets_.num_devices(); ++d) {  // read after each step
     for (const std::string& blob : {nets_.loss, nets_.accuracy, nets_.lr, nets_.iter}) {
       train.keep.insert(nets_.OnDevice(d, blob));
