@@ -58,6 +58,8 @@ DEFINE_int32(max_iters, 200, "timed iterations per row, at most");
 DEFINE_double(min_seconds, 5, "timed seconds per row, at least (unless --max_iters)");
 DEFINE_bool(memory_plan, true,
             "bind the nets' recyclable blobs into a planned arena (as braid_train does)");
+DEFINE_bool(recompute, true,
+            "recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h)");
 DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
 DEFINE_bool(json, false, "print the results as JSON instead of a table");
 DEFINE_bool(list, false, "list the selected rows and exit");
@@ -127,6 +129,7 @@ std::vector<std::string> ChildArgs(const BenchRow& row) {
           "--max_iters=" + std::to_string(FLAGS_max_iters),
           "--min_seconds=" + std::to_string(FLAGS_min_seconds),
           std::string("--memory_plan=") + (FLAGS_memory_plan ? "true" : "false"),
+          std::string("--recompute=") + (FLAGS_recompute ? "true" : "false"),
           std::string("--profile=") + (FLAGS_profile ? "true" : "false")};
 }
 
@@ -224,6 +227,7 @@ int RunOneRow(const std::string& name) {
   o.min_seconds = FLAGS_min_seconds;
   o.profile = FLAGS_profile;
   o.memory_plan = FLAGS_memory_plan;
+  o.recompute = FLAGS_recompute;
   RowTiming t;
   try {
     t = RunBenchRow(*row, o);
@@ -239,12 +243,14 @@ int RunOneRow(const std::string& name) {
 }
 
 std::string Settings() {
-  char line[256];
+  char line[320];
   std::snprintf(line, sizeof(line),
                 "executor=%s threads=%d (num_workers, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) "
-                "warmup=%d min_iters=%d min_seconds=%g memory_plan=%d hardware_threads=%u",
+                "warmup=%d min_iters=%d min_seconds=%g memory_plan=%d recompute=%d "
+                "hardware_threads=%u",
                 FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters,
-                FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0, std::thread::hardware_concurrency());
+                FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0, FLAGS_recompute ? 1 : 0,
+                std::thread::hardware_concurrency());
   return line;
 }
 

@@ -58,6 +58,9 @@ struct RowOptions {
   // Bind the net's recyclable blobs into a planned arena (runtime/memory_planning.h), as
   // braid_train does by default.
   bool memory_plan = true;
+  // Recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h), as
+  // braid_train does.
+  bool recompute = true;
 };
 
 struct RowTiming {

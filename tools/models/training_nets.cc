@@ -2,6 +2,7 @@
 
 #include "runtime/autodiff.h"
 #include "runtime/status.h"
+#include "tools/models/recompute.h"
 
 namespace braid {
 namespace {
@@ -152,7 +153,9 @@ TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
   ModelBuilder train(&nets.params, &nets.train, {.device = spec.device});
   *nets.train.add_op() = ReaderWithOutputs(spec.train_input, "data", "label", spec.device);
   AddLossAndAccuracy(&train, spec.forward(&train, "data"), "label");
+  const int first_backward_op = nets.train.op_size();
   const GradientMap grads = AddGradientOperators(&nets.train, {nets.loss});
+  if (spec.recompute_bn_relu) RecomputeBnReluInBackward(&nets.train, first_backward_op);
   DropImageGradient(grads, "data", &nets.train);
   AddOptimizer(spec, grads, &train, &nets);
 

@@ -62,6 +62,9 @@ struct TrainingNetsSpec {
   OperatorDef test_input;
   OptimizerSpec optimizer;
   DeviceOption device;  // every op of every net runs here
+  // Recompute each SpatialBN + Relu output in the backward pass instead of keeping it from the
+  // forward pass (tools/models/recompute.h): less memory for a little more arithmetic.
+  bool recompute_bn_relu = true;
 };
 
 struct TrainingNets {

@@ -237,6 +237,41 @@ TEST(SpatialBNTest, RejectsMismatchedShapesAndOutputCounts) {
   ExpectError(&ws, kTrainOp, "training SpatialBN needs more than one value per channel");
 }
 
+// ---- SpatialBNApply ----
+
+// From a training SpatialBN's input and saved statistics it recomputes that op's output (blocked
+// and plain layouts), with a residual added and a ReLU applied as a ResNet block's output is.
+TEST(SpatialBNApplyTest, RecomputesTheTrainingOutputWithResidualAndRelu) {
+  for (const std::vector<int64_t>& dims :
+       {std::vector<int64_t>{3, 2, 3, 3}, std::vector<int64_t>{2, 16, 5, 4}}) {
+    Workspace ws;
+    FeedBnInputs(dims, 23, &ws);
+    ASSERT_TRUE(ws.RunNetOnce(NetOf({kTrainOp})).ok());
+    const std::vector<float> y = Fetch<float>(ws, "Y");
+    std::mt19937 rng(5);
+    const std::vector<float> residual = RandomValues(&rng, static_cast<int64_t>(y.size()), -1, 1);
+    Feed<float>(&ws, "R", dims, residual);
+    const std::string inputs = R"(type: "SpatialBNApply" input: "X" input: "scale"
+        input: "bias" input: "saved_mean" input: "saved_inv_var" )";
+    ASSERT_TRUE(ws.RunNetOnce(NetOf({inputs + R"(output: "A")",
+                                     inputs + R"(input: "R" output: "B" arg { name: "relu" i: 1 })"}))
+                    .ok());
+    std::vector<float> expected_b(y.size());
+    for (size_t i = 0; i < y.size(); ++i) expected_b[i] = std::max(y[i] + residual[i], 0.f);
+    ExpectNear(Fetch<float>(ws, "A"), y, 1e-5f);
+    ExpectNear(Fetch<float>(ws, "B"), expected_b, 1e-5f);
+  }
+}
+
+TEST(SpatialBNApplyTest, RejectsAResidualOfAnotherShape) {
+  Workspace ws;
+  FeedBnInputs({2, 3, 4, 4}, 57, &ws);
+  Feed<float>(&ws, "R", {2, 3, 4, 5}, std::vector<float>(120, 0.f));
+  ExpectError(&ws, R"(type: "SpatialBNApply" input: "X" input: "scale" input: "bias" input: "rm"
+                      input: "rv" input: "R" output: "Y")",
+              "residual 'R' float32[2,3,4,5] must be float32 of X's shape 'X' float32[2,3,4,4]");
+}
+
 // ---- gradients ----
 
 TEST(SpatialBNGradientTest, MatchesNumericalGradient) {

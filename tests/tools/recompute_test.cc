@@ -1,0 +1,150 @@
+// RecomputeBnReluInBackward (tools/models/recompute.h): which patterns it rewrites and which it
+// must leave alone, that a recomputed ResNet trains to the same parameters, and that the planned
+// arena shrinks.
+#include "tools/models/recompute.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "runtime/memory_planning.h"
+#include "runtime/net.h"
+#include "runtime/workspace.h"
+#include "testing/net_text.h"
+#include "tools/models/model_builder.h"
+#include "tools/models/resnet.h"
+#include "tools/models/training_nets.h"
+
+namespace braid {
+namespace {
+
+using ::braid::testing::NetFromText;
+
+// conv -> bn -> relu -> conv, a loss stand-in, and the backward ops that read r. The first
+// backward op is #5. `bn_out` and `extra` vary the pattern.
+NetDef Layer(const std::string& bn_out = "y", const std::string& extra = "") {
+  return NetFromText(R"(name: "layer"
+    op { type: "Conv" input: "data" input: "w1" output: "x" }
+    op { type: "SpatialBN" input: "x" input: "s" input: "b" input: "rm" input: "rv"
+         output: ")" + bn_out + R"(" output: "rm" output: "rv" output: "sm" output: "siv" }
+    op { type: "Relu" input: ")" + bn_out + R"(" output: "r" }
+    op { type: "Conv" input: "r" input: "w2" output: "z" }
+    op { type: "Copy" input: "z" output: "loss" }
+    op { type: "ConvGradient" input: "r" input: "w2" input: "loss" output: "w2_grad"
+         output: "r_grad" }
+    op { type: "ReluGradient" input: "r" input: "r_grad" output: "y_grad" })" + extra);
+}
+
+int CountType(const NetDef& net, const std::string& type) {
+  return static_cast<int>(std::count_if(net.op().begin(), net.op().end(),
+                                        [&](const OperatorDef& op) { return op.type() == type; }));
+}
+
+TEST(RecomputeTest, BackwardReadersOfTheReluOutputReadARecomputedCopy) {
+  NetDef net = Layer();
+  ASSERT_EQ(RecomputeBnReluInBackward(&net, 5), 1);
+  ASSERT_EQ(net.op_size(), 8);
+  const OperatorDef& apply = net.op(5);  // just before the first backward reader
+  EXPECT_EQ(apply.type(), "SpatialBNApply");
+  EXPECT_EQ(std::vector<std::string>(apply.input().begin(), apply.input().end()),
+            (std::vector<std::string>{"x", "s", "b", "sm", "siv"}));
+  EXPECT_EQ(apply.output(0), "r_recomputed");
+  EXPECT_EQ(net.op(6).input(0), "r_recomputed");  // ConvGradient
+  EXPECT_EQ(net.op(7).input(0), "r_recomputed");  // ReluGradient
+  EXPECT_EQ(net.op(3).input(0), "r");             // the forward reader keeps r
+}
+
+TEST(RecomputeTest, LeavesAloneWhatWouldNotRecomputeTheSameValues) {
+  struct Case {
+    const char* why;
+    NetDef net;
+    int first_backward = 5;
+  };
+  const Case cases[] = {
+      {"BN in place: X is gone", Layer("x")},
+      {"Y has another reader",
+       Layer("y", R"(op { type: "Copy" input: "y" output: "y_copy" })")},
+      {"r written again later", Layer("y", R"(op { type: "Copy" input: "z" output: "r" })")},
+      {"X written before the backward reader",
+       NetFromText(R"(name: "layer"
+         op { type: "SpatialBN" input: "x" input: "s" input: "b" input: "rm" input: "rv"
+              output: "y" output: "rm" output: "rv" output: "sm" output: "siv" }
+         op { type: "Relu" input: "y" output: "r" }
+         op { type: "Copy" input: "r" output: "x" }
+         op { type: "ReluGradient" input: "r" input: "x" output: "y_grad" })"),
+       3},
+      {"inference BN",
+       NetFromText(R"(name: "layer"
+         op { type: "SpatialBN" input: "x" input: "s" input: "b" input: "rm" input: "rv"
+              output: "y" arg { name: "is_test" i: 1 } }
+         op { type: "Relu" input: "y" output: "r" }
+         op { type: "ReluGradient" input: "r" input: "r" output: "y_grad" })"),
+       2},
+  };
+  for (const Case& c : cases) {
+    NetDef net = c.net;
+    EXPECT_EQ(RecomputeBnReluInBackward(&net, c.first_backward), 0) << c.why;
+    EXPECT_EQ(CountType(net, "SpatialBNApply"), 0) << c.why;
+  }
+}
+
+// One device, ResNet-20 on 8x8 synthetic images (2 of each block kind at depth 20).
+TrainingNets SmallResNet(bool recompute) {
+  TrainingNetsSpec spec;
+  spec.name = "r20";
+  spec.forward = [](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, ResNetSpecFromName("resnet20", 1, 4), data);
+  };
+  spec.train_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "reader");
+  spec.test_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "test_reader");
+  spec.optimizer.lr.policy = "fixed";
+  spec.optimizer.lr.base_lr = 0.05f;
+  spec.recompute_bn_relu = recompute;
+  return BuildTrainingNets(spec);
+}
+
+TEST(RecomputeTest, ResNetTrainsToTheSameParametersAndBlockOutputsAreRecomputedToo) {
+  const TrainingNets plain = SmallResNet(false), recomputed = SmallResNet(true);
+  // The stem and each block's first conv-BN-Relu (1 + 9), and the 9 block outputs but the two
+  // whose projection shortcut is computed after their BN (left alone, see recompute.h).
+  EXPECT_EQ(CountType(recomputed.train, "SpatialBNApply"), 1 + 9 + 7);
+  Workspace a, b;
+  ASSERT_TRUE(a.RunNetOnce(plain.params.init_net).ok());
+  ASSERT_TRUE(b.RunNetOnce(recomputed.params.init_net).ok());
+  Net* net_a = a.CreateNet(plain.train);
+  Net* net_b = b.CreateNet(recomputed.train);
+  for (int step = 0; step < 5; ++step) {
+    ASSERT_TRUE(net_a->Run().ok());
+    ASSERT_TRUE(net_b->Run().ok());
+  }
+  for (const auto& param : plain.params.params) {
+    const Tensor* x = a.GetBlob(param.name);
+    const Tensor* y = b.GetBlob(param.name);
+    ASSERT_EQ(x->shape(), y->shape()) << param.name;
+    for (int64_t i = 0; i < x->numel(); ++i) {
+      const float u = x->data<float>()[i], v = y->data<float>()[i];
+      ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(RecomputeTest, ThePlannedArenaShrinks) {
+  int64_t arena[2];
+  for (bool recompute : {false, true}) {
+    const TrainingNets nets = SmallResNet(recompute);
+    Workspace ws;
+    ASSERT_TRUE(ws.RunNetOnce(nets.params.init_net).ok());
+    Net* net = ws.CreateNet(nets.train);
+    MemoryPlanOptions options;
+    options.mode = PlanMode::kTraining;
+    options.share_activations = true;
+    options.keep = {nets.loss, nets.accuracy, nets.lr, nets.iter};
+    arena[recompute] = static_cast<int64_t>(PlanNetMemory(*net, &ws, options)->allocated_bytes());
+  }
+  EXPECT_LT(arena[1], arena[0] * 0.9);
+}
+
+}  // namespace
+}  // namespace braid
