@@ -96,7 +96,10 @@ dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& 
 void ConvOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputeConvShapes(def(), in);
-  const ConvShapes& s = shapes_;
+  chunk_ = BatchChunk(shapes_.x_dims[0], BlockedBytesPerSample(shapes_.x_dims) +
+                                             BlockedBytesPerSample(shapes_.y_dims));
+  ConvShapes s = shapes_;  // one chunk
+  s.x_dims[0] = s.y_dims[0] = std::max<int64_t>(chunk_, 1);
   const std::string key = CacheKey("Conv")
                               .Add(s.x_dims)
                               .Add(s.filter_dims)
@@ -135,14 +138,19 @@ void ConvOp::Run() {
   float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
   if (Output(0)->numel() == 0) return;
   scratch_.Place();
-  src_.Point(Input(0).data<float>());
+  const float* x = Input(0).data<float>();
   weights_.Point(Input(1).data<float>());
-  dst_.Point(y);
   if (shapes_.has_bias) Point(bias_, Input(2).data<float>());
-  src_.Reorder();
   weights_.Reorder();
-  conv_.Run();
-  dst_.Reorder();
+  const int64_t x_chunk = Input(0).numel() / shapes_.x_dims[0] * chunk_;
+  const int64_t y_chunk = Output(0)->numel() / shapes_.y_dims[0] * chunk_;
+  for (int64_t n = 0; n < shapes_.x_dims[0]; n += chunk_, x += x_chunk, y += y_chunk) {
+    src_.Point(x);
+    dst_.Point(y);
+    src_.Reorder();
+    conv_.Run();
+    dst_.Reorder();
+  }
 }
 
 namespace {

@@ -18,7 +18,8 @@
 //
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
 // every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
-// takes no lock and allocates nothing.
+// takes no lock and allocates nothing. A large batch runs in chunks of samples (BatchChunk), so
+// that the blocked copies of X and Y in the scratch area hold one chunk.
 #ifndef BRAID_OPS_NN_CONV_OP_H_
 #define BRAID_OPS_NN_CONV_OP_H_
 
@@ -59,9 +60,11 @@ dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& 
 
 // Algorithm: Winograd F(4x4, 3x3) for 3x3, stride-1, undilated, ungrouped convolutions with
 // 16 <= C, M and C * M <= 256 * 256, where oneDNN has a kernel for it (AVX-512); else direct.
-// Below 16 channels the blocked tiles would be mostly padding. The Winograd scratchpads, which
-// each op owns, grow with C * M: forward + backward, 8x256x14x14 takes 71 MB for a 1.6 MB
-// activation, 8x512x7x7 175 MB for a 1.3x gain, hence the cap. Forward + backward data + backward
+// Below 16 channels the blocked tiles would be mostly padding. The Winograd scratchpads grow with
+// C * M: forward + backward, 8x256x14x14 takes 71 MB for a 1.6 MB activation, 8x512x7x7 175 MB
+// for a 1.3x gain on the layer, hence the cap. (Since scratchpads live in one area per worker,
+// runtime/scratch.h, a cap of 512 * 512 costs only the largest of them: ResNet-50 b8 training
+// went 16.5 -> 16.3 images/s and 774 -> 820 MB, so the cap stays.) Forward + backward data + backward
 // weights on 2 AVX-512 cores, Winograd against direct: 8x64x56x56 with 64 filters 5.3 vs 10.3 ms,
 // 8x128x28x28 5.6 vs 9.8 ms, 8x256x14x14 6.7 vs 9.8 ms, ResNet-20's 64x16x28x28 1.08 vs 1.21 ms
 // and 64x64x7x7 0.95 vs 1.21 ms (oneDNN's convolution_auto picked direct for the ResNet-50
@@ -93,6 +96,7 @@ class ConvOp final : public OperatorBase {
 
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
   ConvShapes shapes_;
+  int64_t chunk_ = 0;  // samples per primitive call (BatchChunk, ops/nn/dnnl_util.h)
   std::shared_ptr<const ConvForwardPlan> plan_;
   ScratchLayout scratch_;
   BoundTensor src_, weights_, dst_;

@@ -36,6 +36,19 @@ dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims) {
   return dnnl::memory::dims(dims.begin(), dims.end());
 }
 
+int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample) {
+  for (int64_t chunk = batch; chunk > 1; --chunk) {
+    if (batch % chunk == 0 && chunk * blocked_bytes_per_sample <= kChunkScratchBytes) return chunk;
+  }
+  return std::min<int64_t>(batch, 1);
+}
+
+int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims) {
+  int64_t bytes = static_cast<int64_t>(sizeof(float)) * ((dims[1] + 15) / 16 * 16);
+  for (size_t i = 2; i < dims.size(); ++i) bytes *= dims[i];
+  return bytes;
+}
+
 dnnl::primitive_attr UserScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -74,6 +74,17 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims);
 dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 
+// Batch chunks. An op whose samples are independent (Conv forward, inference SpatialBN) may run
+// its primitive over a few samples at a time: the blocked copies it keeps in the scratch area then
+// hold one chunk, not the batch. Plain NCHW tensors keep each sample contiguous, so a chunk is a
+// pointer offset. BatchChunk is the largest divisor of `batch` whose samples' blocked copies fit
+// kChunkScratchBytes (at least 1): ResNet-50 batch 32 inference needs 149 MB of scratch unchunked
+// (the stem's conv and BN on 32x64x112x112), 88 MB chunked, and ran 50.5 -> 54.7 images/s.
+inline constexpr int64_t kChunkScratchBytes = int64_t{32} << 20;
+int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample);
+// Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a 16-channel-blocked layout.
+int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims);
+
 // Attributes of every primitive made here: user-managed scratchpad (see the thread-safety notes).
 dnnl::primitive_attr UserScratchpadAttr();
 

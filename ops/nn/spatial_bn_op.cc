@@ -1,5 +1,6 @@
 #include "ops/nn/spatial_bn_op.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -98,7 +99,11 @@ void SpatialBNOp::Prepare() {
   is_test_ = IsTest(def());
   epsilon_ = args().Get<float>("epsilon", 1e-5f);
   momentum_ = args().Get<float>("momentum", 0.9f);
-  const SpatialBnShapes& s = shapes_;
+  // Inference normalizes each sample alone, so it may run in chunks; training needs the batch.
+  const int64_t n = shapes_.x_dims[0];
+  chunk_ = is_test_ ? BatchChunk(n, BlockedBytesPerSample(shapes_.x_dims)) : n;
+  SpatialBnShapes s = shapes_;  // one chunk
+  s.x_dims[0] = std::max<int64_t>(chunk_, 1);
   const std::string key =
       CacheKey("SpatialBN").Add(s.DnnlDims()).Add(is_test_).AddFloat(epsilon_).str();
   const bool is_test = is_test_;
@@ -150,17 +155,23 @@ void SpatialBNOp::Run() {
     }
   }
   float* y = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
-  src_.Point(Input(0).data<float>());
-  dst_.Point(y);
+  const float* x = Input(0).data<float>();
   Point(scale_, Input(1).data<float>());
   Point(shift_, Input(2).data<float>());
   scratch_.Place();
   if (is_test_) {
     Point(mean_, Input(3).data<float>());
     Point(variance_, Input(4).data<float>());
-    RunBn();
+    const int64_t chunk = c * shapes_.spatial * chunk_;
+    for (int64_t n = 0; n < shapes_.x_dims[0]; n += chunk_, x += chunk, y += chunk) {
+      src_.Point(x);
+      dst_.Point(y);
+      RunBn();
+    }
     return;
   }
+  src_.Point(x);
+  dst_.Point(y);
   Point(mean_, Output(3, DType::kFloat32, {c})->mutable_data<float>());
   RunBn();
   UpdateStatistics(batch_variance_.data());

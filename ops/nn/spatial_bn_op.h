@@ -16,7 +16,9 @@
 // (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as [N, C, spatial size, 1]. oneDNN's
 // batch norm on the plain layout (ncsp_bnorm) is ~8x slower than its JIT kernel on channel-blocked
 // data (8x256x56x56, 2 threads: forward 4.3 vs 0.5 ms, backward 5.1 vs 0.9 ms), so the op reorders
-// into a blocked buffer of its own and back (0.5 + 0.2 ms) where C is a multiple of the block.
+// into a blocked buffer (in the thread's scratch area, runtime/scratch.h) and back (0.5 + 0.2 ms)
+// where C is a multiple of the block. Inference runs a large batch in chunks of samples
+// (BatchChunk), so that the blocked copy holds one chunk.
 //
 //   type: "SpatialBN" input: "X" input: "s" input: "b" input: "rm" input: "rv"
 //   output: "Y" output: "rm" output: "rv" output: "saved_mean" output: "saved_inv_var"
@@ -70,6 +72,7 @@ class SpatialBNOp final : public OperatorBase {
 
   std::vector<int64_t> prepared_dims_;
   SpatialBnShapes shapes_;
+  int64_t chunk_ = 0;  // samples per primitive call (BatchChunk, ops/nn/dnnl_util.h)
   bool is_test_ = false;
   float epsilon_ = 1e-5f, momentum_ = 0.9f;
   std::shared_ptr<const Plan> plan_;

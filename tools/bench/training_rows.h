@@ -73,8 +73,8 @@ struct RowTiming {
   int64_t trainable_params = 0;  // to check another framework's copy of the model
   // Bytes held by the workspace's blobs after the run (each storage counted once): parameters,
   // momenta and the counter (what the init net made); blobs named *_grad*; everything else
-  // (activations, the reader's batch). The rest of the peak RSS is op-internal buffers (oneDNN
-  // reorders and scratchpads), the libraries and the allocator's slack.
+  // (activations, the reader's batch). The rest of the peak RSS is the scratch areas (below), the
+  // libraries, oneDNN's primitives and the allocator's slack.
   int64_t param_bytes = 0;
   int64_t gradient_bytes = 0;
   int64_t activation_bytes = 0;

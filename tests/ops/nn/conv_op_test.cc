@@ -312,6 +312,41 @@ TEST(ConvOpTest, OpsOfANetShareOneScratchAreaSizedByTheLargest) {
   EXPECT_EQ(bytes[1], bytes[0]);
 }
 
+TEST(ConvOpTest, BatchChunkIsTheLargestDivisorWhoseCopiesFit) {
+  const int64_t mb = 1 << 20;
+  EXPECT_EQ(BatchChunk(32, 3 * mb), 8);  // 16 x 3 MB > 32 MB
+  EXPECT_EQ(BatchChunk(32, 1 * mb), 32);
+  EXPECT_EQ(BatchChunk(7, 20 * mb), 1);
+  EXPECT_EQ(BatchChunk(12, 5 * mb), 6);
+  EXPECT_EQ(BatchChunk(0, mb), 0);
+  EXPECT_EQ(BlockedBytesPerSample({8, 3, 10, 10}), 16 * 100 * 4);  // channels padded to 16
+}
+
+// Three 16x400x400 samples: their blocked X and Y (20 MB a sample) would not fit the chunk
+// budget together, so the op runs one sample at a time; each sample's Y is what a batch of that
+// sample alone gives, bit for bit, and the scratch area holds one chunk.
+TEST(ConvOpTest, LargeBatchesRunInChunksAndGiveEachSamplesOwnResult) {
+  ConvCase k;
+  k.n = 3, k.c = 16, k.m = 16, k.h = k.w = 400, k.pad_t = k.pad_l = k.pad_b = k.pad_r = 1;
+  Workspace ws;
+  FeedConvInputs(k, 9, &ws);
+  Net* net = ws.CreateNet(NetOf({k.Op()}));
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_LT(net->scratch_bytes(), static_cast<size_t>(kChunkScratchBytes));
+  const std::vector<float> x = Fetch<float>(ws, "X"), y = Fetch<float>(ws, "Y");
+  ConvCase one = k;
+  one.n = 1;
+  const size_t x_sample = x.size() / 3, y_sample = y.size() / 3;
+  for (int i = 0; i < 3; ++i) {
+    Feed<float>(&ws, "X", one.XDims(),
+                std::vector<float>(x.begin() + i * x_sample, x.begin() + (i + 1) * x_sample));
+    ASSERT_TRUE(RunOp(&ws, one.Op()));
+    EXPECT_TRUE(Fetch<float>(ws, "Y") ==
+                std::vector<float>(y.begin() + i * y_sample, y.begin() + (i + 1) * y_sample))
+        << "sample " << i;
+  }
+}
+
 // Eight Convs of one shape (sharing cached primitives) and their gradients, on 1 and 2 workers.
 TEST(ConvOpTest, DagRunsOnOneAndTwoWorkersAgreeBitForBit) {
   ConvCase k;

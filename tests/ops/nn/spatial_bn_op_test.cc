@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
+#include "runtime/net.h"
 #include "runtime/gradient.h"
 #include "runtime/status.h"
 #include "testing/gradient_checker.h"
@@ -160,6 +162,21 @@ TEST(SpatialBNTest, ChannelBlockedLayoutsMatchTheFormulaInPlaceOrNot) {
     ASSERT_TRUE(RunOp(&ws, in_place));
     ExpectNear(Fetch<float>(ws, "X"), expected, 1e-4f);
   }
+}
+
+// 4 x 16 x 400 x 400: inference runs two samples at a time (BatchChunk) and still normalizes
+// every sample with the running statistics.
+TEST(SpatialBNTest, InferenceOnALargeBatchRunsInChunks) {
+  Workspace ws;
+  FeedBnInputs({4, 16, 400, 400}, 31, &ws);
+  Net* net = ws.CreateNet(NetOf({kTestOp}));
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_LE(net->scratch_bytes(), static_cast<size_t>(kChunkScratchBytes));
+  ExpectNear(Fetch<float>(ws, "Y"),
+             Normalize(Fetch<float>(ws, "X"), 16, 160000, Widen(Fetch<float>(ws, "rm")),
+                       Widen(Fetch<float>(ws, "rv")), Fetch<float>(ws, "scale"),
+                       Fetch<float>(ws, "bias"), 1e-5),
+             1e-4f);
 }
 
 TEST(SpatialBNTest, AcceptsInputsWithOneOrThreeSpatialDims) {
