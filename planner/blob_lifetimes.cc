@@ -11,7 +11,6 @@ namespace {
 
 struct BlobAccesses {
   bool read_first = false;  // the first access in listed order is a read
-  bool control = false;     // named as some op's control input
   std::vector<int> writes, touches;
 };
 
@@ -23,17 +22,19 @@ std::map<std::string, BlobAccesses> CollectAccesses(const NetDef& net) {
   std::map<std::string, BlobAccesses> access;
   for (int j = 0; j < net.op_size(); ++j) {
     const OperatorDef& op = net.op(j);
-    for (const std::string& in : op.input()) {
-      BlobAccesses& a = access[in];
-      if (a.touches.empty()) a.read_first = true;
-      AddOnce(&a.touches, j);
+    // A control input is a read for lifetimes: the blob stays alive until the op has run.
+    for (const auto* reads : {&op.input(), &op.control_input()}) {
+      for (const std::string& in : *reads) {
+        BlobAccesses& a = access[in];
+        if (a.touches.empty()) a.read_first = true;
+        AddOnce(&a.touches, j);
+      }
     }
     for (const std::string& out : op.output()) {
       BlobAccesses& a = access[out];
       AddOnce(&a.touches, j);
       AddOnce(&a.writes, j);
     }
-    for (const std::string& ctl : op.control_input()) access[ctl].control = true;
   }
   return access;
 }
@@ -91,7 +92,7 @@ void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) 
   for (const auto& [name, a] : access) {
     auto size = request.blob_bytes.find(name);
     if (size == request.blob_bytes.end() || size->second <= 0) continue;
-    if (a.read_first || a.control || a.writes.empty() || keep.count(name)) continue;
+    if (a.read_first || a.writes.empty() || keep.count(name)) continue;
     if (training && !IsGradientName(name) && !request.share_activations) continue;
     DeviceOption device = OpDevice(net, a.writes.front());
     auto key = std::make_pair(device.device_type(), device.device_id());

@@ -10,7 +10,8 @@
 // PlanExecutor::kSimple the listed op order is the schedule, and lifetimes are intervals in it.
 //
 // Which blobs are recycled: blobs with a size in `blob_bytes`, not external inputs or outputs, not
-// in `keep`, never named as a control input, and whose first access in the net is a write (a blob
+// in `keep`, and whose first access in the net is a write (a control input counts as a read: it
+// keeps the blob alive until its op has run, though the op never reads the data) (a blob
 // read before it is written carries state between runs: parameters, momenta, iteration counters).
 // In training mode only gradients ("..._grad...") are recycled, and activations too when
 // share_activations is set; gradients of blobs read before written (parameters, inputs: for a blob

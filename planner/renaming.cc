@@ -103,6 +103,7 @@ NetDef RenameSharedBlobs(const NetDef& net, const PlanRequest& request) {
     }
     Rename(op.mutable_input(), renamed);
     Rename(op.mutable_output(), renamed);
+    Rename(op.mutable_control_input(), renamed);
   }
   return out;
 }

@@ -77,7 +77,6 @@ struct BlobUse {
   std::vector<int> writes;   // ascending, each op once
   std::vector<int> touches;  // reads or writes, ascending, each op once
   bool read_first = false;
-  bool control = false;
 };
 
 void AppendOnce(std::vector<int>* ops, int k) {
@@ -87,16 +86,17 @@ void AppendOnce(std::vector<int>* ops, int k) {
 std::map<std::string, BlobUse> BlobUses(const NetDef& net) {
   std::map<std::string, BlobUse> uses;
   for (int k = 0; k < net.op_size(); ++k) {
-    for (const std::string& in : net.op(k).input()) {
-      BlobUse& use = uses[in];
-      if (use.touches.empty()) use.read_first = true;
-      AppendOnce(&use.touches, k);
+    for (const auto* reads : {&net.op(k).input(), &net.op(k).control_input()}) {
+      for (const std::string& in : *reads) {  // a control input keeps its blob alive like a read
+        BlobUse& use = uses[in];
+        if (use.touches.empty()) use.read_first = true;
+        AppendOnce(&use.touches, k);
+      }
     }
     for (const std::string& out : net.op(k).output()) {
       AppendOnce(&uses[out].touches, k);
       AppendOnce(&uses[out].writes, k);
     }
-    for (const std::string& ctl : net.op(k).control_input()) uses[ctl].control = true;
   }
   return uses;
 }
@@ -111,7 +111,6 @@ std::string WhyNotRecyclable(const NetDef& net, const PlanRequest& request,
   auto use = uses.find(blob);
   if (use == uses.end() || use->second.writes.empty()) return "is never written by the net";
   if (use->second.read_first) return "is read before it is written (it carries state)";
-  if (use->second.control) return "is named as a control input";
   if (Contains(net.external_input(), blob)) return "is an external input";
   if (Contains(net.external_output(), blob)) return "is an external output";
   if (request.keep.count(blob)) return "is in the request's keep set";

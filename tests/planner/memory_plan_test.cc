@@ -188,13 +188,19 @@ TEST(MemoryPlanTest, ExternalsParametersAndUserNamedBlobsAreNeverRecycled) {
   EXPECT_TRUE(at.count("h") && at.count("u"));  // x, y external; w, bias read first; t kept
 }
 
-TEST(MemoryPlanTest, BlobsNamedAsControlInputsAreNeverRecycled) {
+TEST(MemoryPlanTest, AControlInputKeepsItsBlobAliveUntilItsOpRuns) {
   NetDef net = NetFromText(R"(name: "control" external_input: "x" external_output: "y"
     op { type: "Tanh" input: "x" output: "a" }
     op { type: "Tanh" input: "a" output: "b" }
-    op { type: "Tanh" input: "b" output: "y" control_input: "a" })");
-  auto at = Placements(PlanAndVerify(net, RequestFor(net)));
-  EXPECT_EQ(at.count("a"), 0u);
+    op { type: "Tanh" input: "b" output: "c" }
+    op { type: "Tanh" input: "c" output: "y" control_input: "a" })");
+  for (PlanExecutor executor : {PlanExecutor::kDag, PlanExecutor::kSimple}) {
+    PlanRequest request = RequestFor(net);
+    request.executor = executor;
+    auto at = Placements(PlanAndVerify(net, request));
+    ASSERT_TRUE(at.count("a") && at.count("b") && at.count("c"));
+    EXPECT_FALSE(Overlap(at["a"], at["c"]));  // without the control input, c could take a's place
+  }
 }
 
 // Forward, backward with a gradient accumulated from two readers, and an update.

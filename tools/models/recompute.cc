@@ -95,7 +95,19 @@ std::string UniqueName(const NetDef& net, const std::string& base) {
   return name;
 }
 
-OperatorDef ApplyOp(const OperatorDef& bn, const std::string& residual, const std::string& out) {
+// A blob the op at `at` reads that the backward pass writes before it (a gradient), or "".
+std::string BackwardInputOf(const NetDef& net, int at, int first_backward) {
+  const OperatorDef& reader = net.op(at);
+  for (const auto* names : {&reader.input(), &reader.control_input()}) {
+    for (const std::string& name : *names) {
+      if (WrittenIn(net, first_backward, at, name)) return name;
+    }
+  }
+  return "";
+}
+
+OperatorDef ApplyOp(const OperatorDef& bn, const std::string& residual, const std::string& after,
+                    const std::string& out) {
   OperatorDef op;
   op.set_type("SpatialBNApply");
   if (!bn.name().empty()) op.set_name(bn.name() + "_recompute");
@@ -108,6 +120,7 @@ OperatorDef ApplyOp(const OperatorDef& bn, const std::string& residual, const st
   relu->set_name("relu");
   relu->set_i(1);
   if (bn.has_device_option()) *op.mutable_device_option() = bn.device_option();
+  if (!after.empty()) op.add_control_input(after);
   return op;
 }
 
@@ -134,12 +147,13 @@ bool Rewrite(NetDef* net, int bn, int first_backward) {
     if (WrittenIn(*net, bn + 1, at, blob)) return false;
   }
   const std::string recomputed = UniqueName(*net, p.r + "_recomputed");
+  const std::string after = BackwardInputOf(*net, at, first_backward);
   for (int i : readers) {
     for (std::string& input : *net->mutable_op(i)->mutable_input()) {
       if (input == p.r) input = recomputed;
     }
   }
-  InsertOp(net, at, ApplyOp(bn_op, p.residual, recomputed));
+  InsertOp(net, at, ApplyOp(bn_op, p.residual, after, recomputed));
   return true;
 }
 

@@ -7,7 +7,9 @@
 //   forward:  X -> SpatialBN (training) -> Y [-> Sum with a residual S] -> Relu -> R -> ...
 //   backward: R_recomputed = SpatialBNApply(X, scale, bias, saved_mean, saved_inv_var [, S],
 //             relu=1), inserted just before the first backward op that reads R; every backward
-//             reader of R reads R_recomputed instead.
+//             reader of R reads R_recomputed instead. Its control input is a gradient that
+//             reader reads, so the dag executor cannot run it earlier (its data inputs exist from
+//             the forward pass on) and the planner sees R_recomputed born late for every schedule.
 //
 // R then dies at its last forward reader, and the memory planner (runtime/memory_planning.h)
 // reuses its storage; each R_recomputed lives from its recomputation to its last backward reader.
