@@ -22,9 +22,9 @@ every iteration (braid's synthetic reader does the same on its own thread).
 
 Threads: torch.set_num_threads(N) and OMP_NUM_THREADS=N in the PyTorch child; braid gets --threads N.
 
-  /usr/bin/python3 tools/bench/compare_pytorch.py --braid build-bt/tools/bench/braid_bench_training
+  /usr/bin/python3 tools/bench/compare_pytorch.py --braid build/release/tools/bench/braid_bench_training
   ... --rows resnet20,resnet18-b8     # rows whose name contains one of these
-  make -C build-bt bench_vs_pytorch   # the same, through CMake
+  cmake --build build/release --target bench_vs_pytorch   # the same, through CMake
 
 Needs Debian's python3-torch (PyTorch 1.13 CPU); exits with status 2 and a message without it.
 """
@@ -294,7 +294,7 @@ def print_table(results, header, max_others):
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    default_braid = os.path.join(here, "..", "..", "build-bt", "tools", "bench",
+    default_braid = os.path.join(here, "..", "..", "build", "release", "tools", "bench",
                                  "braid_bench_training")
     parser.add_argument("--braid", default=os.path.normpath(default_braid),
                         help="the braid_bench_training binary (default: %(default)s)")
