@@ -43,6 +43,7 @@ expect_line "$dir/resumed.log" "^iter 6/6 epoch 2 "
 expect_line "$dir/dp.log" "^summary: resnet20 on cpu:0,cpu:1, executor dag$"
 expect_line "$dir/dp.log" "^  cpu:1 +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB$"
 expect_line "$dir/dp.log" "^  test net extra +0 B shared"
+expect_line "$dir/dp.log" "^  scratch areas +[0-9.]+ [KMG]iB train, [0-9.]+ ([KMG]i)?B test$"
 expect_line "$dir/dp.log" "^  peak resident +[0-9.]+ [KMG]iB$"
 grep -q '"traceEvents"' "$dir/trace.json" || fail "no trace written"
 

@@ -10,7 +10,8 @@
 // line (iteration, loss, accuracy, images/s, ETA) is redrawn in place; otherwise one log line per
 // --log-every iterations. After each epoch: the test set's accuracy. At the end a summary:
 // images/s, test accuracy, each device's naive / planned / lower-bound bytes, the test net's extra
-// bytes with and without sharing the train net's arena, and peak resident memory. --batch-size is
+// bytes with and without sharing the train net's arena, the nets' scratch areas (ops' temporary
+// buffers) and peak resident memory. --batch-size is
 // the global batch, split evenly across --devices. Exit codes: 0 success, 1 training failed (its
 // Status on one stderr line), 2 bad flags, an unknown model, missing data files or an unusable
 // device list.
@@ -171,6 +172,9 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
                 HumanBytes(extra).c_str(), HumanBytes(alone).c_str(),
                 alone > 0 ? 100.0 * (alone - extra) / alone : 0.0);
   }
+  std::printf("  scratch areas      %s train, %s test\n",
+              HumanBytes(trainer.train_net().scratch_bytes()).c_str(),
+              HumanBytes(trainer.test_net().scratch_bytes()).c_str());
   std::printf("  peak resident      %s\n", HumanBytes(PeakResidentBytes()).c_str());
 }
 

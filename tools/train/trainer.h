@@ -115,6 +115,9 @@ class Trainer {
   // The memory plans (null unless options.memory_plan).
   const NetMemory* train_memory() const { return train_memory_.get(); }
   const NetMemory* test_memory() const { return test_memory_.get(); }
+  // The train and test nets' scratch areas (runtime/scratch.h), once they have run.
+  const Net& train_net() const { return *train_net_; }
+  const Net& test_net() const { return *test_net_; }
   // One line describing the run (model, data, schedule), for the log's head.
   std::string Describe() const;
 
