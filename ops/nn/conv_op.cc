@@ -96,10 +96,23 @@ dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& 
 void ConvOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputeConvShapes(def(), in);
-  chunk_ = BatchChunk(shapes_.x_dims[0], BlockedBytesPerSample(shapes_.x_dims) +
-                                             BlockedBytesPerSample(shapes_.y_dims));
-  ConvShapes s = shapes_;  // one chunk
-  s.x_dims[0] = s.y_dims[0] = std::max<int64_t>(chunk_, 1);
+  // From the chunk whose blocked X and Y fit the budget, down while the primitive's own scratchpad
+  // (Winograd's grows with the chunk) takes the layout over it.
+  const int64_t n = shapes_.x_dims[0];
+  chunk_ = BatchChunk(n, BlockedBytesPerSample(shapes_.x_dims) +
+                             BlockedBytesPerSample(shapes_.y_dims));
+  Bind(chunk_);
+  while (chunk_ > 1 && scratch_.bytes() > static_cast<size_t>(kChunkScratchBytes)) {
+    chunk_ = BatchChunk(n, (static_cast<int64_t>(scratch_.bytes()) + chunk_ - 1) / chunk_);
+    Bind(chunk_);
+  }
+  prepared_dims_.clear();
+  for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
+}
+
+void ConvOp::Bind(int64_t chunk) {
+  ConvShapes s = shapes_;
+  s.x_dims[0] = s.y_dims[0] = std::max<int64_t>(chunk, 1);
   const std::string key = CacheKey("Conv")
                               .Add(s.x_dims)
                               .Add(s.filter_dims)
@@ -124,8 +137,6 @@ void ConvOp::Prepare() {
     bias_ = MemoryOf(plan_->bias);
     conv_.Bind(DNNL_ARG_BIAS, bias_);
   }
-  prepared_dims_.clear();
-  for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
 }
 
 void ConvOp::Run() {

@@ -19,7 +19,8 @@
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
 // every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
 // takes no lock and allocates nothing. A large batch runs in chunks of samples (BatchChunk), so
-// that the blocked copies of X and Y in the scratch area hold one chunk.
+// that the op's scratch (blocked copies of X and Y, the primitive's scratchpad) holds one chunk and
+// fits kChunkScratchBytes where a smaller chunk can make it.
 #ifndef BRAID_OPS_NN_CONV_OP_H_
 #define BRAID_OPS_NN_CONV_OP_H_
 
@@ -93,6 +94,8 @@ class ConvOp final : public OperatorBase {
 
  private:
   void Prepare();
+  // The plan for `chunk` samples per call, and this op's binding of it.
+  void Bind(int64_t chunk);
 
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
   ConvShapes shapes_;

@@ -77,9 +77,11 @@ dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // Batch chunks. An op whose samples are independent (Conv forward, inference SpatialBN) may run
 // its primitive over a few samples at a time: the blocked copies it keeps in the scratch area then
 // hold one chunk, not the batch. Plain NCHW tensors keep each sample contiguous, so a chunk is a
-// pointer offset. BatchChunk is the largest divisor of `batch` whose samples' blocked copies fit
-// kChunkScratchBytes (at least 1): ResNet-50 batch 32 inference needs 149 MB of scratch unchunked
-// (the stem's conv and BN on 32x64x112x112), 88 MB chunked, and ran 50.5 -> 54.7 images/s.
+// pointer offset. BatchChunk is the largest divisor of `batch` whose samples' bytes fit
+// kChunkScratchBytes (at least 1); Conv also shrinks the chunk while its primitive's scratchpad
+// (Winograd's grows with the batch) takes it over the budget. ResNet-50 batch 32 inference: 149 MB
+// of scratch and a 532 MB peak unchunked, 32 MB and 416 MB chunked, at 50.5 and 50.9 images/s;
+// smaller Winograd chunks cost ResNet-18 batch 32 inference some speed (177 -> 149 images/s).
 inline constexpr int64_t kChunkScratchBytes = int64_t{32} << 20;
 int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample);
 // Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a 16-channel-blocked layout.
