@@ -347,6 +347,30 @@ TEST(ConvOpTest, LargeBatchesRunInChunksAndGiveEachSamplesOwnResult) {
   }
 }
 
+// ResNet-50's 3x3 layer at batch 16: the blocked X and Y fit the chunk budget, but Winograd's
+// scratchpad for the whole batch (where the CPU has the kernel) takes the op over it, so the op
+// takes smaller chunks until it fits; each sample still gets its own result.
+TEST(ConvOpTest, ChunksShrinkUntilThePrimitivesScratchpadFits) {
+  ConvCase k;
+  k.n = 16, k.c = 64, k.m = 64, k.h = k.w = 56, k.pad_t = k.pad_l = k.pad_b = k.pad_r = 1;
+  k.bias = false;
+  Workspace ws;
+  FeedConvInputs(k, 4, &ws);
+  Net* net = ws.CreateNet(NetOf({k.Op()}));
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_LE(net->scratch_bytes(), static_cast<size_t>(kChunkScratchBytes));
+  const std::vector<float> x = Fetch<float>(ws, "X"), y = Fetch<float>(ws, "Y");
+  ConvCase one = k;
+  one.n = 1;
+  const size_t x_sample = x.size() / 16, y_sample = y.size() / 16;
+  Feed<float>(&ws, "X", one.XDims(), std::vector<float>(x.end() - x_sample, x.end()));
+  ASSERT_TRUE(RunOp(&ws, one.Op()));
+  const std::vector<float> alone = Fetch<float>(ws, "Y");
+  for (size_t i = 0; i < y_sample; ++i) {
+    ASSERT_NEAR(alone[i], y[y.size() - y_sample + i], 1e-4f * (1 + std::fabs(alone[i]))) << i;
+  }
+}
+
 // Eight Convs of one shape (sharing cached primitives) and their gradients, on 1 and 2 workers.
 TEST(ConvOpTest, DagRunsOnOneAndTwoWorkersAgreeBitForBit) {
   ConvCase k;
