@@ -11,7 +11,8 @@
 //
 // No allocation after the first run: a net grows every worker's area to the largest request any
 // of them has seen after each Run (ScratchAreas::Equalize), so whichever worker runs an op later,
-// its area already fits.
+// its area already fits. The price: a net of W workers holds W times its largest op's scratch
+// (a dag net's num_workers defaults to the hardware threads; set it lower for big models).
 //
 // Thread safety and ownership: a ScratchArea is used by one thread at a time (the thread holding the
 // executor slot it belongs to); its contents are undefined between ops. ThreadScratch() is the

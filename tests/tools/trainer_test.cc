@@ -188,6 +188,7 @@ TEST_F(TrainerTest, MemoryPlanTrainsBitForBitAlikeAndAllocatesNothingPerStep) {
   TrainerOptions options = SmallRun();
   Trainer plain(options);
   options.memory_plan = true;
+  options.recompute = false;  // the same nets as plain's: only the memory differs
   options.executor = "dag";
   options.threads = 2;
   Trainer planned(options);

@@ -47,7 +47,7 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
   // A fixed small rate keeps random-label training finite for any number of iterations.
   nets_spec.optimizer.lr.policy = "fixed";
   nets_spec.optimizer.lr.base_lr = 0.01f;
-  nets_spec.recompute_bn_relu = options.recompute;
+  nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the Trainer
   TrainingNets nets = BuildTrainingNets(nets_spec);
   for (NetDef* net : {&nets.train, &nets.test}) {
     net->set_type(options.executor);

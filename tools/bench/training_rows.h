@@ -59,7 +59,7 @@ struct RowOptions {
   // braid_train does by default.
   bool memory_plan = true;
   // Recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h), as
-  // braid_train does.
+  // braid_train does; only with memory_plan, without which it saves nothing.
   bool recompute = true;
 };
 

@@ -148,6 +148,7 @@ bool Rewrite(NetDef* net, int bn, int first_backward) {
   }
   const std::string recomputed = UniqueName(*net, p.r + "_recomputed");
   const std::string after = BackwardInputOf(*net, at, first_backward);
+  if (after.empty()) return false;  // a dag executor could run it early: no saving
   for (int i : readers) {
     for (std::string& input : *net->mutable_op(i)->mutable_input()) {
       if (input == p.r) input = recomputed;

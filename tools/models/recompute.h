@@ -23,7 +23,8 @@
 //   AddGradientOperators(&net, {"loss"});
 //   RecomputeBnReluInBackward(&net, first_backward);   // before the optimizer's ops
 //
-// A pattern is rewritten only when the result is the same computation: the BN is not in place (X
+// A pattern is rewritten only when the result is the same computation and saves memory: the
+// first backward reader reads a gradient (for the control input), the BN is not in place (X
 // survives it), each of Y and the Sum's output is used by the next op of the pattern alone (or in
 // place), nothing else writes R, and no op between the BN and the insertion point writes X,
 // scale, bias, the saved statistics or S. (So a projection shortcut computed after the BN is left

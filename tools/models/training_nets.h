@@ -63,7 +63,8 @@ struct TrainingNetsSpec {
   OptimizerSpec optimizer;
   DeviceOption device;  // every op of every net runs here
   // Recompute each SpatialBN + Relu output in the backward pass instead of keeping it from the
-  // forward pass (tools/models/recompute.h): less memory for a little more arithmetic.
+  // forward pass (tools/models/recompute.h): less memory for a little more arithmetic, when the
+  // train net's memory is planned with shared activations (else it only adds blobs).
   bool recompute_bn_relu = true;
 };
 

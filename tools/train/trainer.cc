@@ -111,6 +111,8 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   nets_spec.test_input = ReaderOp(/*train=*/false, 0);
   nets_spec.optimizer = options_.optimizer;
   nets_spec.device = options_.devices.at(0);
+  // Recomputing saves memory only when the planner recycles what the forward pass no longer keeps.
+  nets_spec.recompute_bn_relu = options_.recompute && options_.memory_plan;
   nets_ = BuildTrainingNets(nets_spec);
   if (options_.devices.size() > 1) nets_ = ReplicateForDevices(nets_, options_.devices);
   SetExecutor(options_, &nets_.train);

@@ -74,6 +74,9 @@ struct TrainerOptions {
   std::string checkpoint;  // "" : none
   bool resume = false;
   bool memory_plan = false;    // plan the nets' memory into one shared arena (see above)
+  // With memory_plan only (without it, it saves nothing): recompute SpatialBN + Relu outputs in
+  // the backward pass (tools/models/recompute.h).
+  bool recompute = true;
   std::string trace;           // "": none; else a Chrome trace of the first traced_iterations
   int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
   bool progress_bar = false;   // redraw one progress line (for a terminal) instead of log lines
