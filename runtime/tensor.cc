@@ -1,5 +1,7 @@
 #include "runtime/tensor.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include <glog/logging.h>
@@ -8,7 +10,19 @@
 
 namespace braid {
 
-Storage::Storage(Device device) : device_(device), allocator_(GetAllocator(device.type)) {}
+namespace {
+
+uint64_t NextVersion() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Storage::Storage(Device device)
+    : device_(device), allocator_(GetAllocator(device.type)), version_(NextVersion()) {}
+
+void Storage::MarkWritten() { version_ = NextVersion(); }
 
 std::shared_ptr<Storage> Storage::View(Device device, void* data, size_t bytes,
                                        std::shared_ptr<void> owner) {
@@ -84,6 +98,7 @@ void* Tensor::raw_mutable_data(DType dtype) {
   dtype_ = dtype;
   if (!storage_) storage_ = std::make_shared<Storage>(device_);
   storage_->Reserve(std::max<size_t>(nbytes(), 1));
+  storage_->MarkWritten();
   return storage_->data();
 }
 

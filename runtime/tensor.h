@@ -50,6 +50,11 @@ class Storage {
   size_t capacity() const { return capacity_; }
   bool is_view() const { return allocator_ == nullptr; }
   const Device& device() const { return device_; }
+  // Changes on every Tensor::raw_mutable_data of a tensor on this storage (every write goes
+  // through it); values are unique in the process, so (storage, version) names one content.
+  // Written by the op writing the tensor, read by ops the executor orders after it.
+  uint64_t version() const { return version_; }
+  void MarkWritten();
 
  private:
   Device device_;
@@ -57,6 +62,7 @@ class Storage {
   std::shared_ptr<void> owner_;     // views only: keeps the viewed memory alive
   void* data_ = nullptr;
   size_t capacity_ = 0;
+  uint64_t version_;
 };
 
 class Tensor {

@@ -112,8 +112,8 @@ void ConvGradientOp::Prepare() {
 
 void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
   scratch_ = ScratchLayout();
+  diff_dst_ = BoundTensor(plan.diff_dst_for_weights, &scratch_);  // first: may be handed over
   src_ = BoundTensor(plan.src, &scratch_);
-  diff_dst_ = BoundTensor(plan.diff_dst_for_weights, &scratch_);
   diff_weights_ = BoundTensor(plan.diff_weights, &scratch_);
   backward_weights_ = BoundPrimitive(plan.backward_weights, &scratch_);
   backward_weights_.Bind(DNNL_ARG_SRC, src_.at_primitive());
@@ -165,9 +165,9 @@ void ConvGradientOp::Run() {
   diff_dst_.Point(dy);
   diff_weights_.Point(dw);
   if (db != nullptr) Point(diff_bias_, db);
-  scratch_.Place();
+  const ScratchHandoff handoff = scratch_.Place();
   src_.Reorder();
-  diff_dst_.Reorder();
+  diff_dst_.ReorderUnlessHandedOver(handoff, Input(2));
   backward_weights_.Run();
   diff_weights_.Reorder();
   if (dx == nullptr) return;

@@ -126,9 +126,9 @@ void ConvOp::Bind(int64_t chunk) {
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
       key, [&s] { return MakeConvForwardPlan(s); });
   scratch_ = ScratchLayout();
+  dst_ = BoundTensor(plan_->dst, &scratch_);  // first: handed to the next op (a SpatialBN)
   src_ = BoundTensor(plan_->src, &scratch_);
   weights_ = BoundTensor(plan_->weights, &scratch_);
-  dst_ = BoundTensor(plan_->dst, &scratch_);
   conv_ = BoundPrimitive(plan_->conv, &scratch_);
   conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
   conv_.Bind(DNNL_ARG_WEIGHTS, weights_.at_primitive());
@@ -162,6 +162,7 @@ void ConvOp::Run() {
     conv_.Run();
     dst_.Reorder();
   }
+  if (chunk_ == shapes_.x_dims[0]) dst_.Publish(*Output(0), plan_);  // the copy is all of Y
 }
 
 namespace {

@@ -52,9 +52,9 @@ void SpatialBNGradientOp::Prepare() {
 
 void SpatialBNGradientOp::Bind(const Plan& plan) {
   scratch_ = ScratchLayout();
-  src_ = BoundTensor(plan.src, &scratch_);
-  diff_dst_ = BoundTensor(plan.diff_dst, &scratch_);
+  diff_dst_ = BoundTensor(plan.diff_dst, &scratch_);  // first: dX is handed to a ConvGradient
   diff_src_ = BoundTensor(plan.diff_src, &scratch_, diff_dst_);  // in place on the blocked buffer
+  src_ = BoundTensor(plan.src, &scratch_);
   scale_ = MemoryOf(plan.channel);
   mean_ = MemoryOf(plan.channel);
   variance_buffer_.resize(shapes_.channels);
@@ -107,6 +107,7 @@ void SpatialBNGradientOp::Run() {
   diff_dst_.Reorder();
   backward_.Run();
   diff_src_.Reorder();
+  diff_src_.Publish(*Output(0), plan_);
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNGradient)

@@ -158,7 +158,7 @@ void SpatialBNOp::Run() {
   const float* x = Input(0).data<float>();
   Point(scale_, Input(1).data<float>());
   Point(shift_, Input(2).data<float>());
-  scratch_.Place();
+  const ScratchHandoff handoff = scratch_.Place();
   if (is_test_) {
     Point(mean_, Input(3).data<float>());
     Point(variance_, Input(4).data<float>());
@@ -166,19 +166,19 @@ void SpatialBNOp::Run() {
     for (int64_t n = 0; n < shapes_.x_dims[0]; n += chunk_, x += chunk, y += chunk) {
       src_.Point(x);
       dst_.Point(y);
-      RunBn();
+      RunBn(handoff);
     }
     return;
   }
   src_.Point(x);
   dst_.Point(y);
   Point(mean_, Output(3, DType::kFloat32, {c})->mutable_data<float>());
-  RunBn();
+  RunBn(handoff);
   UpdateStatistics(batch_variance_.data());
 }
 
-void SpatialBNOp::RunBn() {
-  src_.Reorder();  // X before Y: Y may be X
+void SpatialBNOp::RunBn(const ScratchHandoff& handoff) {
+  src_.ReorderUnlessHandedOver(handoff, Input(0));  // X before Y: Y may be X
   bn_.Run();
   dst_.Reorder();
 }

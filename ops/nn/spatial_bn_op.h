@@ -13,7 +13,8 @@
 //              Caffe2 does.
 //   Args: epsilon (1e-5), momentum (0.9), is_test (0), order (NCHW only).
 // Y may be X (in place). The gradient (training mode only) is SpatialBNGradient
-// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as [N, C, spatial size, 1]. oneDNN's
+// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as NCHW, or [N, C, spatial size, 1]
+// for other ranks. oneDNN's
 // batch norm on the plain layout (ncsp_bnorm) is ~8x slower than its JIT kernel on channel-blocked
 // data (8x256x56x56, 2 threads: forward 4.3 vs 0.5 ms, backward 5.1 vs 0.9 ms), so the op reorders
 // into a blocked buffer (in the thread's scratch area, runtime/scratch.h) and back (0.5 + 0.2 ms)
@@ -39,8 +40,12 @@ struct SpatialBnShapes {
   std::vector<int64_t> x_dims;
   int64_t channels = 0;
   int64_t spatial = 1;  // product of the dims after C
-  // X as oneDNN sees it: [N, C, spatial, 1].
-  dnnl::memory::dims DnnlDims() const { return {x_dims[0], channels, spatial, 1}; }
+  // X as oneDNN sees it: NCHW as it is (so that its blocked layout is a Conv's), other ranks as
+  // [N, C, spatial, 1].
+  dnnl::memory::dims DnnlDims() const {
+    if (x_dims.size() == 4) return {x_dims[0], x_dims[1], x_dims[2], x_dims[3]};
+    return {x_dims[0], channels, spatial, 1};
+  }
 };
 
 // X `in[x]` is float32 with at least 2 dims (N, C, ...); each of `channel_inputs` is float32 [C].
@@ -67,7 +72,8 @@ class SpatialBNOp final : public OperatorBase {
   };
   void Prepare();
   void Bind(const Plan& plan);
-  void RunBn();  // reorders around the primitive
+  // Reorders around the primitive; X's reorder is skipped when the previous op handed its copy.
+  void RunBn(const ScratchHandoff& handoff);
   void UpdateStatistics(const float* batch_var);
 
   std::vector<int64_t> prepared_dims_;
