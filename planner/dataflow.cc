@@ -19,6 +19,17 @@ void SortUnique(std::vector<int>* v) {
 
 }  // namespace
 
+std::set<std::string> BlobNamesIn(const NetDef& net) {
+  std::set<std::string> names(net.external_input().begin(), net.external_input().end());
+  names.insert(net.external_output().begin(), net.external_output().end());
+  for (const OperatorDef& op : net.op()) {
+    names.insert(op.input().begin(), op.input().end());
+    names.insert(op.output().begin(), op.output().end());
+    names.insert(op.control_input().begin(), op.control_input().end());
+  }
+  return names;
+}
+
 DataflowGraph BuildDataflow(const NetDef& net) {
   const int n = net.op_size();
   DataflowGraph g;

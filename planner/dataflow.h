@@ -14,6 +14,8 @@
 #ifndef BRAID_PLANNER_DATAFLOW_H_
 #define BRAID_PLANNER_DATAFLOW_H_
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "proto/braid.pb.h"
@@ -29,6 +31,10 @@ struct DataflowGraph {
 };
 
 DataflowGraph BuildDataflow(const NetDef& net);
+
+// Every blob name the net mentions: external inputs and outputs, and its ops' inputs, outputs and
+// control inputs.
+std::set<std::string> BlobNamesIn(const NetDef& net);
 
 }  // namespace braid
 

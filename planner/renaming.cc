@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "planner/blob_lifetimes.h"
+#include "planner/dataflow.h"
 #include "planner/op_seed.h"
 
 namespace braid {
@@ -51,18 +52,6 @@ void Rename(google::protobuf::RepeatedPtrField<std::string>* names,
   }
 }
 
-// Every blob name the net mentions.
-std::set<std::string> NamesIn(const NetDef& net) {
-  std::set<std::string> names(net.external_input().begin(), net.external_input().end());
-  names.insert(net.external_output().begin(), net.external_output().end());
-  for (const OperatorDef& op : net.op()) {
-    names.insert(op.input().begin(), op.input().end());
-    names.insert(op.output().begin(), op.output().end());
-    names.insert(op.control_input().begin(), op.control_input().end());
-  }
-  return names;
-}
-
 }  // namespace
 
 NetDef RenameSharedBlobs(const NetDef& net, const PlanRequest& request) {
@@ -83,7 +72,7 @@ NetDef RenameSharedBlobs(const NetDef& net, const PlanRequest& request) {
     chains[c].members.push_back(b);
   }
   std::map<std::string, std::string> renamed;
-  const std::set<std::string> taken = NamesIn(net);
+  const std::set<std::string> taken = BlobNamesIn(net);
   int shared = 0;
   for (const Chain& chain : chains) {
     if (chain.members.size() < 2) continue;

@@ -51,7 +51,6 @@ class ScratchArea {
   // At least `bytes` bytes; the contents are not kept when it grows. Clears the handoff.
   void* Reserve(size_t bytes);
   size_t capacity() const { return capacity_; }
-  void* data() const { return data_.get(); }
 
   void Publish(ScratchHandoff handoff) { handoff_ = std::move(handoff); }
   // The record left by the last Publish since the last Reserve (empty if none), and clears it.

@@ -1,7 +1,8 @@
 #include "tools/plan_summary.h"
 
 #include <cstdio>
-#include <set>
+
+#include "planner/dataflow.h"
 
 namespace braid {
 
@@ -31,16 +32,7 @@ int RecycledBlobCount(const MemoryPlan& plan) {
   return count;
 }
 
-int DistinctBlobCount(const NetDef& net) {
-  std::set<std::string> names(net.external_input().begin(), net.external_input().end());
-  names.insert(net.external_output().begin(), net.external_output().end());
-  for (const OperatorDef& op : net.op()) {
-    names.insert(op.input().begin(), op.input().end());
-    names.insert(op.output().begin(), op.output().end());
-    names.insert(op.control_input().begin(), op.control_input().end());
-  }
-  return static_cast<int>(names.size());
-}
+int DistinctBlobCount(const NetDef& net) { return static_cast<int>(BlobNamesIn(net).size()); }
 
 std::string PlanSummaryLine(const MemoryPlan& plan) {
   const size_t arenas = plan.arenas.size();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/dataflow.h"
 #include "runtime/argument.h"
 
 namespace braid {
@@ -85,11 +86,7 @@ bool WrittenIn(const NetDef& net, int begin, int end, const std::string& blob,
 }
 
 std::string UniqueName(const NetDef& net, const std::string& base) {
-  std::set<std::string> used;
-  for (const OperatorDef& op : net.op()) {
-    used.insert(op.input().begin(), op.input().end());
-    used.insert(op.output().begin(), op.output().end());
-  }
+  const std::set<std::string> used = BlobNamesIn(net);
   std::string name = base;
   for (int k = 2; used.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
   return name;
