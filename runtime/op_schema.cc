@@ -82,6 +82,25 @@ OpSchema& OpSchema::IdenticalTypeAndShape() {
   });
 }
 
+OpSchema& OpSchema::BlockedPorts(std::function<LayoutPorts(const OperatorDef&)> ports) {
+  blocked_ports_ = std::move(ports);
+  return *this;
+}
+
+OpSchema& OpSchema::LayoutFollowsInputs() {
+  layout_follows_inputs_ = true;
+  return *this;
+}
+
+OpSchema::LayoutPorts OpSchema::BlockedPortsOf(const OperatorDef& op) const {
+  if (blocked_ports_) return blocked_ports_(op);
+  LayoutPorts ports;
+  if (!layout_follows_inputs_) return ports;
+  for (int i = 0; i < op.input_size(); ++i) ports.inputs.push_back(i);
+  for (int o = 0; o < op.output_size(); ++o) ports.outputs.push_back(o);
+  return ports;
+}
+
 OpSchema& OpSchema::Collective() {
   collective_ = true;
   return *this;
@@ -124,6 +143,16 @@ std::string OpSchema::Verify(const OperatorDef& op) const {
       if (!same && inplace_enforced(i, o)) {
         return "input " + std::to_string(i) + " ('" + op.input(i) + "') and output " +
                std::to_string(o) + " ('" + op.output(o) + "') must be the same blob";
+      }
+    }
+  }
+  for (const Argument& arg : op.arg()) {
+    if (arg.name() != kBlockedOutputsArg) continue;
+    const std::vector<int> ports = BlockedPortsOf(op).outputs;
+    for (int64_t o : arg.ints()) {
+      if (layout_follows_inputs_ || std::find(ports.begin(), ports.end(), o) == ports.end()) {
+        return std::string(kBlockedOutputsArg) + " names output " + std::to_string(o) + ", which " +
+               type_ + " does not write in the blocked layout";
       }
     }
   }

@@ -1,7 +1,8 @@
 // OpSchema: declarative metadata of an op type, kept apart from its kernels.
 //
 // A schema states the op's arity, which input/output pairs may (or must) share a blob (in-place),
-// how output shapes and types follow from the inputs, whether the op is a collective, whether it
+// how output shapes and types follow from the inputs, which tensors it takes in the blocked layout
+// (runtime/tensor.h), whether the op is a collective, whether it
 // allocates lazily on its first run, and a line of documentation. Building a net checks every op
 // against its schema before anything runs (Verify), and the memory planner reads in-place rules and
 // shapes from here.
@@ -38,8 +39,15 @@ struct ShapeInfo {
   size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype); }
 };
 
+// The argument naming the outputs an op writes in Layout::kBlocked16 (ints; output indices).
+inline constexpr char kBlockedOutputsArg[] = "blocked_outputs";
+
 class OpSchema {
  public:
+  // The inputs an op reads in either layout and the outputs it can write blocked.
+  struct LayoutPorts {
+    std::vector<int> inputs, outputs;
+  };
   // Output shapes from the op and its input shapes; may throw braid::Error for inconsistent
   // shapes. Outputs it cannot infer are returned with known = false.
   using ShapeFunction =
@@ -60,6 +68,11 @@ class OpSchema {
   // Output i has input i's type and shape (input 0's for outputs beyond the inputs).
   OpSchema& IdenticalTypeAndShape();
   // The op communicates with other devices or processes (all-reduce, broadcast...).
+  // Layouts (runtime/tensor.h). The op reads these inputs in either layout and writes these
+  // outputs blocked when its kBlockedOutputsArg lists them; its other inputs must be plain.
+  OpSchema& BlockedPorts(std::function<LayoutPorts(const OperatorDef&)> ports);
+  // Elementwise ops: every input in either layout (all alike), every output in the inputs' layout.
+  OpSchema& LayoutFollowsInputs();
   OpSchema& Collective();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();
@@ -74,11 +87,14 @@ class OpSchema {
   bool inplace_enforced(int input, int output) const;
   const std::set<std::pair<int, int>>& allowed_inplace() const { return allowed_inplace_; }
   const std::set<std::pair<int, int>>& enforced_inplace() const { return enforced_inplace_; }
+  // The op's ports: BlockedPorts', or all inputs and outputs if LayoutFollowsInputs, else none.
+  LayoutPorts BlockedPortsOf(const OperatorDef& op) const;
+  bool layout_follows_inputs() const { return layout_follows_inputs_; }
   bool is_collective() const { return collective_; }
   bool allocates_lazily() const { return allocates_lazily_; }
   const std::string& doc() const { return doc_; }
 
-  // Empty if `op` satisfies arity and in-place rules, else what is wrong.
+  // Empty if `op` satisfies arity, in-place and layout rules, else what is wrong.
   std::string Verify(const OperatorDef& op) const;
   // Output shapes (unknown ones when the schema has no inference function).
   std::vector<ShapeInfo> InferShapes(const OperatorDef& op, const std::vector<ShapeInfo>& in) const;
@@ -89,6 +105,8 @@ class OpSchema {
   int min_outputs_ = 0, max_outputs_ = kUnbounded;
   std::set<std::pair<int, int>> allowed_inplace_, enforced_inplace_;
   ShapeFunction shape_fn_;
+  std::function<LayoutPorts(const OperatorDef&)> blocked_ports_;
+  bool layout_follows_inputs_ = false;
   bool collective_ = false;
   bool allocates_lazily_ = false;
   std::string doc_;

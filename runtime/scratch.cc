@@ -12,7 +12,6 @@ thread_local ScratchArea* installed_area = nullptr;
 }  // namespace
 
 void* ScratchArea::Reserve(size_t bytes) {
-  handoff_ = ScratchHandoff{};
   if (bytes > capacity_) {
     constexpr size_t kAlign = 64;
     const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;

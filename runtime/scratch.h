@@ -14,12 +14,6 @@
 // its area already fits. The price: a net of W workers holds W times its largest op's scratch
 // (a dag net's num_workers defaults to the hardware threads; set it lower for big models).
 //
-// Handoff: an op may leave a copy of its output at the start of the area (oneDNN's blocked layout,
-// ops/nn/dnnl_util.h) and Publish what it is; the next op placing its buffers at the same address
-// takes the record and may use the copy instead of making its own. Reserve clears the record, so
-// it survives only until the next op that uses the area, and Storage::version tells whether the
-// tensor was written since.
-//
 // Thread safety and ownership: a ScratchArea is used by one thread at a time (the thread holding the
 // executor slot it belongs to); its contents are undefined between ops. ThreadScratch() is the
 // area installed on the calling thread by a live ScratchScope, else a thread-local area of that
@@ -29,32 +23,18 @@
 #define BRAID_RUNTIME_SCRATCH_H_
 
 #include <cstddef>
-#include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <utility>
 #include <vector>
 
 namespace braid {
 
-// A copy of a tensor's content an op left at the start of a scratch area.
-struct ScratchHandoff {
-  const void* storage = nullptr;        // the tensor's Storage
-  uint64_t version = 0;                 // Storage::version when the copy was made
-  std::shared_ptr<const void> layout;   // what the copy is (opaque here; kept alive)
-  const void* at = nullptr;             // the area's start when the copy was made
-};
-
 // A grow-only, 64-byte aligned host buffer.
 class ScratchArea {
  public:
-  // At least `bytes` bytes; the contents are not kept when it grows. Clears the handoff.
+  // At least `bytes` bytes; the contents are not kept when it grows.
   void* Reserve(size_t bytes);
   size_t capacity() const { return capacity_; }
-
-  void Publish(ScratchHandoff handoff) { handoff_ = std::move(handoff); }
-  // The record left by the last Publish since the last Reserve (empty if none), and clears it.
-  ScratchHandoff TakeHandoff() { return std::exchange(handoff_, ScratchHandoff{}); }
 
  private:
   struct Free {
@@ -62,7 +42,6 @@ class ScratchArea {
   };
   std::unique_ptr<void, Free> data_;
   size_t capacity_ = 0;
-  ScratchHandoff handoff_;
 };
 
 // The scratch area of the calling thread (see the thread-safety notes above).

@@ -1,7 +1,6 @@
 #include "runtime/tensor.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 #include <glog/logging.h>
@@ -10,19 +9,7 @@
 
 namespace braid {
 
-namespace {
-
-uint64_t NextVersion() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
-}  // namespace
-
-Storage::Storage(Device device)
-    : device_(device), allocator_(GetAllocator(device.type)), version_(NextVersion()) {}
-
-void Storage::MarkWritten() { version_ = NextVersion(); }
+Storage::Storage(Device device) : device_(device), allocator_(GetAllocator(device.type)) {}
 
 std::shared_ptr<Storage> Storage::View(Device device, void* data, size_t bytes,
                                        std::shared_ptr<void> owner) {
@@ -59,16 +46,36 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape, Device device) : device_
   Resize(dtype, std::move(shape));
 }
 
+bool BlockableShape(DType dtype, const std::vector<int64_t>& dims) {
+  return dtype == DType::kFloat32 && dims.size() == 4 && dims[1] % kLayoutBlock == 0;
+}
+
+const char* LayoutName(Layout layout) {
+  return layout == Layout::kPlain ? "plain" : "blocked16";
+}
+
 std::string Tensor::ShapeString() const {
   std::string s = std::string(DTypeName(dtype_)) + "[";
   for (size_t i = 0; i < shape_.size(); ++i) s += (i ? "," : "") + std::to_string(shape_[i]);
-  return s + "]";
+  s += "]";
+  if (layout_ != Layout::kPlain) s += std::string(" (") + LayoutName(layout_) + ")";
+  return s;
+}
+
+void Tensor::set_layout(Layout layout) {
+  if (layout != Layout::kPlain && !BlockableShape(dtype_, shape_)) {
+    throw Error(Status::InvalidArgument("tensor " + ShapeString() + " cannot be " +
+                                        LayoutName(layout) +
+                                        ": it takes float32 [N,C,H,W] with C a multiple of 16"));
+  }
+  layout_ = layout;
 }
 
 void Tensor::Reshape(std::vector<int64_t> shape) {
   for (int64_t d : shape) {
     if (d < 0) throw Error(Status::InvalidArgument("negative dimension in shape"));
   }
+  if (shape != shape_) layout_ = Layout::kPlain;
   shape_ = std::move(shape);
   numel_ = 1;
   for (int64_t d : shape_) numel_ *= d;
@@ -89,16 +96,24 @@ void Tensor::CheckReadable(DType dtype) const {
   }
 }
 
+void Tensor::CheckPlain() const {
+  if (layout_ != Layout::kPlain) {
+    throw Error(Status::InvalidArgument("tensor " + ShapeString() +
+                                        " is not in the plain layout, which this reader needs"));
+  }
+}
+
 const void* Tensor::raw_data() const {
   CheckReadable(dtype_);
+  CheckPlain();
   return storage_->data();
 }
 
 void* Tensor::raw_mutable_data(DType dtype) {
   dtype_ = dtype;
+  layout_ = Layout::kPlain;
   if (!storage_) storage_ = std::make_shared<Storage>(device_);
   storage_->Reserve(std::max<size_t>(nbytes(), 1));
-  storage_->MarkWritten();
   return storage_->data();
 }
 
@@ -107,6 +122,7 @@ void Tensor::ShareData(const Tensor& other) {
   shape_ = other.shape_;
   numel_ = other.numel_;
   dtype_ = other.dtype_;
+  layout_ = other.layout_;
   device_ = other.device_;
 }
 
@@ -125,7 +141,9 @@ void Tensor::CopyFrom(const Tensor& other) {
     raw_mutable_data(dtype_);
     return;
   }
-  std::memcpy(raw_mutable_data(dtype_), other.raw_data(), nbytes());
+  other.CheckReadable(other.dtype_);
+  std::memcpy(raw_mutable_data(dtype_), other.storage_->data(), nbytes());
+  layout_ = other.layout_;
 }
 
 }  // namespace braid

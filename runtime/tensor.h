@@ -12,6 +12,15 @@
 //   float* p = t.mutable_data<float>();   // allocates 24 bytes on first use
 //   t.Reshape({3, 2});                    // same memory, no allocation
 //
+// Layouts. A tensor's elements are row-major over its shape (Layout::kPlain) unless its writer
+// set Layout::kBlocked16: an NCHW float32 tensor with C % 16 == 0 stored as [N][C/16][H][W][16]
+// (oneDNN's nChw16c), the same bytes in another order, which oneDNN's kernels read and write
+// without a reorder. Every write (raw_mutable_data) and every change of shape resets the layout
+// to kPlain; a writer that writes the blocked order sets it afterwards. data() and raw_data()
+// read plain tensors only (a blocked tensor is an error, never misread); ops that handle both
+// layouts read through any_layout_data() and look at layout(). Which blobs of a net are blocked
+// is decided when the net is built (tools/models/blocked_layouts.h, OpSchema::BlockedPorts).
+//
 // Thread safety: a Tensor is not synchronised. Within a net run the executor orders every writer
 // of a blob before its readers (planner/dataflow.h), which is what makes tensors safe to use there.
 #ifndef BRAID_RUNTIME_TENSOR_H_
@@ -27,6 +36,13 @@
 #include "runtime/dtype.h"
 
 namespace braid {
+
+enum class Layout : uint8_t { kPlain, kBlocked16 };
+// Channels per block of Layout::kBlocked16.
+inline constexpr int64_t kLayoutBlock = 16;
+// Whether a tensor of `dims` and `dtype` can be kBlocked16: float32, 4-D, channels % 16 == 0.
+bool BlockableShape(DType dtype, const std::vector<int64_t>& dims);
+const char* LayoutName(Layout layout);  // "plain", "blocked16"
 
 class Storage {
  public:
@@ -50,11 +66,6 @@ class Storage {
   size_t capacity() const { return capacity_; }
   bool is_view() const { return allocator_ == nullptr; }
   const Device& device() const { return device_; }
-  // Changes on every Tensor::raw_mutable_data of a tensor on this storage (every write goes
-  // through it); values are unique in the process, so (storage, version) names one content.
-  // Written by the op writing the tensor, read by ops the executor orders after it.
-  uint64_t version() const { return version_; }
-  void MarkWritten();
 
  private:
   Device device_;
@@ -62,7 +73,6 @@ class Storage {
   std::shared_ptr<void> owner_;     // views only: keeps the viewed memory alive
   void* data_ = nullptr;
   size_t capacity_ = 0;
-  uint64_t version_;
 };
 
 class Tensor {
@@ -80,7 +90,11 @@ class Tensor {
   // Bytes available without allocating (0 before the first write).
   size_t capacity() const { return storage_ ? storage_->capacity() : 0; }
   bool has_storage() const { return storage_ != nullptr && storage_->data() != nullptr; }
-  std::string ShapeString() const;  // "float32[2,3]"
+  std::string ShapeString() const;  // "float32[2,3]", "float32[8,64,7,7] (blocked16)"
+  Layout layout() const { return layout_; }
+  // Marks the data, already written, as being in `layout`; throws braid::Error for kBlocked16
+  // unless BlockableShape.
+  void set_layout(Layout layout);
 
   // Changes shape only; throws braid::Error for negative dims.
   void Reshape(std::vector<int64_t> shape);
@@ -89,32 +103,41 @@ class Tensor {
   // Reshape and set_dtype together.
   void Resize(DType dtype, std::vector<int64_t> shape);
 
-  // Read access. Throws braid::Error if T is not the dtype or the data was never written.
+  // Read access. Throws braid::Error if T is not the dtype, the data was never written or the
+  // tensor is not kPlain.
   template <typename T> const T* data() const {
     CheckReadable(DTypeOf<T>());
+    CheckPlain();
     return static_cast<const T*>(storage_->data());
   }
   const void* raw_data() const;
-  // Write access: sets the dtype to T and makes capacity fit the shape (see the class comment).
+  // As data(), in whatever layout() the tensor has.
+  template <typename T> const T* any_layout_data() const {
+    CheckReadable(DTypeOf<T>());
+    return static_cast<const T*>(storage_->data());
+  }
+  // Write access: sets the dtype to T, the layout to kPlain and makes capacity fit the shape.
   template <typename T> T* mutable_data() { return static_cast<T*>(raw_mutable_data(DTypeOf<T>())); }
   void* raw_mutable_data(DType dtype);
 
-  // Uses other's storage (and its shape and dtype) from now on.
+  // Uses other's storage (and its shape, dtype and layout) from now on.
   void ShareData(const Tensor& other);
   // Makes this tensor a view onto external memory of `bytes` bytes (kept alive by `owner` if given).
   void SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner = nullptr);
   // Drops the storage; the next write allocates again.
   void FreeMemory();
-  // Copies shape, dtype and bytes from other (host tensors only for now).
+  // Copies shape, dtype, layout and bytes from other (host tensors only for now).
   void CopyFrom(const Tensor& other);
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
  private:
   void CheckReadable(DType dtype) const;
+  void CheckPlain() const;
 
   Device device_;
   DType dtype_ = DType::kFloat32;
+  Layout layout_ = Layout::kPlain;
   std::vector<int64_t> shape_;
   int64_t numel_ = 1;  // product of shape_, kept in step by every shape change
   std::shared_ptr<Storage> storage_;

@@ -49,6 +49,16 @@ void CheckSameTypeAndShape(const OperatorDef& def, const std::vector<ShapeInfo>&
                        DescribeBlob(def.input(0), in[0]));
 }
 
+Layout InputsLayout(const OperatorBase& op) {
+  for (int i = 1; i < op.InputSize(); ++i) {
+    if (op.Input(i).layout() != op.Input(0).layout()) {
+      ThrowInvalidArgument("input " + DescribeInput(op, i) + " and input " +
+                           DescribeInput(op, 0) + " must have one layout");
+    }
+  }
+  return op.InputSize() > 0 ? op.Input(0).layout() : Layout::kPlain;
+}
+
 std::vector<ShapeInfo> InputShapeInfos(const OperatorBase& op) {
   std::vector<ShapeInfo> in;
   for (int i = 0; i < op.InputSize(); ++i) in.push_back(ShapeOf(op.Input(i)));

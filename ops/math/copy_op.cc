@@ -22,17 +22,22 @@ void CopyOp::Run() {
   const Tensor& input = Input(0);
   CheckInputType(*this, 0, {input.dtype()});
   if (Output(0) == &input) return;
-  auto* to =
-      static_cast<char*>(Output(0, input.dtype(), input.shape())->raw_mutable_data(input.dtype()));
-  const auto* from = static_cast<const char*>(input.raw_data());
+  Tensor* output = Output(0, input.dtype(), input.shape());
+  auto* to = static_cast<char*>(output->raw_mutable_data(input.dtype()));
+  const auto* from = static_cast<const char*>(input.storage()->data());  // any layout
   const int64_t bytes = static_cast<int64_t>(input.nbytes());
   ParallelFor((bytes + 3) / 4, [=](int64_t begin, int64_t end) {  // in 4-byte words
     std::memcpy(to + 4 * begin, from + 4 * begin, std::min(4 * end, bytes) - 4 * begin);
   });
+  output->set_layout(input.layout());
 }
 
-BRAID_OPERATOR_SCHEMA(Copy).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape().SetDoc(
-    "Y = X: copies type, shape and data.");
+BRAID_OPERATOR_SCHEMA(Copy)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .LayoutFollowsInputs()
+    .SetDoc("Y = X: copies type, shape, layout and data.");
 
 BRAID_REGISTER_CPU_OPERATOR(Copy, CopyOp);
 BRAID_REGISTER_GRADIENT(Copy, CopyGradient);

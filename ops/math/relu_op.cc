@@ -29,11 +29,14 @@ GradientOps ReluGradient(const GradientRequest& r) {
 void ReluOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   const Tensor& x = Input(0);
-  float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
-  const float* xs = x.data<float>();  // after mutable_data: Y may be X
+  const Layout layout = InputsLayout(*this);  // before the write: Y may be X
+  Tensor* out = Output(0, DType::kFloat32, x.shape());
+  float* y = out->mutable_data<float>();
+  const float* xs = x.any_layout_data<float>();
   ParallelFor(x.numel(), [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = std::max(xs[i], 0.f);
   });
+  out->set_layout(layout);
 }
 
 void ReluGradientOp::Run() {
@@ -41,9 +44,11 @@ void ReluGradientOp::Run() {
   CheckInputType(*this, 1, {DType::kFloat32});
   InferReluGradientShape(def(), InputShapeInfos(*this));
   const Tensor& dy = Input(1);
-  float* dx = Output(0, DType::kFloat32, dy.shape())->mutable_data<float>();
-  const float* ys = Input(0).data<float>();
-  const float* dys = dy.data<float>();  // after mutable_data: dX may be dY
+  const Layout layout = InputsLayout(*this);  // before the write: dX may be dY
+  Tensor* out = Output(0, DType::kFloat32, dy.shape());
+  float* dx = out->mutable_data<float>();
+  const float* ys = Input(0).any_layout_data<float>();
+  const float* dys = dy.any_layout_data<float>();
   // Both loads unconditional, so the select compiles to a vector blend, not a branch per element
   // (a mispredicted branch on random signs made this 12x slower than Relu).
   ParallelFor(dy.numel(), [=](int64_t begin, int64_t end) {
@@ -52,6 +57,7 @@ void ReluGradientOp::Run() {
       dx[i] = ys[i] > 0.f ? d : 0.f;
     }
   });
+  out->set_layout(layout);
 }
 
 BRAID_OPERATOR_SCHEMA(Relu)
@@ -59,6 +65,7 @@ BRAID_OPERATOR_SCHEMA(Relu)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
+    .LayoutFollowsInputs()
     .SetDoc("Y = max(X, 0), elementwise.");
 
 BRAID_OPERATOR_SCHEMA(ReluGradient)
@@ -66,6 +73,7 @@ BRAID_OPERATOR_SCHEMA(ReluGradient)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})
     .TensorInference(InferReluGradientShape)
+    .LayoutFollowsInputs()
     .SetDoc("dX = dY where Y > 0, else 0; inputs Y, dY.");
 
 BRAID_REGISTER_CPU_OPERATOR(Relu, ReluOp);

@@ -41,10 +41,11 @@ void SumOp::Run() {
 template <typename T>
 void SumOp::RunTyped() {
   const Tensor& first = Input(0);
+  const Layout layout = InputsLayout(*this);  // before the write: Y may be X0
   Tensor* output = Output(0, first.dtype(), first.shape());
   T* y = output->mutable_data<T>();
-  const T* x0 = first.data<T>();  // after mutable_data: Y may be X0
-  const T* x1 = InputSize() > 1 ? Input(1).data<T>() : x0;
+  const T* x0 = first.any_layout_data<T>();
+  const T* x1 = InputSize() > 1 ? Input(1).any_layout_data<T>() : x0;
   // One pass for the common two-input case: y = x0 + x1, then += the rest.
   ParallelFor(first.numel(), [&](int64_t begin, int64_t end) {
     if (InputSize() == 1) {
@@ -53,10 +54,11 @@ void SumOp::RunTyped() {
     }
     for (int64_t j = begin; j < end; ++j) y[j] = x0[j] + x1[j];
     for (int i = 2; i < InputSize(); ++i) {
-      const T* x = Input(i).data<T>();
+      const T* x = Input(i).any_layout_data<T>();
       for (int64_t j = begin; j < end; ++j) y[j] += x[j];
     }
   });
+  output->set_layout(layout);
 }
 
 BRAID_OPERATOR_SCHEMA(Sum)
@@ -64,6 +66,7 @@ BRAID_OPERATOR_SCHEMA(Sum)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
     .TensorInference(InferSumShape)
+    .LayoutFollowsInputs()
     .SetDoc("Y = X0 + X1 + ..., elementwise over inputs of one type and shape.");
 
 BRAID_REGISTER_CPU_OPERATOR(Sum, SumOp);

@@ -30,8 +30,9 @@ ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx) {
                                                  w.PadBegin(), w.PadEnd()),
               UserScratchpadAttr(), Engine(), hint);
         });
-    plan.src = LayoutBridge(PlainDesc(x), bw.src_desc(), true);
-    plan.diff_dst_for_weights = LayoutBridge(PlainDesc(y), bw.diff_dst_desc(), true);
+    plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), bw.src_desc(), true);
+    plan.diff_dst_for_weights =
+        LayoutBridge(TensorDesc(s.y_dims, s.y_layout), bw.diff_dst_desc(), true);
     plan.diff_weights = LayoutBridge(PlainDesc(weights), bw.diff_weights_desc(), false);
     plan.diff_bias = bias;
     plan.backward_weights = DnnlPrimitive::Of<convolution_backward_weights>(bw);
@@ -45,8 +46,9 @@ ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx) {
               UserScratchpadAttr(), Engine(), hint);
         });
     plan.weights = LayoutBridge(PlainDesc(weights), bd.weights_desc(), true);
-    plan.diff_dst_for_data = LayoutBridge(PlainDesc(y), bd.diff_dst_desc(), true);
-    plan.diff_src = LayoutBridge(PlainDesc(x), bd.diff_src_desc(), false);
+    plan.diff_dst_for_data =
+        LayoutBridge(TensorDesc(s.y_dims, s.y_layout), bd.diff_dst_desc(), true);
+    plan.diff_src = LayoutBridge(TensorDesc(s.x_dims, s.dx_layout), bd.diff_src_desc(), false);
     plan.backward_data = DnnlPrimitive::Of<convolution_backward_data>(bd);
   } catch (const dnnl::error& e) {
     ThrowDnnlError(e, "a convolution gradient for X " + DimsString(s.x_dims) + " and filter " +
@@ -90,6 +92,9 @@ void ConvGradientOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   outputs_ = ConvGradientOutputsOf(def());
   shapes_ = ComputeConvGradientShapes(def(), in);
+  shapes_.x_layout = Input(0).layout();
+  shapes_.y_layout = Input(2).layout();
+  if (outputs_.dx >= 0) shapes_.dx_layout = RequestedLayout(def(), outputs_.dx);
   const ConvShapes& s = shapes_;
   const bool with_dx = outputs_.dx >= 0;
   const std::string key = CacheKey("ConvGradient")
@@ -102,6 +107,9 @@ void ConvGradientOp::Prepare() {
                               .Add(s.window.DnnlDilation())
                               .Add(s.window.PadBegin())
                               .Add(s.window.PadEnd())
+                              .Add(static_cast<int64_t>(s.x_layout))
+                              .Add(static_cast<int64_t>(s.y_layout))
+                              .Add(static_cast<int64_t>(s.dx_layout))
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvBackwardPlan>(
       key, [&s, with_dx] { return MakeConvBackwardPlan(s, with_dx); });
@@ -112,7 +120,7 @@ void ConvGradientOp::Prepare() {
 
 void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
   scratch_ = ScratchLayout();
-  diff_dst_ = BoundTensor(plan.diff_dst_for_weights, &scratch_);  // first: may be handed over
+  diff_dst_ = BoundTensor(plan.diff_dst_for_weights, &scratch_);
   src_ = BoundTensor(plan.src, &scratch_);
   diff_weights_ = BoundTensor(plan.diff_weights, &scratch_);
   backward_weights_ = BoundPrimitive(plan.backward_weights, &scratch_);
@@ -141,7 +149,8 @@ void ConvGradientOp::Bind(const ConvBackwardPlan& plan) {
 }
 
 void ConvGradientOp::Run() {
-  bool same = plan_ != nullptr;
+  bool same = plan_ != nullptr && Input(0).layout() == shapes_.x_layout &&
+              Input(2).layout() == shapes_.y_layout;
   for (int i = 0; i < 3; ++i) {
     CheckInputType(*this, i, {DType::kFloat32});
     same = same && Input(i).shape() == prepared_dims_[i];
@@ -154,20 +163,23 @@ void ConvGradientOp::Run() {
     db = Output(outputs_.dbias, DType::kFloat32, {s.out_channels()})->mutable_data<float>();
   }
   float* dx = nullptr;
-  if (outputs_.dx >= 0) dx = Output(outputs_.dx, DType::kFloat32, s.x_dims)->mutable_data<float>();
+  if (outputs_.dx >= 0) {
+    dx = Output(outputs_.dx, DType::kFloat32, s.x_dims)->mutable_data<float>();
+    Output(outputs_.dx)->set_layout(s.dx_layout);
+  }
   if (Input(2).numel() == 0) {  // an empty batch: no contribution to dfilter and dbias
     std::fill_n(dw, Output(outputs_.dfilter)->numel(), 0.f);
     if (db != nullptr) std::fill_n(db, s.out_channels(), 0.f);
     return;
   }
-  const float* dy = Input(2).data<float>();
-  src_.Point(Input(0).data<float>());
+  const float* dy = Input(2).any_layout_data<float>();
+  src_.Point(Input(0).any_layout_data<float>());
   diff_dst_.Point(dy);
   diff_weights_.Point(dw);
   if (db != nullptr) Point(diff_bias_, db);
-  const ScratchHandoff handoff = scratch_.Place();
+  scratch_.Place();
   src_.Reorder();
-  diff_dst_.ReorderUnlessHandedOver(handoff, Input(2));
+  diff_dst_.Reorder();
   backward_weights_.Run();
   diff_weights_.Reorder();
   if (dx == nullptr) return;
@@ -194,6 +206,13 @@ BRAID_OPERATOR_SCHEMA(ConvGradient)
       if (o.dbias >= 0) out[o.dbias] = {DType::kFloat32, {s.out_channels()}, true};
       if (o.dx >= 0) out[o.dx] = {DType::kFloat32, s.x_dims, true};
       return out;
+    })
+    .BlockedPorts([](const OperatorDef& def) {
+      OpSchema::LayoutPorts ports{{0, 2}, {}};
+      const int dx = def.output_size() - 1;  // dX is last when named (ConvGradientOutputsOf)
+      const bool no_bias = ArgumentReader(def.arg()).Get<bool>("no_bias", false);
+      if (dx == (no_bias ? 1 : 2)) ports.outputs.push_back(dx);
+      return ports;
     })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(

@@ -38,9 +38,9 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s) {
   ConvForwardPlan plan;
   try {
     const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s);
-    plan.src = LayoutBridge(PlainDesc(ToDnnlDims(s.x_dims)), pd.src_desc(), true);
+    plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), pd.src_desc(), true);
     plan.weights = LayoutBridge(PlainDesc(s.DnnlWeightDims()), pd.weights_desc(), true);
-    plan.dst = LayoutBridge(PlainDesc(ToDnnlDims(s.y_dims)), pd.dst_desc(), false);
+    plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
     if (s.has_bias) plan.bias = pd.bias_desc();
     plan.conv = DnnlPrimitive::Of<dnnl::convolution_forward>(pd);
   } catch (const dnnl::error& e) {
@@ -96,6 +96,8 @@ dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& 
 void ConvOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputeConvShapes(def(), in);
+  shapes_.x_layout = Input(0).layout();
+  shapes_.y_layout = RequestedLayout(def(), 0);
   // From the chunk whose blocked X and Y fit the budget, down while the primitive's own scratchpad
   // (Winograd's grows with the chunk) takes the layout over it.
   const int64_t n = shapes_.x_dims[0];
@@ -122,12 +124,14 @@ void ConvOp::Bind(int64_t chunk) {
                               .Add(s.window.DnnlDilation())
                               .Add(s.window.PadBegin())
                               .Add(s.window.PadEnd())
+                              .Add(static_cast<int64_t>(s.x_layout))
+                              .Add(static_cast<int64_t>(s.y_layout))
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
       key, [&s] { return MakeConvForwardPlan(s); });
   scratch_ = ScratchLayout();
-  dst_ = BoundTensor(plan_->dst, &scratch_);  // first: handed to the next op (a SpatialBN)
   src_ = BoundTensor(plan_->src, &scratch_);
+  dst_ = BoundTensor(plan_->dst, &scratch_);
   weights_ = BoundTensor(plan_->weights, &scratch_);
   conv_ = BoundPrimitive(plan_->conv, &scratch_);
   conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
@@ -140,16 +144,18 @@ void ConvOp::Bind(int64_t chunk) {
 }
 
 void ConvOp::Run() {
-  bool same = plan_ != nullptr && static_cast<int>(prepared_dims_.size()) == InputSize();
+  bool same = plan_ != nullptr && static_cast<int>(prepared_dims_.size()) == InputSize() &&
+              Input(0).layout() == shapes_.x_layout;
   for (int i = 0; i < InputSize(); ++i) {
     CheckInputType(*this, i, {DType::kFloat32});
     same = same && Input(i).shape() == prepared_dims_[i];
   }
   if (!same) Prepare();
   float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
+  Output(0)->set_layout(shapes_.y_layout);
   if (Output(0)->numel() == 0) return;
   scratch_.Place();
-  const float* x = Input(0).data<float>();
+  const float* x = Input(0).any_layout_data<float>();
   weights_.Point(Input(1).data<float>());
   if (shapes_.has_bias) Point(bias_, Input(2).data<float>());
   weights_.Reorder();
@@ -162,7 +168,6 @@ void ConvOp::Run() {
     conv_.Run();
     dst_.Reorder();
   }
-  if (chunk_ == shapes_.x_dims[0]) dst_.Publish(*Output(0), plan_);  // the copy is all of Y
 }
 
 namespace {
@@ -195,6 +200,7 @@ BRAID_OPERATOR_SCHEMA(Conv)
       if (in.size() < 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ComputeConvShapes(def, in).y_dims, true}};
     })
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "

@@ -10,7 +10,9 @@
 //   arg { name: "kernel" i: 3 } arg { name: "pad" i: 1 } arg { name: "stride" i: 2 }
 //
 // Layouts: oneDNN picks the layouts of src, weights and dst (blocked nChw16c / OIhw16i16o on
-// AVX-512) and the op reorders from and to NCHW around the convolution. For a ResNet-20 layer
+// AVX-512) and the op reorders from and to the tensors' layouts around the convolution: none for
+// an X in Layout::kBlocked16, nor for a Y its blocked_outputs argument asks blocked
+// (runtime/tensor.h; tools/models/blocked_layouts.h decides). For a ResNet-20 layer
 // (64x16x28x28, 16 filters of 3x3, pad 1) on one AVX-512 core, the blocked forward with its
 // reorders takes 0.9 ms against 2.6 ms for oneDNN's plain-NCHW (gemm) convolution, and the
 // backward (dW, db, dX) 1.8 ms against 8.7 ms; the reorders are about 0.06 ms each. See
@@ -40,6 +42,9 @@ struct ConvShapes {
   int64_t group = 1;
   bool has_bias = false;
   std::vector<int64_t> x_dims, filter_dims, y_dims;
+  // Tensor layouts, set by the op (not by ComputeConvShapes): X and Y for Conv; X, dY and dX for
+  // ConvGradient.
+  Layout x_layout = Layout::kPlain, y_layout = Layout::kPlain, dx_layout = Layout::kPlain;
 
   int64_t out_channels() const { return filter_dims[0]; }
   // The filter as oneDNN sees it: [M, C/g, kH, kW], or [g, M/g, C/g, kH, kW] when grouped.
@@ -98,7 +103,7 @@ class ConvOp final : public OperatorBase {
   void Bind(int64_t chunk);
 
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
-  ConvShapes shapes_;
+  ConvShapes shapes_;                                // and X's layout (shapes_.x_layout)
   int64_t chunk_ = 0;  // samples per primitive call (BatchChunk, ops/nn/dnnl_util.h)
   std::shared_ptr<const ConvForwardPlan> plan_;
   ScratchLayout scratch_;

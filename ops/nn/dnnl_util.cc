@@ -3,7 +3,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 
 #include "runtime/scratch.h"
@@ -27,6 +26,22 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims) {
     strides[i] = strides[i + 1] * dims[i + 1];
   }
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout) {
+  if (layout == Layout::kPlain) return PlainDesc(ToDnnlDims(dims));
+  return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::aBcd16b);
+}
+
+Layout RequestedLayout(const OperatorDef& op, int output) {
+  for (const Argument& arg : op.arg()) {
+    if (arg.name() != kBlockedOutputsArg) continue;
+    for (int64_t o : arg.ints()) {
+      if (o == output) return Layout::kBlocked16;
+    }
+  }
+  return Layout::kPlain;
 }
 
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims) {
@@ -87,25 +102,14 @@ void ScratchLayout::LayOut() {
   placed_at_ = nullptr;
 }
 
-bool ScratchLayout::IsFirst(const dnnl::memory& buffer) const {
-  if (regions_.empty()) return false;
-  const std::vector<dnnl::memory>& first = regions_.front().buffers;
-  return std::find(first.begin(), first.end(), buffer) != first.end();
-}
-
-ScratchHandoff ScratchLayout::Place() {
-  ScratchArea& area = ThreadScratch();
-  ScratchHandoff handoff = area.TakeHandoff();
-  if (bytes_ == 0) return {};
-  char* base = static_cast<char*>(area.Reserve(bytes_));
-  if (handoff.at != base) handoff = {};
-  if (base != placed_at_) {
-    for (const Region& region : regions_) {
-      for (const dnnl::memory& buffer : region.buffers) Point(buffer, base + region.offset);
-    }
-    placed_at_ = base;
+void ScratchLayout::Place() {
+  if (bytes_ == 0) return;
+  char* base = static_cast<char*>(ThreadScratch().Reserve(bytes_));
+  if (base == placed_at_) return;
+  for (const Region& region : regions_) {
+    for (const dnnl::memory& buffer : region.buffers) Point(buffer, base + region.offset);
   }
-  return handoff;
+  placed_at_ = base;
 }
 
 dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data) {
@@ -158,8 +162,6 @@ BoundTensor::BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch,
   }
   at_primitive_ = sibling.reorder_ ? scratch->Share(sibling.at_primitive_, bridge.wanted())
                                    : scratch->Add(bridge.wanted());
-  wanted_ = &bridge.wanted();
-  at_start_ = scratch->IsFirst(at_primitive_);
   reorder_ = BoundPrimitive(bridge.reorder(), scratch);
   reorder_.Bind(DNNL_ARG_FROM, bridge.to_primitive() ? plain_ : at_primitive_);
   reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
@@ -169,34 +171,6 @@ void BoundTensor::Point(const void* data) const { braid::Point(plain_, data); }
 
 void BoundTensor::Reorder() const {
   if (reorder_) reorder_.Run();
-}
-
-namespace {
-
-std::atomic<int64_t> handed_over{0};
-
-}  // namespace
-
-int64_t HandedOverCopies() { return handed_over.load(std::memory_order_relaxed); }
-
-void BoundTensor::Publish(const Tensor& t, const std::shared_ptr<const void>& plan) const {
-  if (!reorder_ || !at_start_) return;
-  ThreadScratch().Publish({t.storage().get(), t.storage()->version(),
-                           std::shared_ptr<const void>(plan, wanted_),
-                           at_primitive_.get_data_handle()});
-}
-
-void BoundTensor::ReorderUnlessHandedOver(const ScratchHandoff& handoff, const Tensor& t) const {
-  const bool held = reorder_ && at_start_ && handoff.storage != nullptr &&
-                    handoff.storage == t.storage().get() &&
-                    handoff.version == t.storage()->version() &&
-                    handoff.at == at_primitive_.get_data_handle() &&
-                    *static_cast<const dnnl::memory::desc*>(handoff.layout.get()) == *wanted_;
-  if (held) {
-    handed_over.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  Reorder();
 }
 
 CacheKey& CacheKey::Add(int64_t value) {

@@ -15,16 +15,17 @@
 //   src_.Reorder();
 //   conv_.Run();
 //
-// Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW), which is braid's
-// contract. Conv lets oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on
-// AVX-512) and reorders inside the op. Each reorder is one extra pass over its tensor per run (src,
-// weights and dst forward; more backward), which the blocked JIT kernels more than pay back for
-// conv (see ops/nn/conv_op.h for numbers). Batch norm reorders too: oneDNN's plain-layout kernel
-// is ~8x slower than its blocked one (ops/nn/spatial_bn_op.h). SpatialBN takes the blocked Y a
-// Conv just wrote, and ConvGradient the blocked dX a SpatialBNGradient just wrote, without a
-// reorder (BoundTensor::Publish; ResNet-50 b8 training 14.1 -> 15.3 images/s). Pooling is
-// memory-bound, so a
-// reorder would cost as much as the op: it runs on the plain layout directly.
+// Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW) unless a net keeps an
+// activation in Layout::kBlocked16 (nChw16c, runtime/tensor.h): each op reads its inputs in the
+// layout they have and writes an output blocked when its blocked_outputs argument asks
+// (tools/models/blocked_layouts.h sets it where every reader takes blocked tensors). Conv lets
+// oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on AVX-512), batch
+// norm runs blocked (oneDNN's plain-layout kernel is ~8x slower, ops/nn/spatial_bn_op.h), and each
+// op reorders between a tensor's layout and its primitive's where they differ (a LayoutBridge):
+// one extra pass over the tensor, which the blocked JIT kernels more than pay back (see
+// ops/nn/conv_op.h). With blocked activations a ResNet layer runs without activation reorders
+// (ResNet-50 batch 8 training: 429 reorders per step gone, 10.4 -> 13.1 images/s). Pooling is
+// memory-bound, so a reorder would cost as much as the op: it runs on its input's layout.
 //
 // Thread safety and ownership:
 //  - Engine() is created once (a function-local static) and read-only afterwards.
@@ -66,6 +67,8 @@
 #include <utility>
 #include <vector>
 
+#include "proto/braid.pb.h"
+#include "runtime/op_schema.h"
 #include "runtime/scratch.h"
 #include "runtime/tensor.h"
 
@@ -76,6 +79,11 @@ dnnl::stream& ThreadStream();
 
 // A float32 descriptor with dense row-major strides (nchw, oihw, goihw, x...).
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
+// The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc, or
+// nChw16c for Layout::kBlocked16.
+dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout);
+// The layout `op` writes output `output` in: kBlocked16 when its kBlockedOutputsArg lists it.
+Layout RequestedLayout(const OperatorDef& op, int output);
 // The same dims, layout left to the primitive.
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims);
 dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
@@ -113,11 +121,8 @@ class ScratchLayout {
   dnnl::memory Share(const dnnl::memory& existing, const dnnl::memory::desc& md);
   // Every region's bytes, each rounded up to 64.
   size_t bytes() const { return bytes_; }
-  // Whether `buffer` is in the first region (at the start of the area once placed).
-  bool IsFirst(const dnnl::memory& buffer) const;
-  // Points every buffer into this thread's scratch area, grown to bytes() when needed. Returns
-  // the handoff the previous op left at this same address (runtime/scratch.h), else an empty one.
-  ScratchHandoff Place();
+  // Points every buffer into this thread's scratch area, grown to bytes() when needed.
+  void Place();
 
  private:
   struct Region {
@@ -149,12 +154,14 @@ dnnl::memory MemoryOf(const dnnl::memory::desc& md, const void* data = nullptr);
 // Re-points `m` at `data` (oneDNN never writes through a primitive's inputs).
 void Point(const dnnl::memory& m, const void* data);
 
-// Between a tensor's plain layout and the layout a primitive wants; an identity when they agree.
+// Between a tensor's layout (plain or blocked) and the layout a primitive wants; an identity when
+// they agree.
 // Immutable after construction, so one bridge in a cached plan serves every op and thread.
 class LayoutBridge {
  public:
   LayoutBridge() = default;
-  // `to_primitive`: an input (plain -> wanted); otherwise an output (wanted -> plain).
+  // `plain`: the tensor's layout (named for the usual case). `to_primitive`: an input
+  // (plain -> wanted); otherwise an output (wanted -> plain).
   LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted,
                bool to_primitive);
 
@@ -220,26 +227,10 @@ class BoundTensor {
   // layouts agree.
   void Reorder() const;
 
-  // Handing a blocked copy to the next op (runtime/scratch.h), which saves it a reorder: Conv ->
-  // SpatialBN (Y), SpatialBNGradient -> ConvGradient (dX). Only a buffer in the first region of
-  // its layout takes part, so producer and consumer put it at the same address.
-  //
-  // An output, after Reorder: records that the buffer holds `t`'s current content. `plan` owns
-  // the bridge this tensor was made from.
-  void Publish(const Tensor& t, const std::shared_ptr<const void>& plan) const;
-  // An input: Reorder(), unless `handoff` (from ScratchLayout::Place) says the buffer already
-  // holds `t`'s current content in this layout.
-  void ReorderUnlessHandedOver(const ScratchHandoff& handoff, const Tensor& t) const;
-
  private:
   dnnl::memory plain_, at_primitive_;
-  const dnnl::memory::desc* wanted_ = nullptr;  // the bridge's, when it reorders
-  bool at_start_ = false;                      // the buffer is in the first region
   BoundPrimitive reorder_;
 };
-
-// How many reorders the handoff saved in this process (tests and profiling).
-int64_t HandedOverCopies();
 
 // Builds cache keys from an op kind, dims and attributes: "Conv|1,3,8,8|0,1|...".
 class CacheKey {

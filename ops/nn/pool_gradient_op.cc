@@ -23,6 +23,9 @@ PoolShapes ComputePoolGradientShapes(const OperatorDef& def, const std::vector<S
 void PoolGradientOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputePoolGradientShapes(def(), in, kind_);
+  shapes_.x_layout = Input(0).layout();
+  shapes_.y_layout = Input(2).layout();
+  shapes_.dx_layout = RequestedLayout(def(), 0);
   const PoolShapes& s = shapes_;
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(s.Key(type()), [&s] {
     Plan plan;
@@ -40,18 +43,20 @@ void PoolGradientOp::Prepare() {
       plan.backward = DnnlPrimitive::Of<dnnl::pooling_backward>(backward);
       plan.src = forward.src_desc();
       plan.dst = forward.dst_desc();
+      plan.diff_dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), plan.dst, true);
+      plan.diff_src = LayoutBridge(TensorDesc(s.x_dims, s.dx_layout), plan.src, false);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, "a pooling gradient for X " + DimsString(s.x_dims));
     }
     return plan;
   });
   const Plan& plan = *plan_;
-  diff_dst_ = MemoryOf(plan.dst);
-  diff_src_ = MemoryOf(plan.src);
   scratch_ = ScratchLayout();
+  diff_dst_ = BoundTensor(plan.diff_dst, &scratch_);
+  diff_src_ = BoundTensor(plan.diff_src, &scratch_);
   backward_ = BoundPrimitive(plan.backward, &scratch_);
-  backward_.Bind(DNNL_ARG_DIFF_DST, diff_dst_);
-  backward_.Bind(DNNL_ARG_DIFF_SRC, diff_src_);
+  backward_.Bind(DNNL_ARG_DIFF_DST, diff_dst_.at_primitive());
+  backward_.Bind(DNNL_ARG_DIFF_SRC, diff_src_.at_primitive());
   forward_ = BoundPrimitive();
   if (plan.forward) {
     const dnnl::memory workspace = scratch_.Add(plan.workspace);
@@ -67,25 +72,29 @@ void PoolGradientOp::Prepare() {
 }
 
 void PoolGradientOp::Run() {
-  bool same = plan_ != nullptr;
+  bool same = plan_ != nullptr && Input(0).layout() == shapes_.x_layout &&
+              Input(2).layout() == shapes_.y_layout;
   for (int i = 0; i < 3; ++i) {
     CheckInputType(*this, i, {DType::kFloat32});
     same = same && Input(i).shape() == prepared_dims_[i];
   }
   if (!same) Prepare();
   float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  Output(0)->set_layout(shapes_.dx_layout);
   if (Input(2).numel() == 0) {
-    std::fill_n(dx, Output(0)->numel(), 0.f);
+    std::fill_n(dx, Output(0)->numel(), 0.f);  // zeros in any layout
     return;
   }
-  Point(diff_dst_, Input(2).data<float>());
-  Point(diff_src_, dx);
+  diff_dst_.Point(Input(2).any_layout_data<float>());
+  diff_src_.Point(dx);
   scratch_.Place();
+  diff_dst_.Reorder();
   if (forward_) {
-    Point(src_, Input(0).data<float>());
+    Point(src_, Input(0).any_layout_data<float>());
     forward_.Run();
   }
   backward_.Run();
+  diff_src_.Reorder();
 }
 
 namespace {
@@ -104,6 +113,7 @@ BRAID_OPERATOR_SCHEMA(MaxPoolGradient)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolGradientShape(def, in, PoolKind::kMax);
     })
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 1, 2}, {0}}; })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc("Gradient of MaxPool: X, Y, dY -> dX (to each window's first maximum).");
 
@@ -113,6 +123,7 @@ BRAID_OPERATOR_SCHEMA(AveragePoolGradient)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolGradientShape(def, in, PoolKind::kAverage);
     })
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 1, 2}, {0}}; })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc("Gradient of AveragePool: X, Y, dY -> dX (same count_include_pad rule).");
 

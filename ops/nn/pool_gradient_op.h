@@ -41,7 +41,8 @@ class PoolGradientOp : public OperatorBase {
   struct Plan {
     DnnlPrimitive forward;  // max pooling only: recomputes the workspace
     DnnlPrimitive backward;
-    dnnl::memory::desc src, dst, workspace;
+    dnnl::memory::desc src, dst, workspace;  // the primitives' (X's layout)
+    LayoutBridge diff_dst, diff_src;          // dY's and dX's layouts to and from it
   };
   void Prepare();
 
@@ -49,8 +50,9 @@ class PoolGradientOp : public OperatorBase {
   std::vector<std::vector<int64_t>> prepared_dims_;
   PoolShapes shapes_;
   std::shared_ptr<const Plan> plan_;
-  dnnl::memory src_, diff_dst_, diff_src_;
+  dnnl::memory src_;
   ScratchLayout scratch_;  // with the recomputed forward's dst and workspace
+  BoundTensor diff_dst_, diff_src_;
   BoundPrimitive forward_, backward_;
 };
 

@@ -16,6 +16,9 @@ std::string PoolShapes::Key(const std::string& kind) const {
       .Add(window.Strides())
       .Add(window.PadBegin())
       .Add(window.PadEnd())
+      .Add(static_cast<int64_t>(x_layout))
+      .Add(static_cast<int64_t>(y_layout))
+      .Add(static_cast<int64_t>(dx_layout))
       .str();
 }
 
@@ -36,8 +39,8 @@ PoolShapes ComputePoolShapes(const OperatorDef& def, const ShapeInfo& x, PoolKin
 dnnl::pooling_forward::primitive_desc MakePoolForwardDesc(const PoolShapes& s,
                                                           dnnl::prop_kind prop_kind) {
   const ConvPoolWindow& w = s.window;
-  const dnnl::pooling_forward::desc desc(prop_kind, s.algorithm, PlainDesc(ToDnnlDims(s.x_dims)),
-                                         PlainDesc(ToDnnlDims(s.y_dims)), w.Strides(), w.Kernel(),
+  const dnnl::pooling_forward::desc desc(prop_kind, s.algorithm, TensorDesc(s.x_dims, s.x_layout),
+                                         TensorDesc(s.y_dims, s.x_layout), w.Strides(), w.Kernel(),
                                          w.PadBegin(), w.PadEnd());
   return dnnl::pooling_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
 }
@@ -45,6 +48,8 @@ dnnl::pooling_forward::primitive_desc MakePoolForwardDesc(const PoolShapes& s,
 void PoolOp::Prepare() {
   const Tensor& x = Input(0);
   shapes_ = ComputePoolShapes(def(), ShapeOf(x), kind_);
+  shapes_.x_layout = x.layout();
+  shapes_.y_layout = RequestedLayout(def(), 0);
   const PoolShapes& s = shapes_;
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(s.Key(type()), [&s] {
     Plan plan;
@@ -52,30 +57,35 @@ void PoolOp::Prepare() {
       const auto pd = MakePoolForwardDesc(s, dnnl::prop_kind::forward_inference);
       plan.pool = DnnlPrimitive::Of<dnnl::pooling_forward>(pd);
       plan.src = pd.src_desc();
-      plan.dst = pd.dst_desc();
+      plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, "a pooling for X " + DimsString(s.x_dims));
     }
     return plan;
   });
   src_ = MemoryOf(plan_->src);
-  dst_ = MemoryOf(plan_->dst);
   scratch_ = ScratchLayout();
+  dst_ = BoundTensor(plan_->dst, &scratch_);
   pool_ = BoundPrimitive(plan_->pool, &scratch_);
   pool_.Bind(DNNL_ARG_SRC, src_);
-  pool_.Bind(DNNL_ARG_DST, dst_);
+  pool_.Bind(DNNL_ARG_DST, dst_.at_primitive());
   prepared_dims_ = x.shape();
 }
 
 void PoolOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
-  if (plan_ == nullptr || Input(0).shape() != prepared_dims_) Prepare();
+  if (plan_ == nullptr || Input(0).shape() != prepared_dims_ ||
+      Input(0).layout() != shapes_.x_layout) {
+    Prepare();
+  }
   float* y = Output(0, DType::kFloat32, shapes_.y_dims)->mutable_data<float>();
+  Output(0)->set_layout(shapes_.y_layout);
   if (Output(0)->numel() == 0) return;
-  Point(src_, Input(0).data<float>());
-  Point(dst_, y);
+  Point(src_, Input(0).any_layout_data<float>());
+  dst_.Point(y);
   scratch_.Place();
   pool_.Run();
+  dst_.Reorder();
 }
 
 namespace {
@@ -100,6 +110,7 @@ BRAID_OPERATOR_SCHEMA(MaxPool)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolShape(def, in, PoolKind::kMax);
     })
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D max pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
@@ -111,6 +122,7 @@ BRAID_OPERATOR_SCHEMA(AveragePool)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolShape(def, in, PoolKind::kAverage);
     })
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D average pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "

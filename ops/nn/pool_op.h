@@ -13,8 +13,9 @@
 //   arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 }
 //
 // Gradients: MaxPoolGradient and AveragePoolGradient (ops/nn/pool_gradient_op.h). Pooling is
-// memory-bound, so it runs on the plain NCHW layout (no reorders). Primitives are cached per
-// shape, window and algorithm in PrimitiveCache (ops/nn/dnnl_util.h).
+// memory-bound, so it runs on X's layout, plain or blocked (runtime/tensor.h), and reorders only
+// a Y asked in the other layout (blocked_outputs). Primitives are cached per shape, window,
+// algorithm and layouts in PrimitiveCache (ops/nn/dnnl_util.h).
 #ifndef BRAID_OPS_NN_POOL_OP_H_
 #define BRAID_OPS_NN_POOL_OP_H_
 
@@ -36,15 +37,18 @@ struct PoolShapes {
   ConvPoolWindow window;
   dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
   std::vector<int64_t> x_dims, y_dims;
+  // Tensor layouts, set by the op: X (the primitive's layout) and Y for pooling; X, dY and dX for
+  // the gradients.
+  Layout x_layout = Layout::kPlain, y_layout = Layout::kPlain, dx_layout = Layout::kPlain;
 
-  // Identifies the pooling (algorithm, shapes and window) in PrimitiveCache keys.
+  // Identifies the pooling (algorithm, shapes, window, layouts) in PrimitiveCache keys.
   std::string Key(const std::string& kind) const;
 };
 
 // The shapes of pooling op `def` over X `x`; throws braid::Error naming X for a bad window.
 PoolShapes ComputePoolShapes(const OperatorDef& def, const ShapeInfo& x, PoolKind kind);
 
-// oneDNN's forward pooling descriptor for `s` on plain NCHW layouts.
+// oneDNN's forward pooling descriptor for `s`, src and dst in X's layout.
 dnnl::pooling_forward::primitive_desc MakePoolForwardDesc(const PoolShapes& s,
                                                           dnnl::prop_kind prop_kind);
 
@@ -57,7 +61,8 @@ class PoolOp : public OperatorBase {
  private:
   struct Plan {
     DnnlPrimitive pool;
-    dnnl::memory::desc src, dst;
+    dnnl::memory::desc src;
+    LayoutBridge dst;
   };
 
   void Prepare();
@@ -66,8 +71,9 @@ class PoolOp : public OperatorBase {
   std::vector<int64_t> prepared_dims_;
   PoolShapes shapes_;
   std::shared_ptr<const Plan> plan_;
-  dnnl::memory src_, dst_;
+  dnnl::memory src_;
   ScratchLayout scratch_;
+  BoundTensor dst_;
   BoundPrimitive pool_;
 };
 

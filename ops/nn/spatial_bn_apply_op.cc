@@ -1,9 +1,11 @@
 #include "ops/nn/spatial_bn_apply_op.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
+#include "ops/nn/dnnl_util.h"
 #include "ops/nn/spatial_bn_op.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
@@ -12,21 +14,75 @@
 namespace braid {
 namespace {
 
-// Y over planes of `spatial` elements, plane p in channel p % c; `residual` may be null.
+// Per-channel constants: y = (x - mean[c]) * a[c] + b[c] (+ residual), then max(., 0) if kRelu.
+struct Affine {
+  std::vector<float> mean, a, b;
+};
+
 template <bool kRelu>
-void Apply(const float* x, const float* scale, const float* bias, const float* mean,
-           const float* inv_std, const float* residual, int64_t c, int64_t spatial, int64_t n,
-           float* y) {
+float ApplyOne(float x, float m, float a, float b, const float* residual, int64_t at) {
+  float v = (x - m) * a + b;
+  if (residual != nullptr) v += residual[at];
+  return kRelu ? std::max(v, 0.f) : v;
+}
+
+// Element `hw` of plane (n, c) in `layout` (runtime/tensor.h), for `c` channels of `spatial`.
+int64_t Offset(Layout layout, int64_t n, int64_t ch, int64_t hw, int64_t c, int64_t spatial) {
+  if (layout == Layout::kPlain) return (n * c + ch) * spatial + hw;
+  const int64_t block = kLayoutBlock;
+  return ((n * (c / block) + ch / block) * spatial + hw) * block + ch % block;
+}
+
+// X, Y and the residual in one layout: a pass in memory order, in runs of elements of one
+// channel (a plane when plain) or of one pixel's 16 channels (blocked).
+template <bool kRelu>
+void ApplySameLayout(const float* x, const Affine& f, const float* residual, int64_t c,
+                     int64_t spatial, int64_t n, Layout layout, float* y) {
+  const float* mean = f.mean.data();
+  const float* a = f.a.data();
+  const float* b = f.b.data();
+  if (layout == Layout::kPlain) {
+    ParallelFor(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end;) {
+        const int64_t plane = i / spatial;
+        const int64_t stop = std::min(end, (plane + 1) * spatial);
+        const int64_t ch = plane % c;
+        for (; i < stop; ++i) y[i] = ApplyOne<kRelu>(x[i], mean[ch], a[ch], b[ch], residual, i);
+      }
+    });
+    return;
+  }
+  constexpr int64_t kBlock = kLayoutBlock;
+  const int64_t blocks = c / kBlock;
+  // ParallelFor cuts on multiples of 16 elements: every range starts at a pixel's lane 0.
   ParallelFor(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end;) {
-      const int64_t plane = i / spatial;
-      const int64_t stop = std::min(end, (plane + 1) * spatial);
-      const int64_t ch = plane % c;
-      const float m = mean[ch], a = inv_std[ch] * scale[ch], b = bias[ch];
-      for (; i < stop; ++i) {
-        float v = (x[i] - m) * a + b;
-        if (residual != nullptr) v += residual[i];
-        y[i] = kRelu ? std::max(v, 0.f) : v;
+    for (int64_t p = begin / kBlock; p < end / kBlock;) {
+      const int64_t plane = p / spatial;  // (sample, channel block)
+      const int64_t stop = std::min(end / kBlock, (plane + 1) * spatial);
+      const int64_t ch = plane % blocks * kBlock;
+      for (; p < stop; ++p) {
+        for (int64_t l = 0; l < kBlock; ++l) {
+          const int64_t i = p * kBlock + l;
+          y[i] = ApplyOne<kRelu>(x[i], mean[ch + l], a[ch + l], b[ch + l], residual, i);
+        }
+      }
+    }
+  });
+}
+
+// Any mix of layouts: element by element through each tensor's offsets.
+template <bool kRelu>
+void ApplyMixedLayouts(const float* x, Layout x_layout, const Affine& f, const float* residual,
+                       Layout r_layout, int64_t c, int64_t spatial, int64_t batch,
+                       Layout y_layout, float* y) {
+  ParallelFor(batch * c, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int64_t n = plane / c, ch = plane % c;
+      for (int64_t hw = 0; hw < spatial; ++hw) {
+        const float v =
+            ApplyOne<kRelu>(x[Offset(x_layout, n, ch, hw, c, spatial)], f.mean[ch], f.a[ch],
+                            f.b[ch], residual, Offset(r_layout, n, ch, hw, c, spatial));
+        y[Offset(y_layout, n, ch, hw, c, spatial)] = v;
       }
     }
   });
@@ -47,17 +103,42 @@ void SpatialBNApplyOp::Run() {
   for (int i = 0; i < InputSize(); ++i) CheckInputType(*this, i, {DType::kFloat32});
   const SpatialBnShapes s = ApplyShapes(def(), InputShapeInfos(*this));
   const Tensor& x = Input(0);
-  const float* residual = InputSize() == 6 ? Input(5).data<float>() : nullptr;
-  float* y = Output(0, DType::kFloat32, s.x_dims)->mutable_data<float>();
-  const auto apply = args().Get<bool>("relu", false) ? Apply<true> : Apply<false>;
-  apply(x.data<float>(), Input(1).data<float>(), Input(2).data<float>(), Input(3).data<float>(),
-        Input(4).data<float>(), residual, s.channels, s.spatial, x.numel(), y);
+  const bool has_residual = InputSize() == 6;
+  // Layouts before the write (Y may be X or the residual).
+  const Layout x_layout = x.layout();
+  const Layout r_layout = has_residual ? Input(5).layout() : x_layout;
+  const Layout y_layout = RequestedLayout(def(), 0);
+  const float* xs = x.any_layout_data<float>();
+  const float* residual = has_residual ? Input(5).any_layout_data<float>() : nullptr;
+  Affine f;
+  f.mean.assign(Input(3).data<float>(), Input(3).data<float>() + s.channels);
+  f.a.resize(s.channels);
+  f.b.assign(Input(2).data<float>(), Input(2).data<float>() + s.channels);
+  for (int64_t ch = 0; ch < s.channels; ++ch) {
+    f.a[ch] = Input(4).data<float>()[ch] * Input(1).data<float>()[ch];
+  }
+  Tensor* out = Output(0, DType::kFloat32, s.x_dims);
+  float* y = out->mutable_data<float>();
+  const bool relu = args().Get<bool>("relu", false);
+  if (x_layout == y_layout && r_layout == y_layout) {
+    (relu ? ApplySameLayout<true> : ApplySameLayout<false>)(xs, f, residual, s.channels,
+                                                            s.spatial, x.numel(), y_layout, y);
+  } else {
+    if (xs == y || residual == y) {
+      ThrowInvalidArgument("SpatialBNApply runs in place only when X, residual and Y share a "
+                           "layout");
+    }
+    (relu ? ApplyMixedLayouts<true> : ApplyMixedLayouts<false>)(
+        xs, x_layout, f, residual, r_layout, s.channels, s.spatial, s.x_dims[0], y_layout, y);
+  }
+  out->set_layout(y_layout);
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNApply)
     .NumInputs(5, 6)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {5, 0}})
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 5}, {0}}; })
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() < 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ApplyShapes(def, in).x_dims, true}};

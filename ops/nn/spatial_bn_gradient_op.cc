@@ -21,14 +21,22 @@ SpatialBnShapes ComputeSpatialBnGradientShapes(const OperatorDef& def,
 void SpatialBNGradientOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputeSpatialBnGradientShapes(def(), in);
+  shapes_.x_layout = Input(0).layout();
+  shapes_.y_layout = Input(2).layout();
+  shapes_.dx_layout = RequestedLayout(def(), 0);
   epsilon_ = args().Get<float>("epsilon", 1e-5f);
   const SpatialBnShapes& s = shapes_;
   const float epsilon = epsilon_;
-  const std::string key = CacheKey("SpatialBNGradient").Add(s.DnnlDims()).AddFloat(epsilon).str();
+  const std::string key = CacheKey("SpatialBNGradient")
+                              .Add(s.DnnlDims())
+                              .AddFloat(epsilon)
+                              .Add(static_cast<int64_t>(s.x_layout))
+                              .Add(static_cast<int64_t>(s.y_layout))
+                              .Add(static_cast<int64_t>(s.dx_layout))
+                              .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, epsilon] {
     Plan plan;
     plan.channel = PlainDesc({s.channels});
-    const dnnl::memory::desc plain = PlainDesc(s.DnnlDims());
     try {
       const dnnl::batch_normalization_forward::primitive_desc hint = MakeBnDesc(s, epsilon, false);
       const dnnl::batch_normalization_backward::primitive_desc pd(
@@ -36,9 +44,9 @@ void SpatialBNGradientOp::Prepare() {
               dnnl::prop_kind::backward, hint.dst_desc(), hint.src_desc(), epsilon,
               dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
           UserScratchpadAttr(), Engine(), hint);
-      plan.src = LayoutBridge(plain, pd.src_desc(), true);
-      plan.diff_dst = LayoutBridge(plain, pd.diff_dst_desc(), true);
-      plan.diff_src = LayoutBridge(plain, pd.diff_src_desc(), false);
+      plan.src = LayoutBridge(s.Desc(s.x_layout), pd.src_desc(), true);
+      plan.diff_dst = LayoutBridge(s.Desc(s.y_layout), pd.diff_dst_desc(), true);
+      plan.diff_src = LayoutBridge(s.Desc(s.dx_layout), pd.diff_src_desc(), false);
       plan.backward = DnnlPrimitive::Of<dnnl::batch_normalization_backward>(pd);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, "a batch normalization gradient for X " + DimsString(s.x_dims));
@@ -52,7 +60,7 @@ void SpatialBNGradientOp::Prepare() {
 
 void SpatialBNGradientOp::Bind(const Plan& plan) {
   scratch_ = ScratchLayout();
-  diff_dst_ = BoundTensor(plan.diff_dst, &scratch_);  // first: dX is handed to a ConvGradient
+  diff_dst_ = BoundTensor(plan.diff_dst, &scratch_);
   diff_src_ = BoundTensor(plan.diff_src, &scratch_, diff_dst_);  // in place on the blocked buffer
   src_ = BoundTensor(plan.src, &scratch_);
   scale_ = MemoryOf(plan.channel);
@@ -77,7 +85,8 @@ void SpatialBNGradientOp::Bind(const Plan& plan) {
 }
 
 void SpatialBNGradientOp::Run() {
-  bool same = plan_ != nullptr;
+  bool same = plan_ != nullptr && Input(0).layout() == shapes_.x_layout &&
+              Input(2).layout() == shapes_.y_layout;
   for (int i = 0; i < 5; ++i) {
     CheckInputType(*this, i, {DType::kFloat32});
     same = same && Input(i).shape() == prepared_dims_[i];
@@ -85,6 +94,7 @@ void SpatialBNGradientOp::Run() {
   if (!same) Prepare();
   const int64_t c = shapes_.channels;
   float* dx = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
+  Output(0)->set_layout(shapes_.dx_layout);
   float* dscale = Output(1, DType::kFloat32, {c})->mutable_data<float>();
   float* dbias = Output(2, DType::kFloat32, {c})->mutable_data<float>();
   if (Input(0).numel() == 0) {  // an empty batch contributes nothing
@@ -95,8 +105,8 @@ void SpatialBNGradientOp::Run() {
   const float* inv_std = Input(4).data<float>();
   float* variance = variance_buffer_.data();
   for (int64_t i = 0; i < c; ++i) variance[i] = 1.f / (inv_std[i] * inv_std[i]) - epsilon_;
-  src_.Point(Input(0).data<float>());
-  diff_dst_.Point(Input(2).data<float>());
+  src_.Point(Input(0).any_layout_data<float>());
+  diff_dst_.Point(Input(2).any_layout_data<float>());
   Point(scale_, Input(1).data<float>());
   Point(mean_, Input(3).data<float>());
   diff_src_.Point(dx);
@@ -107,12 +117,12 @@ void SpatialBNGradientOp::Run() {
   diff_dst_.Reorder();
   backward_.Run();
   diff_src_.Reorder();
-  diff_src_.Publish(*Output(0), plan_);
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNGradient)
     .NumInputs(5)
     .NumOutputs(3)
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 2}, {0}}; })
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const SpatialBnShapes s = ComputeSpatialBnGradientShapes(def, in);

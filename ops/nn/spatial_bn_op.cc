@@ -102,18 +102,25 @@ void SpatialBNOp::Prepare() {
   // Inference normalizes each sample alone, so it may run in chunks; training needs the batch.
   const int64_t n = shapes_.x_dims[0];
   chunk_ = is_test_ ? BatchChunk(n, BlockedBytesPerSample(shapes_.x_dims)) : n;
+  shapes_.x_layout = Input(0).layout();
+  shapes_.y_layout = RequestedLayout(def(), 0);
   SpatialBnShapes s = shapes_;  // one chunk
   s.x_dims[0] = std::max<int64_t>(chunk_, 1);
-  const std::string key =
-      CacheKey("SpatialBN").Add(s.DnnlDims()).Add(is_test_).AddFloat(epsilon_).str();
+  const std::string key = CacheKey("SpatialBN")
+                              .Add(s.DnnlDims())
+                              .Add(is_test_)
+                              .AddFloat(epsilon_)
+                              .Add(static_cast<int64_t>(s.x_layout))
+                              .Add(static_cast<int64_t>(s.y_layout))
+                              .str();
   const bool is_test = is_test_;
   const float epsilon = epsilon_;
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, is_test, epsilon] {
     Plan plan;
     try {
       const batch_normalization_forward::primitive_desc pd = MakeBnDesc(s, epsilon, is_test);
-      plan.src = LayoutBridge(PlainDesc(s.DnnlDims()), pd.src_desc(), true);
-      plan.dst = LayoutBridge(PlainDesc(s.DnnlDims()), pd.dst_desc(), false);
+      plan.src = LayoutBridge(s.Desc(s.x_layout), pd.src_desc(), true);
+      plan.dst = LayoutBridge(s.Desc(s.y_layout), pd.dst_desc(), false);
       plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(pd);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, "a batch normalization for X " + DimsString(s.x_dims));
@@ -147,7 +154,10 @@ void SpatialBNOp::Bind(const Plan& plan) {
 
 void SpatialBNOp::Run() {
   for (int i = 0; i < 5; ++i) CheckInputType(*this, i, {DType::kFloat32});
-  if (plan_ == nullptr || Input(0).shape() != prepared_dims_) Prepare();
+  if (plan_ == nullptr || Input(0).shape() != prepared_dims_ ||
+      Input(0).layout() != shapes_.x_layout) {
+    Prepare();
+  }
   const int64_t c = shapes_.channels;
   for (int i = 1; i < 5; ++i) {  // only X's shape selects the plan: check the [C] inputs too
     if (Input(i).ndim() != 1 || Input(i).dim(0) != c) {
@@ -155,10 +165,11 @@ void SpatialBNOp::Run() {
     }
   }
   float* y = Output(0, DType::kFloat32, shapes_.x_dims)->mutable_data<float>();
-  const float* x = Input(0).data<float>();
+  Output(0)->set_layout(shapes_.y_layout);
+  const float* x = Input(0).any_layout_data<float>();  // Y may be X: as checked before the write
   Point(scale_, Input(1).data<float>());
   Point(shift_, Input(2).data<float>());
-  const ScratchHandoff handoff = scratch_.Place();
+  scratch_.Place();
   if (is_test_) {
     Point(mean_, Input(3).data<float>());
     Point(variance_, Input(4).data<float>());
@@ -166,19 +177,19 @@ void SpatialBNOp::Run() {
     for (int64_t n = 0; n < shapes_.x_dims[0]; n += chunk_, x += chunk, y += chunk) {
       src_.Point(x);
       dst_.Point(y);
-      RunBn(handoff);
+      RunBn();
     }
     return;
   }
   src_.Point(x);
   dst_.Point(y);
   Point(mean_, Output(3, DType::kFloat32, {c})->mutable_data<float>());
-  RunBn(handoff);
+  RunBn();
   UpdateStatistics(batch_variance_.data());
 }
 
-void SpatialBNOp::RunBn(const ScratchHandoff& handoff) {
-  src_.ReorderUnlessHandedOver(handoff, Input(0));  // X before Y: Y may be X
+void SpatialBNOp::RunBn() {
+  src_.Reorder();  // X before Y: Y may be X
   bn_.Run();
   dst_.Reorder();
 }
@@ -220,6 +231,7 @@ BRAID_OPERATOR_SCHEMA(SpatialBN)
     .NumOutputs(1, 5)
     .AllowInplace({{0, 0}})
     .EnforceInplace({{3, 1}, {4, 2}})
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const SpatialBnShapes s = ComputeForwardShapes(def, in);

@@ -40,11 +40,18 @@ struct SpatialBnShapes {
   std::vector<int64_t> x_dims;
   int64_t channels = 0;
   int64_t spatial = 1;  // product of the dims after C
+  // Tensor layouts, set by the op (not by ComputeSpatialBnShapes): X and Y for SpatialBN; X, dY
+  // and dX for SpatialBNGradient.
+  Layout x_layout = Layout::kPlain, y_layout = Layout::kPlain, dx_layout = Layout::kPlain;
   // X as oneDNN sees it: NCHW as it is (so that its blocked layout is a Conv's), other ranks as
   // [N, C, spatial, 1].
   dnnl::memory::dims DnnlDims() const {
     if (x_dims.size() == 4) return {x_dims[0], x_dims[1], x_dims[2], x_dims[3]};
     return {x_dims[0], channels, spatial, 1};
+  }
+  // A tensor of X's shape in `layout`, on DnnlDims.
+  dnnl::memory::desc Desc(Layout layout) const {
+    return layout == Layout::kPlain ? PlainDesc(DnnlDims()) : TensorDesc(x_dims, layout);
   }
 };
 
@@ -72,8 +79,7 @@ class SpatialBNOp final : public OperatorBase {
   };
   void Prepare();
   void Bind(const Plan& plan);
-  // Reorders around the primitive; X's reorder is skipped when the previous op handed its copy.
-  void RunBn(const ScratchHandoff& handoff);
+  void RunBn();  // reorders around the primitive
   void UpdateStatistics(const float* batch_var);
 
   std::vector<int64_t> prepared_dims_;

@@ -30,8 +30,8 @@ TrainingNets ResNet20Nets() {
   spec.forward = [](ModelBuilder* b, const std::string& data) {
     return AddResNet(b, ResNetSpecFromName("resnet20", 1, 10), data);
   };
-  spec.train_input.set_type("IdxImageInput");
-  spec.test_input.set_type("IdxImageInput");
+  spec.train_input = SyntheticImageReader({8, 1, 28, 10}, "train_reader");
+  spec.test_input = SyntheticImageReader({8, 1, 28, 10}, "test_reader");
   spec.optimizer.lr.max_iter = 100;
   return BuildTrainingNets(spec);
 }

@@ -60,6 +60,8 @@ DEFINE_bool(memory_plan, true,
             "bind the nets' recyclable blobs into a planned arena (as braid_train does)");
 DEFINE_bool(recompute, true,
             "recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h)");
+DEFINE_bool(blocked_layouts, true,
+            "keep activations between oneDNN ops blocked (tools/models/blocked_layouts.h)");
 DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
 DEFINE_bool(json, false, "print the results as JSON instead of a table");
 DEFINE_bool(list, false, "list the selected rows and exit");
@@ -130,6 +132,7 @@ std::vector<std::string> ChildArgs(const BenchRow& row) {
           "--min_seconds=" + std::to_string(FLAGS_min_seconds),
           std::string("--memory_plan=") + (FLAGS_memory_plan ? "true" : "false"),
           std::string("--recompute=") + (FLAGS_recompute ? "true" : "false"),
+          std::string("--blocked_layouts=") + (FLAGS_blocked_layouts ? "true" : "false"),
           std::string("--profile=") + (FLAGS_profile ? "true" : "false")};
 }
 
@@ -228,6 +231,7 @@ int RunOneRow(const std::string& name) {
   o.profile = FLAGS_profile;
   o.memory_plan = FLAGS_memory_plan;
   o.recompute = FLAGS_recompute;
+  o.blocked_layouts = FLAGS_blocked_layouts;
   RowTiming t;
   try {
     t = RunBenchRow(*row, o);
@@ -247,10 +251,10 @@ std::string Settings() {
   std::snprintf(line, sizeof(line),
                 "executor=%s threads=%d (num_workers, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) "
                 "warmup=%d min_iters=%d min_seconds=%g memory_plan=%d recompute=%d "
-                "hardware_threads=%u",
+                "blocked_layouts=%d hardware_threads=%u",
                 FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters,
                 FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0, FLAGS_recompute ? 1 : 0,
-                std::thread::hardware_concurrency());
+                FLAGS_blocked_layouts ? 1 : 0, std::thread::hardware_concurrency());
   return line;
 }
 

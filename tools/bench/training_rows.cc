@@ -48,6 +48,7 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
   nets_spec.optimizer.lr.policy = "fixed";
   nets_spec.optimizer.lr.base_lr = 0.01f;
   nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the Trainer
+  nets_spec.blocked_layouts = options.blocked_layouts;
   TrainingNets nets = BuildTrainingNets(nets_spec);
   for (NetDef* net : {&nets.train, &nets.test}) {
     net->set_type(options.executor);

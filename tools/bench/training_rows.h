@@ -61,6 +61,9 @@ struct RowOptions {
   // Recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h), as
   // braid_train does; only with memory_plan, without which it saves nothing.
   bool recompute = true;
+  // Keep activations between oneDNN ops blocked (tools/models/blocked_layouts.h), as braid_train
+  // does.
+  bool blocked_layouts = true;
 };
 
 struct RowTiming {

@@ -1,7 +1,12 @@
 #include "tools/models/training_nets.h"
 
+#include <map>
+#include <string>
+
 #include "runtime/autodiff.h"
+#include "runtime/shape_inference.h"
 #include "runtime/status.h"
+#include "tools/models/blocked_layouts.h"
 #include "tools/models/recompute.h"
 
 namespace braid {
@@ -167,6 +172,11 @@ TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
   if (nets.params.params.size() != params_before) {
     ThrowInvalid("model '" + spec.name + "': the test forward pass creates parameters the train " +
                  "pass does not (e.g. '" + nets.params.params[params_before].name + "')");
+  }
+  if (spec.blocked_layouts) {
+    const std::map<std::string, ShapeInfo> params = InferBlobShapes(nets.params.init_net, {});
+    UseBlockedLayouts(&nets.train, params);
+    UseBlockedLayouts(&nets.test, params);
   }
   return nets;
 }

@@ -66,6 +66,9 @@ struct TrainingNetsSpec {
   // forward pass (tools/models/recompute.h): less memory for a little more arithmetic, when the
   // train net's memory is planned with shared activations (else it only adds blobs).
   bool recompute_bn_relu = true;
+  // Keep activations between oneDNN ops in the blocked layout (tools/models/blocked_layouts.h),
+  // in the train and test nets: no reorders between consecutive conv, batch-norm and pooling ops.
+  bool blocked_layouts = true;
 };
 
 struct TrainingNets {
