@@ -67,12 +67,13 @@ class OpSchema {
   OpSchema& TensorInference(ShapeFunction fn);
   // Output i has input i's type and shape (input 0's for outputs beyond the inputs).
   OpSchema& IdenticalTypeAndShape();
-  // The op communicates with other devices or processes (all-reduce, broadcast...).
   // Layouts (runtime/tensor.h). The op reads these inputs in either layout and writes these
-  // outputs blocked when its kBlockedOutputsArg lists them; its other inputs must be plain.
+  // outputs blocked when its kBlockedOutputsArg lists them; its other inputs must be plain
+  // (OperatorBase::CheckInputLayouts).
   OpSchema& BlockedPorts(std::function<LayoutPorts(const OperatorDef&)> ports);
   // Elementwise ops: every input in either layout (all alike), every output in the inputs' layout.
   OpSchema& LayoutFollowsInputs();
+  // The op communicates with other devices or processes (all-reduce, broadcast...).
   OpSchema& Collective();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();

@@ -54,7 +54,9 @@ void ApplySameLayout(const float* x, const Affine& f, const float* residual, int
   }
   constexpr int64_t kBlock = kLayoutBlock;
   const int64_t blocks = c / kBlock;
-  // ParallelFor cuts on multiples of 16 elements: every range starts at a pixel's lane 0.
+  // ParallelFor cuts ranges on 64-byte lines (its contract, ops/common/parallel.h), 16 floats:
+  // every range starts at a pixel's lane 0 and ends at one (n is a multiple of 16).
+  static_assert(kBlock * sizeof(float) == 64);
   ParallelFor(n, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin / kBlock; p < end / kBlock;) {
       const int64_t plane = p / spatial;  // (sample, channel block)
@@ -117,21 +119,22 @@ void SpatialBNApplyOp::Run() {
   for (int64_t ch = 0; ch < s.channels; ++ch) {
     f.a[ch] = Input(4).data<float>()[ch] * Input(1).data<float>()[ch];
   }
+  const bool same_layout = x_layout == y_layout && r_layout == y_layout;
+  const bool in_place = Output(0) == &x || (has_residual && Output(0) == &Input(5));
+  if (!same_layout && in_place) {
+    ThrowInvalidArgument("SpatialBNApply runs in place only when X, residual and Y share a layout");
+  }
   Tensor* out = Output(0, DType::kFloat32, s.x_dims);
   float* y = out->mutable_data<float>();
+  out->set_layout(y_layout);  // before writing: throws for a Y that cannot be blocked
   const bool relu = args().Get<bool>("relu", false);
-  if (x_layout == y_layout && r_layout == y_layout) {
+  if (same_layout) {
     (relu ? ApplySameLayout<true> : ApplySameLayout<false>)(xs, f, residual, s.channels,
                                                             s.spatial, x.numel(), y_layout, y);
   } else {
-    if (xs == y || residual == y) {
-      ThrowInvalidArgument("SpatialBNApply runs in place only when X, residual and Y share a "
-                           "layout");
-    }
     (relu ? ApplyMixedLayouts<true> : ApplyMixedLayouts<false>)(
         xs, x_layout, f, residual, r_layout, s.channels, s.spatial, s.x_dims[0], y_layout, y);
   }
-  out->set_layout(y_layout);
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNApply)

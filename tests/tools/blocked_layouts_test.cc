@@ -15,10 +15,14 @@
 
 #include "runtime/argument.h"
 #include "runtime/autodiff.h"
+#include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/shape_inference.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
+#include "tools/models/data_parallel.h"
+#include "tools/models/resnet.h"
+#include "tools/models/training_nets.h"
 
 namespace braid {
 namespace {
@@ -265,6 +269,97 @@ TEST(BlockedLayoutsTest, RewrittenTrainingNetBuildsAndComputesTheSameGradients) 
   }
   ExpectLayout(*blocked, "out_grad", Layout::kPlain);  // AveragedLossGradient has no ports
   for (const std::string& blob : fetched) ExpectSameValues(*plain, *blocked, blob);
+}
+
+// ResNet-20 (two channel blocks from its second stage on) on 8x8 synthetic images.
+TrainingNets SmallResNet(bool blocked) {
+  TrainingNetsSpec spec;
+  spec.name = "r20";
+  spec.forward = [](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, ResNetSpecFromName("resnet20", 1, 4), data);
+  };
+  spec.train_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "reader");
+  spec.test_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "test_reader");
+  spec.optimizer.lr.policy = "fixed";
+  spec.optimizer.lr.base_lr = 0.05f;
+  spec.blocked_layouts = blocked;
+  return BuildTrainingNets(spec);
+}
+
+int CountBlockedOutputs(const NetDef& net) {
+  int n = 0;
+  for (const OperatorDef& op : net.op()) {
+    for (const Argument& arg : op.arg()) {
+      if (arg.name() == kBlockedOutputsArg) n += arg.ints_size();
+    }
+  }
+  return n;
+}
+
+// Trains `nets` 4 steps on the dag executor with 2 workers and a planned arena (recycled blobs
+// change layout from one logical blob to the next), runs the test net once, and returns every
+// checkpointed blob's values with the test accuracy's.
+std::map<std::string, std::vector<float>> TrainPlanned(const TrainingNets& nets) {
+  Workspace ws;
+  EXPECT_TRUE(ws.RunNetOnce(nets.params.init_net).ok());
+  NetDef train = nets.train;
+  train.set_type("dag");
+  Argument* workers = train.add_arg();
+  workers->set_name("num_workers");
+  workers->set_i(2);
+  Net* net = ws.CreateNet(train);
+  MemoryPlanOptions options;
+  options.mode = PlanMode::kTraining;
+  options.share_activations = true;
+  options.keep = {nets.OnDevice(0, nets.loss), nets.OnDevice(0, nets.accuracy),
+                  nets.OnDevice(0, nets.lr), nets.OnDevice(0, nets.iter)};
+  options.verify = true;
+  const std::unique_ptr<NetMemory> memory = PlanNetMemory(*net, &ws, options);
+  for (int step = 0; step < 4; ++step) {
+    const Status s = net->Run();
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  Workspace test_ws(&ws);
+  const Status s = test_ws.RunNetOnce(nets.test);
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::map<std::string, std::vector<float>> values;
+  for (const std::string& blob : nets.CheckpointBlobs()) {
+    const Tensor* t = ws.GetBlob(blob);
+    if (t->dtype() != DType::kFloat32) continue;
+    values[blob].assign(t->data<float>(), t->data<float>() + t->numel());
+  }
+  const Tensor* accuracy = test_ws.GetBlob(nets.OnDevice(0, nets.test_accuracy));
+  values["test accuracy"] = {accuracy->data<float>()[0]};
+  return values;
+}
+
+void ExpectSameTraining(const TrainingNets& plain, const TrainingNets& blocked) {
+  const auto want = TrainPlanned(plain), got = TrainPlanned(blocked);
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [blob, values] : want) {
+    const std::vector<float>& other = got.at(blob);
+    ASSERT_EQ(other.size(), values.size()) << blob;
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_NEAR(other[i], values[i], 1e-4f + 1e-3f * std::fabs(values[i])) << blob << "[" << i << "]";
+    }
+  }
+}
+
+// With recomputation, a planned arena, the dag executor and the test net in a child workspace,
+// the blocked nets train to the parameters (and running statistics) the plain ones train to.
+TEST(BlockedLayoutsTest, ResNetTrainsAsWithoutBlockedLayouts) {
+  const TrainingNets plain = SmallResNet(false), blocked = SmallResNet(true);
+  EXPECT_EQ(CountBlockedOutputs(plain.train), 0);
+  EXPECT_GT(CountBlockedOutputs(blocked.train), 50);
+  EXPECT_GT(CountBlockedOutputs(blocked.test), 10);
+  ExpectSameTraining(plain, blocked);
+}
+
+TEST(BlockedLayoutsTest, DataParallelResNetTrainsAsWithoutBlockedLayouts) {
+  DeviceOption cpu0, cpu1;
+  cpu1.set_device_id(1);
+  ExpectSameTraining(ReplicateForDevices(SmallResNet(false), {cpu0, cpu1}),
+                     ReplicateForDevices(SmallResNet(true), {cpu0, cpu1}));
 }
 
 }  // namespace

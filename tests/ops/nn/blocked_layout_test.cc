@@ -4,6 +4,7 @@
 // rules (writes reset the layout, shape checks) hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -121,7 +122,12 @@ void ExpectSameValues(const LayoutCase& c) {
       }
     }
   }
-  // Plain inputs again: the op prepares anew and reads them as plain.
+  // Plain inputs again: the op prepares anew and reads them as plain (unless that would take a
+  // SpatialBNApply in place across layouts, which it refuses).
+  const bool in_place = std::any_of(def.output().begin(), def.output().end(), [&](const auto& o) {
+    return std::find(def.input().begin(), def.input().end(), o) != def.input().end();
+  });
+  if (in_place && def.type() == "SpatialBNApply" && !c.blocked_outputs.empty()) return;
   c.feed(&ws);
   ASSERT_TRUE(net->Run().ok());
   for (int o = 0; o < def.output_size(); ++o) {
@@ -161,6 +167,17 @@ void FeedPool(Workspace* ws) {
   Feed<float>(ws, "G", {2, 32, 1, 1}, Random(&rng, 2 * 32));
 }
 
+// Over 32K elements, so that elementwise loops split across threads (ops/common/parallel.h).
+void FeedLarge(Workspace* ws) {
+  std::mt19937 rng(13);
+  Feed<float>(ws, "X", {4, 32, 24, 24}, Random(&rng, 4 * 32 * 576));
+  Feed<float>(ws, "R", {4, 32, 24, 24}, Random(&rng, 4 * 32 * 576));
+  Feed<float>(ws, "s", {32}, Random(&rng, 32, 0.5f, 1.5f));
+  Feed<float>(ws, "b", {32}, Random(&rng, 32));
+  Feed<float>(ws, "sm", {32}, Random(&rng, 32));
+  Feed<float>(ws, "siv", {32}, Random(&rng, 32, 0.5f, 1.5f));
+}
+
 constexpr char kConv[] = R"(type: "Conv" input: "X" input: "W" output: "Y"
     arg { name: "kernel" i: 3 } arg { name: "pad" i: 1 })";
 constexpr char kConvGrad[] = R"(type: "ConvGradient" input: "X" input: "W" input: "dY"
@@ -172,6 +189,8 @@ constexpr char kBnTest[] = R"(type: "SpatialBN" input: "X" input: "s" input: "b"
     input: "rv" output: "Y" arg { name: "is_test" i: 1 })";
 constexpr char kBnInPlace[] = R"(type: "SpatialBN" input: "X" input: "s" input: "b" input: "rm"
     input: "rv" output: "X" arg { name: "is_test" i: 1 })";
+constexpr char kBnTrainInPlace[] = R"(type: "SpatialBN" input: "X" input: "s" input: "b"
+    input: "rm" input: "rv" output: "X" output: "rm" output: "rv" output: "sm2" output: "siv2")";
 constexpr char kBnGrad[] = R"(type: "SpatialBNGradient" input: "X" input: "s" input: "dY"
     input: "sm" input: "siv" output: "dX" output: "ds" output: "db")";
 constexpr char kApply[] = R"(type: "SpatialBNApply" input: "X" input: "s" input: "b"
@@ -192,6 +211,9 @@ TEST(BlockedLayoutTest, SpatialBNAndItsGradientReadAndWriteEitherLayoutWithTheSa
   ExpectSameValues({kBn, FeedConvBn, {"X"}, {0}});
   ExpectSameValues({kBnTest, FeedConvBn, {"X"}, {}});
   ExpectSameValues({kBnInPlace, FeedConvBn, {"X"}, {0}});
+  ExpectSameValues({kBnInPlace, FeedConvBn, {"X"}, {}});  // in place, blocked X to plain Y
+  ExpectSameValues({kBnTrainInPlace, FeedConvBn, {"X"}, {}});
+  ExpectSameValues({kBnTrainInPlace, FeedConvBn, {}, {0}});
   ExpectSameValues({kBnGrad, FeedConvBn, {"X", "dY"}, {0}});
   ExpectSameValues({kBnGrad, FeedConvBn, {"dY"}, {}});
 }
@@ -200,6 +222,27 @@ TEST(BlockedLayoutTest, SpatialBNApplyMixesLayoutsWithTheSameValues) {
   ExpectSameValues({kApply, FeedConvBn, {"X", "R"}, {0}});  // one layout: the fast path
   ExpectSameValues({kApply, FeedConvBn, {"X"}, {}});        // mixed: element by element
   ExpectSameValues({kApply, FeedConvBn, {"R"}, {0}});
+  // Large enough to split across threads, in place on X and on the residual.
+  ExpectSameValues({kApply, FeedLarge, {"X", "R"}, {0}});
+  const std::string on_x = R"(type: "SpatialBNApply" input: "X" input: "s" input: "b"
+      input: "sm" input: "siv" input: "R" output: "X")";
+  const std::string on_r = R"(type: "SpatialBNApply" input: "X" input: "s" input: "b"
+      input: "sm" input: "siv" input: "R" output: "R" arg { name: "relu" i: 1 })";
+  ExpectSameValues({on_x, FeedLarge, {"X", "R"}, {0}});
+  ExpectSameValues({on_r, FeedLarge, {"X", "R"}, {0}});
+  ExpectSameValues({on_x, FeedLarge, {}, {}});
+}
+
+TEST(BlockedLayoutTest, SpatialBNApplyRefusesInPlaceAcrossLayoutsBeforeWriting) {
+  Workspace ws;
+  FeedLarge(&ws);
+  MakeBlocked(&ws, "X");
+  const std::vector<float> before = FetchAnyLayout(ws, "X");
+  const std::string error = RunOpError(&ws, R"(type: "SpatialBNApply" input: "X" input: "s"
+      input: "b" input: "sm" input: "siv" input: "R" output: "X")");
+  EXPECT_NE(error.find("in place only when"), std::string::npos) << error;
+  EXPECT_EQ(ws.GetBlob("X")->layout(), Layout::kBlocked16);
+  EXPECT_EQ(FetchAnyLayout(ws, "X"), before);
 }
 
 TEST(BlockedLayoutTest, PoolingRunsOnTheInputsLayout) {
@@ -240,10 +283,15 @@ TEST(BlockedLayoutTest, PlainReadersRefuseBlockedTensorsNamingTheOp) {
   Workspace ws;
   FeedConvBn(&ws);
   MakeBlocked(&ws, "X");
-  const std::string error =
-      RunOpError(&ws, R"(type: "Flatten" name: "flat" input: "X" output: "F")");
-  EXPECT_NE(error.find("Flatten"), std::string::npos) << error;
-  EXPECT_NE(error.find("not in the plain layout"), std::string::npos) << error;
+  // In place too: the op would reset X's layout by writing before it reads.
+  for (const std::string& op : {std::string(R"(type: "Flatten" name: "flat" input: "X" output: "F")"),
+                                std::string(R"(type: "Sigmoid" name: "sig" input: "X" output: "X")")}) {
+    const std::string error = RunOpError(&ws, op);
+    EXPECT_NE(error.find(ParseOp(op).type()), std::string::npos) << error;
+    EXPECT_NE(error.find("input 'X' float32[2,32,6,6] (blocked16) is blocked"), std::string::npos)
+        << error;
+    EXPECT_EQ(ws.GetBlob("X")->layout(), Layout::kBlocked16);
+  }
 }
 
 TEST(BlockedLayoutTest, BlockedOutputsOutsideTheOpsPortsAreRejectedWhenTheNetIsBuilt) {
