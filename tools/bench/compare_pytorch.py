@@ -6,11 +6,14 @@ For every row of braid_bench_training (resnet20 1x28x28 batch 64; resnet18 and r
 --json --rows=NAME, which runs the row in its own child process) and then the same model, batch,
 data shape and thread count in PyTorch, also in a child process of its own, and prints one table:
 images/s and peak RSS of each, their ratios and whether braid meets its targets (training images/s
->= 1.3x PyTorch's; peak RSS <= 0.6x PyTorch's on every row). Rows alternate braid, PyTorch, so
-background load hits both alike; the "others" columns show how many cores other processes used.
-Both frameworks' OpenMP teams slow down several-fold when another process holds a core, so a row
-run under more than --max-others cores of background load is run again (up to --attempts times,
---retry-wait seconds apart) and the least loaded attempt is kept.
+>= 1.3x PyTorch's; peak RSS <= 0.6x PyTorch's on every row). Each row runs --rounds times,
+alternating braid, PyTorch, braid, PyTorch, ..., and keeps each framework's fastest round (the one
+least disturbed, as timeit does; this machine's speed drifts by 10-30% over minutes with no other
+process running) and its largest peak RSS. The "others" columns show how many cores other
+processes used. Both frameworks' OpenMP teams slow down several-fold when another process holds a
+core, so rounds run under more than --max-others cores of background load do not count, and the
+row runs again (up to --attempts more times, --retry-wait seconds apart); if no round was quiet,
+the least loaded one is kept.
 
 The PyTorch models are written out here to match tools/models/resnet.cc layer for layer (conv
 without bias -> BatchNorm, ReLU; a projection shortcut of 1x1 conv + BatchNorm when a block changes
@@ -231,22 +234,35 @@ def background_load(braid, torch_result):
 
 
 def run_row_pair(args, row):
-    """Runs the row in braid, then in PyTorch; again (up to --attempts) while other processes
-    used more than --max-others cores during either, keeping the least loaded attempt."""
-    best = None
-    for attempt in range(1, args.attempts + 1):
+    """Runs the row in braid, then in PyTorch, --rounds times, plus up to --attempts more while
+    fewer than --rounds rounds ran under --max-others cores of background load. Returns (braid,
+    torch, braid's report): each framework's fastest kept round, with its largest peak RSS."""
+    rounds = []  # (braid, torch, report, load)
+    for attempt in range(1, args.rounds + args.attempts + 1):
         braid, report = run_braid_row(args, row["name"])
         torch_result = run_torch_row_in_child(args, row)
         load = background_load(braid, torch_result)
         print("  %-20s braid %s | torch %s | others %.2f cores" % (
             row["name"], summary(braid), summary(torch_result), load), file=sys.stderr, flush=True)
-        if best is None or load < background_load(best[0], best[1]):
-            best = (braid, torch_result, report)
-        if load <= args.max_others or attempt == args.attempts:
+        rounds.append((braid, torch_result, report, load))
+        quiet = [r for r in rounds if r[3] <= args.max_others]
+        if len(quiet) >= args.rounds or attempt == args.rounds + args.attempts:
             break
-        print("  background load above %.2f cores: again in %d s" % (
-            args.max_others, args.retry_wait), file=sys.stderr, flush=True)
-        time.sleep(args.retry_wait)
+        if load > args.max_others:
+            print("  background load above %.2f cores: again in %d s" % (
+                args.max_others, args.retry_wait), file=sys.stderr, flush=True)
+            time.sleep(args.retry_wait)
+    kept = quiet or [min(rounds, key=lambda r: r[3])]
+    return best_of([r[0] for r in kept]), best_of([r[1] for r in kept]), kept[0][2]
+
+
+def best_of(results):
+    """The fastest of one framework's results, with the largest peak RSS among them."""
+    ok = [r for r in results if "images_per_second" in r]
+    if not ok:
+        return results[0]
+    best = dict(max(ok, key=lambda r: r["images_per_second"]))
+    best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in ok)
     return best
 
 
@@ -285,9 +301,9 @@ def print_table(results, header, max_others):
         if braid.get("trainable_params") != torch_result["trainable_params"]:
             print("  WARNING: trainable parameters differ: braid %s, PyTorch %s" %
                   (braid.get("trainable_params"), torch_result["trainable_params"]))
-    print("\nimages/s: batch / median timed iteration; MB: peak RSS of the row's own process "
-          "(ru_maxrss).\nothers: cores' worth of CPU used by other processes while the row ran "
-          "(background load; 0 = quiet machine).\nLOADED: every attempt ran under more than %.2f "
+    print("\nimages/s: batch / median timed iteration, the fastest of the row's rounds; MB: peak "
+          "RSS of the row's own process (ru_maxrss), the largest of its rounds.\nothers: cores' worth of CPU used by other processes while the row ran "
+          "(background load; 0 = quiet machine).\nLOADED: every round ran under more than %.2f "
           "cores of background load; its numbers may be off several-fold." % max_others)
 
 
@@ -307,7 +323,10 @@ def parse_args():
     parser.add_argument("--min-seconds", type=float, default=5.0)
     parser.add_argument("--max-others", type=float, default=0.25,
                         help="re-run a row when other processes used more cores than this")
-    parser.add_argument("--attempts", type=int, default=3, help="runs per row, at most")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="quiet braid + PyTorch rounds per row; the fastest of each counts")
+    parser.add_argument("--attempts", type=int, default=2,
+                        help="extra rounds per row, at most, while rounds were loaded")
     parser.add_argument("--retry-wait", type=int, default=20, help="seconds before a re-run")
     parser.add_argument("--json-out", default="", help="also write the results to this file")
     parser.add_argument("--torch-row", default="", help=argparse.SUPPRESS)
