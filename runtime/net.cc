@@ -72,10 +72,7 @@ Status Net::RunObservedOp(OperatorBase& op) {
   OpEvent event;
   event.thread = CurrentThreadIndex();
   event.start_ns = NowNanos();
-  Status status = StatusFromCall([&] {
-    op.CheckInputLayouts();
-    op.Run();
-  });
+  Status status = StatusFromCall([&] { op.Run(); });
   event.end_ns = NowNanos();
   events_[i] = event;
   if (!status.ok()) return Status(status.code(), OpLabel(i) + ": " + status.message());

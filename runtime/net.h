@@ -70,7 +70,6 @@ class Net {
   Status RunOp(OperatorBase& op) {
     if (!observers_.empty()) return RunObservedOp(op);
     try {
-      op.CheckInputLayouts();
       op.Run();
       return Status::OK();
     } catch (...) {

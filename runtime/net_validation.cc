@@ -1,5 +1,7 @@
 #include "runtime/net_validation.h"
 
+#include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include "runtime/op_registry.h"
@@ -51,6 +53,42 @@ void ValidateOp(const NetDef& net, int i, const Workspace& ws,
   for (const std::string& ctl : op.control_input()) require(ctl, "control input");
 }
 
+// See the header: blobs the net may hold blocked, and an op reading one outside its ports.
+void CheckBlockedReaders(const NetDef& net) {
+  std::map<std::string, int> blocked;  // blob -> an op writing it blocked
+  for (int i = 0; i < net.op_size(); ++i) {
+    const OperatorDef& op = net.op(i);
+    for (const Argument& arg : op.arg()) {
+      if (arg.name() != kBlockedOutputsArg) continue;
+      for (int64_t o : arg.ints()) blocked.emplace(op.output(static_cast<int>(o)), i);
+    }
+  }
+  for (bool grew = !blocked.empty(); grew;) {  // through elementwise ops, to a fixed point
+    grew = false;
+    for (int i = 0; i < net.op_size(); ++i) {
+      const OperatorDef& op = net.op(i);
+      if (!FindSchema(op.type())->layout_follows_inputs()) continue;
+      const bool reads_blocked = std::any_of(op.input().begin(), op.input().end(),
+                                             [&](const auto& in) { return blocked.count(in); });
+      if (!reads_blocked) continue;
+      for (const std::string& out : op.output()) grew = blocked.emplace(out, i).second || grew;
+    }
+  }
+  if (blocked.empty()) return;
+  for (int i = 0; i < net.op_size(); ++i) {
+    const OperatorDef& op = net.op(i);
+    const std::vector<int> ports = FindSchema(op.type())->BlockedPortsOf(op).inputs;
+    for (int in = 0; in < op.input_size(); ++in) {
+      const auto it = blocked.find(op.input(in));
+      if (it == blocked.end() || std::find(ports.begin(), ports.end(), in) != ports.end()) continue;
+      Fail(StatusCode::kInvalidArgument, net, i,
+           "input '" + op.input(in) + "' may be blocked (" + OpLabelOf(net, it->second) +
+               " writes it in the blocked layout), but " + op.type() +
+               " reads it in the plain layout only");
+    }
+  }
+}
+
 }  // namespace
 
 std::string OpLabelOf(const NetDef& net, int i) {
@@ -81,6 +119,7 @@ void ValidateNet(const NetDef& net, const Workspace& ws) {
                                    "' is neither produced by an op nor in the workspace"));
     }
   }
+  CheckBlockedReaders(net);
 }
 
 }  // namespace braid

@@ -69,7 +69,7 @@ class OpSchema {
   OpSchema& IdenticalTypeAndShape();
   // Layouts (runtime/tensor.h). The op reads these inputs in either layout and writes these
   // outputs blocked when its kBlockedOutputsArg lists them; its other inputs must be plain
-  // (OperatorBase::CheckInputLayouts).
+  // (runtime/net_validation.h checks a net for it).
   OpSchema& BlockedPorts(std::function<LayoutPorts(const OperatorDef&)> ports);
   // Elementwise ops: every input in either layout (all alike), every output in the inputs' layout.
   OpSchema& LayoutFollowsInputs();

@@ -2,11 +2,7 @@
 
 #include <glog/logging.h>
 
-#include <algorithm>
-
 #include "planner/op_seed.h"
-#include "runtime/op_schema.h"
-#include "runtime/status.h"
 #include "runtime/workspace.h"
 
 namespace braid {
@@ -24,18 +20,6 @@ OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
     outputs_.push_back(t);
   }
   seed_ = OpSeed(def_);
-  const OpSchema* schema = FindSchema(def_.type());
-  const std::vector<int> ports =
-      schema != nullptr ? schema->BlockedPortsOf(def_).inputs : std::vector<int>{};
-  for (int i = 0; i < def_.input_size(); ++i) {
-    if (std::find(ports.begin(), ports.end(), i) == ports.end()) plain_inputs_.push_back(i);
-  }
-}
-
-void OperatorBase::ThrowBlockedInput(int i) const {
-  throw Error(Status::InvalidArgument("input '" + def_.input(i) + "' " +
-                                      inputs_[i]->ShapeString() + " is blocked, but " + type() +
-                                      " reads it in the plain layout only"));
 }
 
 std::mt19937_64& OperatorBase::rng() {

@@ -39,14 +39,6 @@ class OperatorBase {
   OperatorBase& operator=(const OperatorBase&) = delete;
 
   virtual void Run() = 0;
-  // Throws braid::Error naming the input when an input the op reads plain only (outside its
-  // schema's BlockedPortsOf) holds a blocked tensor (runtime/tensor.h). The executors call it
-  // before Run: an op running in place would reset the layout by writing before it reads.
-  void CheckInputLayouts() const {
-    for (int i : plain_inputs_) {
-      if (inputs_[i]->layout() != Layout::kPlain) ThrowBlockedInput(i);
-    }
-  }
 
   const OperatorDef& def() const { return def_; }
   const std::string& type() const { return def_.type(); }
@@ -68,7 +60,6 @@ class OperatorBase {
   std::mt19937_64& rng();
 
  private:
-  [[noreturn]] void ThrowBlockedInput(int i) const;
 
   int net_position_ = -1;  // first: shares the vtable pointer's cache line
   OperatorDef def_;
@@ -76,7 +67,6 @@ class OperatorBase {
   ArgumentReader args_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
-  std::vector<int> plain_inputs_;  // inputs outside the schema's blocked ports
   uint64_t seed_;
   std::unique_ptr<std::mt19937_64> rng_;
 };
