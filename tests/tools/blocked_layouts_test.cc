@@ -20,6 +20,7 @@
 #include "runtime/shape_inference.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
+#include "tests/tools/small_resnet.h"
 #include "tools/models/data_parallel.h"
 #include "tools/models/resnet.h"
 #include "tools/models/training_nets.h"
@@ -271,17 +272,8 @@ TEST(BlockedLayoutsTest, RewrittenTrainingNetBuildsAndComputesTheSameGradients) 
   for (const std::string& blob : fetched) ExpectSameValues(*plain, *blocked, blob);
 }
 
-// ResNet-20 (two channel blocks from its second stage on) on 8x8 synthetic images.
 TrainingNets SmallResNet(bool blocked) {
-  TrainingNetsSpec spec;
-  spec.name = "r20";
-  spec.forward = [](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, ResNetSpecFromName("resnet20", 1, 4), data);
-  };
-  spec.train_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "reader");
-  spec.test_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "test_reader");
-  spec.optimizer.lr.policy = "fixed";
-  spec.optimizer.lr.base_lr = 0.05f;
+  TrainingNetsSpec spec = SmallResNetSpec();
   spec.blocked_layouts = blocked;
   return BuildTrainingNets(spec);
 }

@@ -13,6 +13,7 @@
 #include "runtime/net.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
+#include "tests/tools/small_resnet.h"
 #include "tools/models/model_builder.h"
 #include "tools/models/resnet.h"
 #include "tools/models/training_nets.h"
@@ -94,17 +95,8 @@ TEST(RecomputeTest, LeavesAloneWhatWouldNotRecomputeTheSameValues) {
   }
 }
 
-// One device, ResNet-20 on 8x8 synthetic images (2 of each block kind at depth 20).
 TrainingNets SmallResNet(bool recompute) {
-  TrainingNetsSpec spec;
-  spec.name = "r20";
-  spec.forward = [](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, ResNetSpecFromName("resnet20", 1, 4), data);
-  };
-  spec.train_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "reader");
-  spec.test_input = SyntheticImageReader({8, 1, 8, 4, /*examples=*/32}, "test_reader");
-  spec.optimizer.lr.policy = "fixed";
-  spec.optimizer.lr.base_lr = 0.05f;
+  TrainingNetsSpec spec = SmallResNetSpec();
   spec.recompute_bn_relu = recompute;
   return BuildTrainingNets(spec);
 }
