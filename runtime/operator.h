@@ -60,7 +60,6 @@ class OperatorBase {
   std::mt19937_64& rng();
 
  private:
-
   int net_position_ = -1;  // first: shares the vtable pointer's cache line
   OperatorDef def_;
   Device device_;

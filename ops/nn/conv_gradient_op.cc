@@ -107,9 +107,9 @@ void ConvGradientOp::Prepare() {
                               .Add(s.window.DnnlDilation())
                               .Add(s.window.PadBegin())
                               .Add(s.window.PadEnd())
-                              .Add(static_cast<int64_t>(s.x_layout))
-                              .Add(static_cast<int64_t>(s.y_layout))
-                              .Add(static_cast<int64_t>(s.dx_layout))
+                              .Add(s.x_layout)
+                              .Add(s.y_layout)
+                              .Add(s.dx_layout)
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvBackwardPlan>(
       key, [&s, with_dx] { return MakeConvBackwardPlan(s, with_dx); });

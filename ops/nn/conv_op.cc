@@ -124,8 +124,8 @@ void ConvOp::Bind(int64_t chunk) {
                               .Add(s.window.DnnlDilation())
                               .Add(s.window.PadBegin())
                               .Add(s.window.PadEnd())
-                              .Add(static_cast<int64_t>(s.x_layout))
-                              .Add(static_cast<int64_t>(s.y_layout))
+                              .Add(s.x_layout)
+                              .Add(s.y_layout)
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
       key, [&s] { return MakeConvForwardPlan(s); });

@@ -239,6 +239,7 @@ class CacheKey {
   CacheKey& Add(int64_t value);
   CacheKey& Add(const std::vector<int64_t>& values);
   CacheKey& Add(const std::string& value);
+  CacheKey& Add(Layout layout) { return Add(static_cast<int64_t>(layout)); }
   // Exact (bit pattern), so that nearby values such as epsilons never share a key.
   CacheKey& AddFloat(float value);
   const std::string& str() const { return key_; }

@@ -16,9 +16,9 @@ std::string PoolShapes::Key(const std::string& kind) const {
       .Add(window.Strides())
       .Add(window.PadBegin())
       .Add(window.PadEnd())
-      .Add(static_cast<int64_t>(x_layout))
-      .Add(static_cast<int64_t>(y_layout))
-      .Add(static_cast<int64_t>(dx_layout))
+      .Add(x_layout)
+      .Add(y_layout)
+      .Add(dx_layout)
       .str();
 }
 

@@ -30,9 +30,9 @@ void SpatialBNGradientOp::Prepare() {
   const std::string key = CacheKey("SpatialBNGradient")
                               .Add(s.DnnlDims())
                               .AddFloat(epsilon)
-                              .Add(static_cast<int64_t>(s.x_layout))
-                              .Add(static_cast<int64_t>(s.y_layout))
-                              .Add(static_cast<int64_t>(s.dx_layout))
+                              .Add(s.x_layout)
+                              .Add(s.y_layout)
+                              .Add(s.dx_layout)
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<Plan>(key, [&s, epsilon] {
     Plan plan;

@@ -110,8 +110,8 @@ void SpatialBNOp::Prepare() {
                               .Add(s.DnnlDims())
                               .Add(is_test_)
                               .AddFloat(epsilon_)
-                              .Add(static_cast<int64_t>(s.x_layout))
-                              .Add(static_cast<int64_t>(s.y_layout))
+                              .Add(s.x_layout)
+                              .Add(s.y_layout)
                               .str();
   const bool is_test = is_test_;
   const float epsilon = epsilon_;

@@ -283,9 +283,8 @@ void PrintTable(const std::vector<RowResult>& results) {
       "momenta; *_grad* blobs; the rest);\narena: the memory plan's arena, which holds the "
       "planned grads and acts in fewer bytes (0: --memory_plan=false);\nscratch: the net's "
       "per-worker scratch areas (ops' temporary buffers: oneDNN layout copies, scratchpads);\nthe "
-      "remainder of the peak is op-internal state, libraries and allocator slack.\nothers: cores' worth of CPU other "
-      "processes used during "
-      "the row (background load).\n",
+      "remainder of the peak is op-internal state, libraries and allocator slack.\nothers: cores' "
+      "worth of CPU other processes used during the row (background load).\n",
       Settings().c_str());
 }
 
