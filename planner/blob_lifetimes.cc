@@ -94,7 +94,7 @@ void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) 
     if (size == request.blob_bytes.end() || size->second <= 0) continue;
     if (a.read_first || a.writes.empty() || keep.count(name)) continue;
     if (training && !IsGradientName(name) && !request.share_activations) continue;
-    DeviceOption device = OpDevice(net, a.writes.front());
+    DeviceOption device = BlobDevice(net, request, name, a.writes.front());
     auto key = std::make_pair(device.device_type(), device.device_id());
     auto [it, added] = device_index.emplace(key, static_cast<int>(devices_.size()));
     if (added) {

@@ -40,6 +40,12 @@ DeviceOption OpDevice(const NetDef& net, int op) {
   return net.op(op).has_device_option() ? net.op(op).device_option() : net.device_option();
 }
 
+DeviceOption BlobDevice(const NetDef& net, const PlanRequest& request, const std::string& blob,
+                        int first_writer) {
+  auto it = request.blob_devices.find(blob);
+  return it != request.blob_devices.end() ? it->second : OpDevice(net, first_writer);
+}
+
 MemoryPlan PlanMemory(const NetDef& net, const PlanRequest& request) {
   BlobLifetimes lifetimes(net, request);
   const std::vector<std::vector<int>> by_device = lifetimes.BlobsByDevice();

@@ -17,7 +17,7 @@
 // share_activations is set; gradients of blobs read before written (parameters, inputs: for a blob
 // P, the blob named P + "_grad") only when share_parameter_gradients is set (they then hold other
 // blobs' bytes after a Run, like every recycled blob, so a caller that reads them keeps them). Each device (device_type, device_id) of the ops that
-// first write recycled blobs gets one arena.
+// first write recycled blobs gets one arena (PlanRequest::blob_devices says otherwise for some).
 //
 //   PlanRequest request;                     // runtime/memory_planning.h's PlanRequestFor fills
 //   request.blob_bytes = {{"fc1", 4096}};    // it from op schemas; here it is plain data
@@ -57,6 +57,9 @@ struct PlanRequest {
   bool share_parameter_gradients = false;  // recycle P_grad of blobs P read before written too
   PlanExecutor executor = PlanExecutor::kDag;
   int64_t alignment = 64;
+  // Where a blob lives when not on the device of the first op writing it (an op on a device that
+  // writes host memory: a copy). See BlobDevice.
+  std::map<std::string, DeviceOption> blob_devices;
 };
 
 struct BlobOffset {
@@ -85,6 +88,10 @@ MemoryPlan PlanMemory(const NetDef& net, const PlanRequest& request);
 
 // Device option an op runs with: its own if set, else the net's.
 DeviceOption OpDevice(const NetDef& net, int op);
+// The device whose arena holds `blob`, first written by op `first_writer`: its entry in
+// request.blob_devices, else that op's device.
+DeviceOption BlobDevice(const NetDef& net, const PlanRequest& request, const std::string& blob,
+                        int first_writer);
 
 }  // namespace braid
 

@@ -160,14 +160,13 @@ std::string CheckPlacement(const NetDef& net, const PlanRequest& request,
     return where + " is smaller than its size " + std::to_string(size) + " bytes";
   }
   const int writer = uses.at(p.blob).writes.front();
-  const OperatorDef& op = net.op(writer);
-  const DeviceOption& device = op.has_device_option() ? op.device_option() : net.device_option();
+  const DeviceOption device = BlobDevice(net, request, p.blob, writer);
   if (device.device_type() != arena.device.device_type() ||
       device.device_id() != arena.device.device_id()) {
     return where + " (device " + std::to_string(arena.device.device_type()) + ":" +
-           std::to_string(arena.device.device_id()) + ") but its first writer " +
-           OpLabel(net, writer) + " runs on device " + std::to_string(device.device_type()) + ":" +
-           std::to_string(device.device_id());
+           std::to_string(arena.device.device_id()) + ") but it lives on device " +
+           std::to_string(device.device_type()) + ":" + std::to_string(device.device_id()) +
+           " (its first writer is " + OpLabel(net, writer) + ")";
   }
   return "";
 }

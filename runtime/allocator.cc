@@ -1,11 +1,27 @@
 #include "runtime/allocator.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
+#include "runtime/device_context.h"
 #include "runtime/status.h"
 
 namespace braid {
+
+std::string HumanBytes(int64_t bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes) / 1024;
+  int unit = 0;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
+  return text;
+}
 
 void AllocatorCounters::OnAllocate(size_t bytes, size_t reserved) {
   allocations_.fetch_add(1, std::memory_order_relaxed);
@@ -60,7 +76,7 @@ class AlignedCpuAllocator final : public Allocator {
   AllocatorCounters counters_;
 };
 
-std::atomic<Allocator*> g_allocators[kNumDeviceTypes] = {};
+std::atomic<Allocator*> g_cuda_allocator{nullptr};
 
 }  // namespace
 
@@ -69,19 +85,21 @@ Allocator* CpuAllocator() {
   return cpu;
 }
 
-Allocator* GetAllocator(DeviceType type) {
-  if (type == DeviceType::kCpu) return CpuAllocator();
-  Allocator* a = g_allocators[static_cast<int>(type)].load(std::memory_order_acquire);
-  if (a == nullptr) {
-    throw Error(Status::InvalidArgument(std::string("no allocator for device type '") +
-                                        DeviceTypeName(type) +
-                                        "' (braid was built without that backend)"));
+Allocator* GetAllocator(const Device& device) {
+  if (device.is_host()) return CpuAllocator();
+  if (device.type == DeviceType::kCuda) {
+    Allocator* a = g_cuda_allocator.load(std::memory_order_acquire);
+    if (a == nullptr) {
+      throw Error(Status::InvalidArgument("no allocator for " + device.ToString() +
+                                          " (braid was built without the CUDA backend)"));
+    }
+    return a;
   }
-  return a;
+  return GetDeviceContext(device)->allocator();
 }
 
-void SetAllocator(DeviceType type, Allocator* allocator) {
-  g_allocators[static_cast<int>(type)].store(allocator, std::memory_order_release);
+void SetCudaAllocator(Allocator* allocator) {
+  g_cuda_allocator.store(allocator, std::memory_order_release);
 }
 
 }  // namespace braid

@@ -1,4 +1,4 @@
-// Allocators: where tensor storage comes from, one per device type.
+// Allocators: where tensor storage comes from: one for host memory, one per other device.
 //
 // Every allocation braid makes goes through an Allocator, and each keeps statistics, so a test can
 // snapshot them around a run and assert that it allocated nothing:
@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "runtime/device.h"
 
@@ -49,14 +50,18 @@ class AllocatorCounters {
   std::atomic<int64_t> in_use_{0}, peak_{0}, reserved_{0}, allocations_{0}, frees_{0};
 };
 
+// "512 B", "1.50 KiB", "2.00 GiB": bytes for people to read.
+std::string HumanBytes(int64_t bytes);
+
 // Host memory, 64-byte aligned (a cache line, and enough for AVX-512 loads).
 constexpr size_t kCpuAlignment = 64;
 Allocator* CpuAllocator();
 
-// The allocator for a device type; throws braid::Error if braid was built without that device.
-Allocator* GetAllocator(DeviceType type);
-// Installs the allocator for a device type (the CUDA backend registers itself at load time).
-void SetAllocator(DeviceType type, Allocator* allocator);
+// The allocator tensors on `device` take storage from: the host's for cpu devices, the device's
+// own (runtime/device_context.h) otherwise. Throws braid::Error for a device braid cannot use.
+Allocator* GetAllocator(const Device& device);
+// Installs the allocator of every CUDA device (the CUDA backend registers itself at load time).
+void SetCudaAllocator(Allocator* allocator);
 
 }  // namespace braid
 

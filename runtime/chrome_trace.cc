@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "runtime/net.h"
 #include "runtime/status.h"
@@ -30,15 +32,39 @@ std::string JsonEscaped(const std::string& s) {
 
 }  // namespace
 
+int ChromeTraceWriter::ProcessOf(const Device& device) {
+  if (processes_.empty()) processes_.push_back("host");
+  const std::string name = device.is_host() ? "host" : device.ToString();
+  for (size_t p = 0; p < processes_.size(); ++p) {
+    if (processes_[p] == name) return static_cast<int>(p);
+  }
+  processes_.push_back(name);
+  return static_cast<int>(processes_.size()) - 1;
+}
+
+void ChromeTraceWriter::Add(std::string name, const std::string& category, int64_t start_ns,
+                            int64_t end_ns, int pid, int tid) {
+  entries_.push_back({std::move(name), category, start_ns, end_ns, pid, tid, runs_});
+}
+
 void ChromeTraceWriter::OnRunEnd(const Net& net, const std::vector<OpEvent>& events) {
   std::lock_guard<std::mutex> lock(mu_);
   if (max_runs_ >= 0 && runs_ >= max_runs_) return;
   for (size_t i = 0; i < events.size(); ++i) {
-    if (!events[i].ran()) continue;
+    const OpEvent& e = events[i];
     const OperatorDef& op = net.def().op(static_cast<int>(i));
     std::string name = op.name().empty() ? op.type() + " #" + std::to_string(i) : op.name();
-    entries_.push_back(
-        {name, op.type(), events[i].start_ns, events[i].end_ns, events[i].thread, runs_});
+    if (!e.launched()) {
+      if (e.ran()) Add(name, op.type(), e.start_ns, e.end_ns, ProcessOf(Device{}), e.thread);
+      continue;
+    }
+    const int device = ProcessOf(e.device);
+    if (e.launch_end_ns >= 0) {
+      Add("launch " + name, "launch", e.launch_start_ns, e.launch_end_ns, 0, e.launch_thread);
+    }
+    if (e.wait.start_ns >= 0) Add("wait " + name, "wait", e.wait.start_ns, e.wait.end_ns, device,
+                                   e.stream);
+    if (e.ran()) Add(name, op.type(), e.start_ns, e.end_ns, device, e.stream);
   }
   ++runs_;
 }
@@ -49,14 +75,27 @@ std::string ChromeTraceWriter::Json() const {
   for (const Entry& e : entries_) origin = std::min(origin, e.start_ns);
   std::ostringstream out;
   out << "{\"traceEvents\":[";
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    const Entry& e = entries_[i];
+  const char* separator = "";
+  std::set<std::pair<int, int>> tracks;
+  for (const Entry& e : entries_) {
     char times[96];
     std::snprintf(times, sizeof(times), "\"ts\":%.3f,\"dur\":%.3f", (e.start_ns - origin) / 1e3,
                   (e.end_ns - e.start_ns) / 1e3);
-    out << (i ? "," : "") << "{\"name\":\"" << JsonEscaped(e.name) << "\",\"cat\":\""
-        << JsonEscaped(e.category) << "\",\"ph\":\"X\"," << times
-        << ",\"pid\":0,\"tid\":" << e.thread << ",\"args\":{\"run\":" << e.run << "}}";
+    out << separator << "{\"name\":\"" << JsonEscaped(e.name) << "\",\"cat\":\""
+        << JsonEscaped(e.category) << "\",\"ph\":\"X\"," << times << ",\"pid\":" << e.pid
+        << ",\"tid\":" << e.tid << ",\"args\":{\"run\":" << e.run << "}}";
+    separator = ",";
+    tracks.insert({e.pid, e.tid});
+  }
+  for (size_t p = 0; p < processes_.size(); ++p) {
+    out << separator << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << p
+        << ",\"args\":{\"name\":\"" << JsonEscaped(processes_[p]) << "\"}}";
+    separator = ",";
+  }
+  for (const auto& [pid, tid] : tracks) {
+    out << separator << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid
+        << ",\"tid\":" << tid << ",\"args\":{\"name\":\"" << (pid == 0 ? "thread " : "stream ")
+        << tid << "\"}}";
   }
   out << "],\"displayTimeUnit\":\"ms\"}\n";
   return out.str();

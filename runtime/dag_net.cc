@@ -52,6 +52,9 @@ DagNet::DagNet(const NetDef& def, Workspace* ws)
     if (g.parents[chains[c].front()].empty()) root_chains_.push_back(static_cast<int>(c));
   }
   LayOutChains(chains, chain_children);
+  std::vector<int> stream_of(g.num_ops());
+  for (int i = 0; i < g.num_ops(); ++i) stream_of[i] = chain_of[i] % NumWorkers(def);
+  PlanLaunches(g, stream_of);
   // Built while the temporaries above are alive, so the flow graph's small allocations do not
   // scatter into the holes they would leave (measured: scattered nodes cost cache misses per Run).
   arena_.execute([&] { BuildGraph(chain_children); });
@@ -97,35 +100,29 @@ void DagNet::RunChain(ChainSlice slice) {
   OperatorBase* const* slots = slots_.data();
   for (int k = slice.begin + 1; k < slice.end; ++k) __builtin_prefetch(slots[k]);
   for (int k = slice.begin; k < slice.first_child; ++k) {
-    if (failed_.load(std::memory_order_relaxed)) return;
-    Status s = RunOp(*slots[k]);
+    if (failed()) return;
+    Status s = RunOrLaunch(*slots[k]);
     if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(error_mu_);
-      if (!failed_.exchange(true)) first_error_ = std::move(s);
+      RecordError(std::move(s));
       return;
     }
   }
 }
 
-Status DagNet::RunOps(bool first_run) {
+void DagNet::RunOps(bool first_run) {
   if (first_run && first_iter_only_one_worker_) {
     // In the arena, so that kernels set up on the first run (oneDNN fixes its thread count when a
     // primitive is created) see the same OpenMP budget as later runs.
-    Status status;
     arena_.execute([&] {
       ScratchScope scratch(&scratch_area(tbb::this_task_arena::current_thread_index()));
-      status = RunInListedOrder();
+      RunInListedOrder();
     });
-    return status;
+    return;
   }
-  failed_.store(false);
   arena_.execute([this] {
     for (int root : root_chains_) nodes_[root]->try_put(tbb::flow::continue_msg());
     graph_->wait_for_all();
   });
-  if (!failed_.load()) return Status::OK();
-  std::lock_guard<std::mutex> lock(error_mu_);
-  return std::exchange(first_error_, Status::OK());
 }
 
 }  // namespace braid

@@ -15,20 +15,21 @@
 //
 // Scratch: a chain runs with the scratch area (runtime/scratch.h) of its thread's arena slot.
 //
-// Errors: the first op to fail records its Status; ops not yet started are skipped, and Run returns
-// that Status once the graph drains. The next Run starts clean.
+// Devices: a chain's ops on a device are launched on stream (chain index mod num_workers) of their
+// device (runtime/launch_plan.h): one stream per worker, chosen the same way every run.
 //
-// Thread safety: see runtime/net.h. first_error_ is guarded by error_mu_; failed_ is an atomic
-// read by every node.
+// Errors: the first op (or kernel) to fail records its Status (Net::RecordError); ops not yet
+// started are skipped, and Run returns that Status once the graph and the streams drain. The next
+// Run starts clean.
+//
+// Thread safety: see runtime/net.h.
 #ifndef BRAID_RUNTIME_DAG_NET_H_
 #define BRAID_RUNTIME_DAG_NET_H_
 
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/task_arena.h>
 
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "runtime/intra_op_threads.h"
@@ -56,7 +57,7 @@ class DagNet final : public Net {
     int end;
   };
 
-  Status RunOps(bool first_run) override;
+  void RunOps(bool first_run) override;
   void LayOutChains(const std::vector<std::vector<int>>& chains,
                     const std::vector<std::vector<int>>& chain_children);
   void BuildGraph(const std::vector<std::vector<int>>& chain_children);
@@ -70,9 +71,6 @@ class DagNet final : public Net {
   IntraOpThreads intra_op_threads_;          // observes arena_
   std::unique_ptr<tbb::flow::graph> graph_;  // created inside arena_
   std::vector<std::unique_ptr<Node>> nodes_;
-  std::atomic<bool> failed_{false};
-  std::mutex error_mu_;
-  Status first_error_;  // guarded by error_mu_
 };
 
 }  // namespace braid

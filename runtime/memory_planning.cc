@@ -64,7 +64,7 @@ class Poisoner : public NetObserver {
 };
 
 std::shared_ptr<void> AllocateArena(const DeviceOption& option, int64_t bytes) {
-  Allocator* allocator = GetAllocator(DeviceFromProto(option).type);
+  Allocator* allocator = GetAllocator(DeviceFromProto(option));
   const size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
   return std::shared_ptr<void>(allocator->Allocate(size),
                                [allocator, size](void* p) { allocator->Free(p, size); });
@@ -81,6 +81,13 @@ PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
     const OpSchema* schema = FindSchema(op.type());
     request.inplace.emplace_back();
     if (schema == nullptr) continue;
+    Device home;
+    if (DeviceAtPlace(schema->output_place(), DeviceFromProto(op.device_option()), &home) &&
+        !(home == DeviceFromProto(op.device_option()))) {
+      for (const std::string& out : op.output()) {
+        request.blob_devices.emplace(out, DeviceToProto(home));
+      }
+    }
     for (const auto& pair : schema->allowed_inplace()) request.inplace.back().push_back(pair);
     // An output enforced in place over an input the op was not given carries state from run to
     // run (Iter without input counts in its output): never recycle it.
@@ -155,8 +162,7 @@ std::unique_ptr<NetMemory> PlanNetMemory(Net& net, Workspace* ws,
       Tensor* tensor = ws->CreateBlob(blob.blob);
       tensor->SetExternalStorage(base + blob.offset, blob.bytes, memory->arenas_.back());
       memory->bound_.insert(tensor);
-      if (DeviceFromProto(arena.device).type != DeviceType::kCpu)
-        continue;  // poisoned on host only
+      if (DeviceFromProto(arena.device).type == DeviceType::kCuda) continue;  // not host-addressable
       placed.push_back({blob.blob, Region{base + blob.offset, static_cast<size_t>(blob.bytes)}});
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "runtime/argument.h"
 #include "runtime/dag_net.h"
@@ -48,7 +49,13 @@ Status Net::Run() {
     return status;
   }
   if (!observers_.empty()) std::fill(events_.begin(), events_.end(), OpEvent{});
-  status = RunOps(run_count_.load() == 0);
+  failed_.store(false);
+  RunOps(run_count_.load() == 0);
+  if (launches_ != nullptr) launches_->Finish();
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    status = std::exchange(first_error_, Status::OK());
+  }
   scratch_.Equalize();
   run_count_.fetch_add(1);
   for (NetObserver* observer : observers_) observer->OnRunEnd(*this, events_);
@@ -69,12 +76,11 @@ Status Net::CheckExternalInputsFed() const {
 Status Net::RunObservedOp(OperatorBase& op) {
   const int i = op.net_position();
   for (NetObserver* observer : observers_) observer->OnOpStart(*this, i);
-  OpEvent event;
+  OpEvent& event = events_[i];  // launch fields, if any, were set by the launching thread
   event.thread = CurrentThreadIndex();
   event.start_ns = NowNanos();
   Status status = StatusFromCall([&] { op.Run(); });
   event.end_ns = NowNanos();
-  events_[i] = event;
   if (!status.ok()) return Status(status.code(), OpLabel(i) + ": " + status.message());
   return status;
 }
@@ -84,12 +90,24 @@ Status Net::CurrentOpError(int i) const {
   return Status(cause.code(), OpLabel(i) + ": " + cause.message());
 }
 
-Status Net::RunInListedOrder() {
+void Net::RunInListedOrder() {
   for (const std::unique_ptr<OperatorBase>& op : ops_) {
-    Status s = RunOp(*op);
-    if (!s.ok()) return s;
+    if (failed()) return;
+    Status s = RunOrLaunch(*op);
+    if (!s.ok()) {
+      RecordError(std::move(s));
+      return;
+    }
   }
-  return Status::OK();
+}
+
+void Net::RecordError(Status status) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  if (!failed_.exchange(true)) first_error_ = std::move(status);
+}
+
+void Net::PlanLaunches(const DataflowGraph& g, const std::vector<int>& stream_of) {
+  if (LaunchPlan::NeedsPlan(def_)) launches_ = std::make_unique<LaunchPlan>(this, g, stream_of);
 }
 
 ScratchArea& Net::scratch_area(int i) {

@@ -19,15 +19,22 @@
 // Scratch: the net owns one scratch area per worker (runtime/scratch.h), installed on the thread
 // that runs the worker's ops, and grows them all alike after every Run, so that from the second
 // Run on (same shapes) no op allocates scratch memory, whichever worker runs it.
+//
+// Devices: ops on an asynchronous device (sim, cuda) are launched on its streams rather than run
+// (runtime/launch_plan.h); Run returns once every stream the net used has drained, with the first
+// error raised by any op or kernel. A net with host ops only pays nothing for this.
 #ifndef BRAID_RUNTIME_NET_H_
 #define BRAID_RUNTIME_NET_H_
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "planner/dataflow.h"
 #include "proto/braid.pb.h"
+#include "runtime/launch_plan.h"
 #include "runtime/observer.h"
 #include "runtime/operator.h"
 #include "runtime/scratch.h"
@@ -62,8 +69,20 @@ class Net {
   // def must already be validated; creates the ops. `workers`: how many threads may run the
   // net's ops at once (one scratch area each).
   Net(const NetDef& def, Workspace* ws, int workers);
-  // Runs all ops once; first_run is true on the net's first Run.
-  virtual Status RunOps(bool first_run) = 0;
+  // Runs (or launches) all ops once, reporting failures with RecordError; first_run is true on
+  // the net's first Run.
+  virtual void RunOps(bool first_run) = 0;
+  // Executors with device ops call this once, when built: op i runs on stream stream_of[i] of its
+  // device (runtime/launch_plan.h). Nets without device ops ignore it.
+  void PlanLaunches(const DataflowGraph& g, const std::vector<int>& stream_of);
+  // Runs a host op or launches a device op (RunOp when the net has no device ops).
+  Status RunOrLaunch(OperatorBase& op) {
+    return launches_ == nullptr ? RunOp(op) : launches_->RunOrLaunch(op);
+  }
+  // The run's first failure wins; failed() turns true with it. Safe from any thread (kernels on
+  // device streams report theirs here).
+  void RecordError(Status status);
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
   // Runs one of this net's ops, recording its event when observed; turns an exception into a
   // Status naming the op. Safe to call concurrently for different ops. Unobserved, it costs one
   // virtual call.
@@ -76,12 +95,14 @@ class Net {
       return CurrentOpError(op.net_position());
     }
   }
-  // Runs every op in listed order on the calling thread; stops at the first failure.
-  Status RunInListedOrder();
+  // Runs (or launches) every op in listed order on the calling thread; stops at the first failure.
+  void RunInListedOrder();
   // Worker `i`'s scratch area (0 <= i < workers), for a ScratchScope on the thread running it.
   ScratchArea& scratch_area(int i);
 
  private:
+  friend class LaunchPlan;  // runs kernels with RunOp, fills events_ of launched ops
+
   Status RunObservedOp(OperatorBase& op);
   Status CheckExternalInputsFed() const;
   // Inside a catch block only: the in-flight exception thrown by op i as a Status naming the op.
@@ -93,6 +114,10 @@ class Net {
   std::vector<NetObserver*> observers_;
   std::vector<OpEvent> events_;  // slot i is written only by RunOp of op i during a Run
   ScratchAreas scratch_;         // area i is used only by the thread of worker i
+  std::unique_ptr<LaunchPlan> launches_;  // null without device ops; built with the executor
+  std::atomic<bool> failed_{false};
+  std::mutex error_mu_;
+  Status first_error_;  // guarded by error_mu_
   std::atomic<bool> running_{false};
   std::atomic<int64_t> run_count_{0};
 };

@@ -38,6 +38,11 @@ void ValidateOp(const NetDef& net, int i, const Workspace& ws,
   } catch (const Error& e) {
     Fail(e.status().code(), net, i, e.status().message());
   }
+  if (schema->host_only() && !device.is_host()) {
+    Fail(StatusCode::kInvalidArgument, net, i,
+         op.type() + " runs on the host only, not on " + device.ToString() +
+             ": give it a cpu device_option and copy what it writes to the device");
+  }
   if (!HasKernel(op.type(), device.type)) {
     Fail(StatusCode::kNotFound, net, i, "no kernel for device " + device.ToString());
   }
@@ -89,6 +94,54 @@ void CheckBlockedReaders(const NetDef& net) {
   }
 }
 
+// See the header: every blob an op reads lives where its schema places the op's inputs, and every
+// blob lives on one device.
+void CheckBlobDevices(const NetDef& net, const Workspace& ws) {
+  struct Home {
+    Device device;
+    int writer;  // the op of this net writing it there; -1: the workspace holds it there
+  };
+  std::map<std::string, Home> homes;
+  auto home_of = [&](const std::string& blob, Home* home) {
+    auto it = homes.find(blob);
+    if (it != homes.end()) {
+      *home = it->second;
+      return true;
+    }
+    const Tensor* t = ws.GetBlob(blob);
+    if (t == nullptr || !t->has_storage()) return false;
+    *home = {t->device(), -1};
+    return true;
+  };
+  auto where = [&](const std::string& blob, const Home& home) {
+    return "blob '" + blob + "' is on " + home.device.ToString() +
+           (home.writer < 0 ? "" : " (written there by op #" + std::to_string(home.writer) + ")");
+  };
+  for (int i = 0; i < net.op_size(); ++i) {
+    const OperatorDef& op = net.op(i);
+    const OpSchema* schema = FindSchema(op.type());
+    const Device device = DeviceFromProto(op.device_option());
+    Device wanted;
+    DeviceAtPlace(schema->input_place(), device, &wanted);
+    Home home;
+    for (const std::string& in : op.input()) {
+      if (!home_of(in, &home) || PlaceReaches(schema->input_place(), device, home.device)) continue;
+      Fail(StatusCode::kInvalidArgument, net, i,
+           where(in, home) + "; copy it to " + wanted.ToString() + " first");
+    }
+    Device target;
+    if (!DeviceAtPlace(schema->output_place(), device, &target)) continue;
+    for (const std::string& out : op.output()) {
+      if (home_of(out, &home) && !SameMemory(target, home.device)) {
+        Fail(StatusCode::kInvalidArgument, net, i,
+             where(out, home) + ", and " + op.type() + " would write it on " + target.ToString() +
+                 ": a blob lives on one device (write a copy under another name)");
+      }
+      homes[out] = {target, i};
+    }
+  }
+}
+
 }  // namespace
 
 std::string OpLabelOf(const NetDef& net, int i) {
@@ -119,6 +172,7 @@ void ValidateNet(const NetDef& net, const Workspace& ws) {
                                    "' is neither produced by an op nor in the workspace"));
     }
   }
+  CheckBlobDevices(net, ws);
   CheckBlockedReaders(net);
 }
 

@@ -10,14 +10,18 @@
 //   trace.WriteFile("trace.json");
 //
 // Thread safety: OnRunEnd is called on the thread that called Net::Run, once the run has finished,
-// so an observer attached to one net needs no lock. OnOpStart is called on the worker about to run
-// the op, concurrently for ops the executor runs in parallel; it may touch only that op's state. An observer shared by nets that run at the same
-// time must lock itself.
+// so an observer attached to one net needs no lock. OnOpStart is called on the thread about to run
+// the op (for an op on a device stream, the stream's thread, in the stream's order), concurrently
+// for ops that run in parallel; it may touch only that op's state. An observer shared by nets that
+// run at the same time must lock itself.
 #ifndef BRAID_RUNTIME_OBSERVER_H_
 #define BRAID_RUNTIME_OBSERVER_H_
 
 #include <cstdint>
 #include <vector>
+
+#include "runtime/device.h"
+#include "runtime/device_context.h"  // WaitSpan
 
 namespace braid {
 
@@ -27,7 +31,16 @@ struct OpEvent {
   int64_t start_ns = -1;  // steady clock; -1 when the op did not run (an earlier op failed)
   int64_t end_ns = -1;
   int thread = -1;        // small integer naming the thread that ran the op
+  // Ops launched on a device stream (runtime/launch_plan.h): start/end above are the kernel's on
+  // the stream's thread; these say which stream, when the executor's thread (launch_thread)
+  // launched it, and when the stream waited for other streams before it (-1: no wait).
+  Device device;
+  int stream = -1;  // -1: a host op
+  int launch_thread = -1;
+  int64_t launch_start_ns = -1, launch_end_ns = -1;
+  WaitSpan wait;
   bool ran() const { return start_ns >= 0; }
+  bool launched() const { return stream >= 0; }
 };
 
 class NetObserver {

@@ -5,6 +5,7 @@
 
 #include <glog/logging.h>
 
+#include "runtime/op_schema.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -15,6 +16,13 @@ using Key = std::tuple<std::string, DeviceType, std::string>;
 std::map<Key, OperatorCreator>& Kernels() {
   static auto* kernels = new std::map<Key, OperatorCreator>();
   return *kernels;
+}
+
+// The device type whose kernels run ops of `type` on `device`: its own, or the CPU's on sim.
+DeviceType KernelDevice(const std::string& type, DeviceType device) {
+  if (device != DeviceType::kSim || Kernels().count(Key{type, device, ""}) > 0) return device;
+  const OpSchema* schema = FindSchema(type);
+  return schema != nullptr && schema->host_only() ? device : DeviceType::kCpu;
 }
 
 }  // namespace
@@ -28,13 +36,14 @@ bool RegisterOperator(const std::string& type, DeviceType device, const std::str
 }
 
 bool HasKernel(const std::string& type, DeviceType device) {
-  return Kernels().count(Key{type, device, ""}) > 0;
+  return Kernels().count(Key{type, KernelDevice(type, device), ""}) > 0;
 }
 
 std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws) {
-  DeviceType device = DeviceFromProto(def.device_option()).type;
-  auto it = Kernels().find(Key{def.type(), device, def.engine()});
-  if (it == Kernels().end()) it = Kernels().find(Key{def.type(), device, ""});
+  const DeviceType device = DeviceFromProto(def.device_option()).type;
+  const DeviceType kernels = KernelDevice(def.type(), device);
+  auto it = Kernels().find(Key{def.type(), kernels, def.engine()});
+  if (it == Kernels().end()) it = Kernels().find(Key{def.type(), kernels, ""});
   if (it == Kernels().end()) {
     throw Error(Status::NotFound(std::string("no ") + DeviceTypeName(device) + " kernel for op type '" +
                                  def.type() + "'"));

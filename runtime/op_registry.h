@@ -4,7 +4,9 @@
 //   BRAID_REGISTER_CPU_OPERATOR(Relu, ReluOp);
 //   BRAID_REGISTER_OPERATOR(Conv, kCpu, "DNNL", ConvDnnlOp);
 // CreateOperator looks up (type, device type, engine) and falls back to the default engine ("")
-// when the requested engine is not registered, as Caffe2 does.
+// when the requested engine is not registered, as Caffe2 does. A sim device (runtime/sim_device.h)
+// runs the CPU kernel of every op that has no sim kernel of its own, unless the op's schema says
+// HostOnly.
 //
 // Thread safety: registration happens during static initialisation; lookups are read-only.
 #ifndef BRAID_RUNTIME_OP_REGISTRY_H_
@@ -23,6 +25,7 @@ using OperatorCreator = std::function<std::unique_ptr<OperatorBase>(const Operat
 
 bool RegisterOperator(const std::string& type, DeviceType device, const std::string& engine,
                       OperatorCreator creator);
+// Whether an op of `type` can run on `device` (counting a sim device's fallback to CPU kernels).
 bool HasKernel(const std::string& type, DeviceType device);
 // Throws braid::Error when no kernel exists for the op's type and device.
 std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws);

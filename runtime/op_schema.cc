@@ -101,6 +101,47 @@ OpSchema::LayoutPorts OpSchema::BlockedPortsOf(const OperatorDef& op) const {
   return ports;
 }
 
+OpSchema& OpSchema::InputsOn(BlobPlace place) {
+  input_place_ = place;
+  return *this;
+}
+
+OpSchema& OpSchema::OutputsOn(BlobPlace place) {
+  output_place_ = place;
+  return *this;
+}
+
+OpSchema& OpSchema::HostOnly() {
+  host_only_ = true;
+  return *this;
+}
+
+bool PlaceReaches(BlobPlace place, const Device& op_device, const Device& blob_device) {
+  switch (place) {
+    case BlobPlace::kOpDevice:
+      return SameMemory(op_device, blob_device);
+    case BlobPlace::kHost:
+      return blob_device.is_host();
+    case BlobPlace::kAnyDevice:
+      return true;
+  }
+  return false;
+}
+
+bool DeviceAtPlace(BlobPlace place, const Device& op_device, Device* device) {
+  switch (place) {
+    case BlobPlace::kOpDevice:
+      *device = op_device;
+      return true;
+    case BlobPlace::kHost:
+      *device = op_device.is_host() ? op_device : Device{};
+      return true;
+    case BlobPlace::kAnyDevice:
+      return false;
+  }
+  return false;
+}
+
 OpSchema& OpSchema::Collective() {
   collective_ = true;
   return *this;

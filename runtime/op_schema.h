@@ -2,8 +2,10 @@
 //
 // A schema states the op's arity, which input/output pairs may (or must) share a blob (in-place),
 // how output shapes and types follow from the inputs, which tensors it takes in the blocked layout
-// (runtime/tensor.h), whether the op is a collective, whether it
-// allocates lazily on its first run, and a line of documentation. Building a net checks every op
+// (runtime/tensor.h), where its blobs live (its device, the host, any device) and whether it runs
+// on the host only, whether the op is a collective, whether it allocates lazily on its first run,
+// and a line of documentation. Kernels queued on an asynchronous device (runtime/sim_device.h)
+// get their outputs sized on the host from the shape inference, before they run. Building a net checks every op
 // against its schema before anything runs (Verify), and the memory planner reads in-place rules and
 // shapes from here.
 //
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/device.h"
 #include "runtime/dtype.h"
 
 namespace braid {
@@ -38,6 +41,10 @@ struct ShapeInfo {
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype); }
 };
+
+// Where an op's blobs live: on the op's device (its device_option), in host memory, or on any
+// device (the kernel reaches them itself: copies between devices, collectives).
+enum class BlobPlace : uint8_t { kOpDevice, kHost, kAnyDevice };
 
 // The argument naming the outputs an op writes in Layout::kBlocked16 (ints; output indices).
 inline constexpr char kBlockedOutputsArg[] = "blocked_outputs";
@@ -73,6 +80,12 @@ class OpSchema {
   OpSchema& BlockedPorts(std::function<LayoutPorts(const OperatorDef&)> ports);
   // Elementwise ops: every input in either layout (all alike), every output in the inputs' layout.
   OpSchema& LayoutFollowsInputs();
+  // Where the op's inputs / outputs live (default kOpDevice); checked when a net is built
+  // (runtime/net_validation.h) and when a kernel touches a tensor (OperatorBase::Input).
+  OpSchema& InputsOn(BlobPlace place);
+  OpSchema& OutputsOn(BlobPlace place);
+  // The op runs on the host only (readers, file I/O): it has no kernel on any other device.
+  OpSchema& HostOnly();
   // The op communicates with other devices or processes (all-reduce, broadcast...).
   OpSchema& Collective();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
@@ -91,6 +104,10 @@ class OpSchema {
   // The op's ports: BlockedPorts', or all inputs and outputs if LayoutFollowsInputs, else none.
   LayoutPorts BlockedPortsOf(const OperatorDef& op) const;
   bool layout_follows_inputs() const { return layout_follows_inputs_; }
+  BlobPlace input_place() const { return input_place_; }
+  BlobPlace output_place() const { return output_place_; }
+  bool host_only() const { return host_only_; }
+  bool has_shape_inference() const { return static_cast<bool>(shape_fn_); }
   bool is_collective() const { return collective_; }
   bool allocates_lazily() const { return allocates_lazily_; }
   const std::string& doc() const { return doc_; }
@@ -108,6 +125,9 @@ class OpSchema {
   ShapeFunction shape_fn_;
   std::function<LayoutPorts(const OperatorDef&)> blocked_ports_;
   bool layout_follows_inputs_ = false;
+  BlobPlace input_place_ = BlobPlace::kOpDevice;
+  BlobPlace output_place_ = BlobPlace::kOpDevice;
+  bool host_only_ = false;
   bool collective_ = false;
   bool allocates_lazily_ = false;
   std::string doc_;
@@ -117,6 +137,11 @@ class OpSchema {
 const OpSchema* FindSchema(const std::string& type);
 // Registered op types sorted by edit distance to `type` (at most `n`).
 std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n = 3);
+// Whether a kernel of an op on `op_device` may touch a blob on `blob_device` at `place`.
+bool PlaceReaches(BlobPlace place, const Device& op_device, const Device& blob_device);
+// The device a blob at `place` of an op on `op_device` is made on (kAnyDevice: none, returns false).
+bool DeviceAtPlace(BlobPlace place, const Device& op_device, Device* device);
+
 // Registers a schema; a second registration of one type is a CHECK failure.
 OpSchema& RegisterSchema(const std::string& type);
 

@@ -3,23 +3,38 @@
 #include <glog/logging.h>
 
 #include "planner/op_seed.h"
+#include "runtime/status.h"
 #include "runtime/workspace.h"
 
 namespace braid {
 
 OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
     : def_(def), device_(DeviceFromProto(def.device_option())), args_(def_.arg()) {
+  if (const OpSchema* schema = FindSchema(def_.type())) {
+    input_place_ = schema->input_place();
+    output_place_ = schema->output_place();
+  }
   for (const std::string& name : def_.input()) {
     const Tensor* t = ws->GetBlob(name);
     CHECK(t != nullptr) << "input blob '" << name << "' must exist before its op is created";
     inputs_.push_back(t);
   }
+  Device home;
+  const bool placed = DeviceAtPlace(output_place_, device_, &home);
   for (const std::string& name : def_.output()) {
     Tensor* t = ws->CreateBlob(name);
-    if (!t->has_storage() && !(t->device() == device_)) *t = Tensor(device_);
+    if (placed && !t->has_storage() && !(t->device() == home)) *t = Tensor(home);
     outputs_.push_back(t);
   }
   seed_ = OpSeed(def_);
+}
+
+void OperatorBase::CheckPlace(const Tensor& t, BlobPlace place, const std::string& blob) const {
+  if (PlaceReaches(place, device_, t.device())) return;
+  Device wanted;
+  DeviceAtPlace(place, device_, &wanted);
+  throw Error(Status::InvalidArgument("blob '" + blob + "' is on " + t.device().ToString() +
+                                      "; copy it to " + wanted.ToString() + " first"));
 }
 
 std::mt19937_64& OperatorBase::rng() {

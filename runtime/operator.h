@@ -12,6 +12,11 @@
 //   };
 //   BRAID_REGISTER_CPU_OPERATOR(Relu, ReluOp);   // last line of ops/math/relu_op.cc
 //
+// Devices: an op runs on the device of its device_option. Input(i) and Output(i) refuse a tensor
+// its kernel may not touch (on another device than the op's schema places it, runtime/op_schema.h
+// BlobPlace), naming the blob and both devices: "blob 'fc1_w' is on sim:1; copy it to cpu:0
+// first". Outputs without storage are made on the device the schema places them.
+//
 // Thread safety: an op instance is run by one thread at a time (the executor's guarantee).
 #ifndef BRAID_RUNTIME_OPERATOR_H_
 #define BRAID_RUNTIME_OPERATOR_H_
@@ -25,6 +30,7 @@
 #include "proto/braid.pb.h"
 #include "runtime/argument.h"
 #include "runtime/device.h"
+#include "runtime/op_schema.h"
 #include "runtime/tensor.h"
 
 namespace braid {
@@ -45,8 +51,16 @@ class OperatorBase {
   const Device& device() const { return device_; }
   int InputSize() const { return static_cast<int>(inputs_.size()); }
   int OutputSize() const { return static_cast<int>(outputs_.size()); }
-  const Tensor& Input(int i) const { return *inputs_.at(i); }
-  Tensor* Output(int i) { return outputs_.at(i); }
+  const Tensor& Input(int i) const {
+    const Tensor* t = inputs_.at(i);
+    if (!SameMemory(device_, t->device())) CheckPlace(*t, input_place_, def_.input(i));
+    return *t;
+  }
+  Tensor* Output(int i) {
+    Tensor* t = outputs_.at(i);
+    if (!SameMemory(device_, t->device())) CheckPlace(*t, output_place_, def_.output(i));
+    return t;
+  }
   // An output with its type and shape set (capacity grows on the first mutable_data).
   Tensor* Output(int i, DType dtype, std::vector<int64_t> shape);
   const ArgumentReader& args() const { return args_; }
@@ -60,10 +74,15 @@ class OperatorBase {
   std::mt19937_64& rng();
 
  private:
+  // Throws braid::Error unless a blob on t's device may be at `place` of this op.
+  void CheckPlace(const Tensor& t, BlobPlace place, const std::string& blob) const;
+
   int net_position_ = -1;  // first: shares the vtable pointer's cache line
   OperatorDef def_;
   Device device_;
   ArgumentReader args_;
+  BlobPlace input_place_ = BlobPlace::kOpDevice;
+  BlobPlace output_place_ = BlobPlace::kOpDevice;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
   uint64_t seed_;

@@ -1,5 +1,7 @@
-// SimpleNet: runs ops one after another in listed order on the calling thread ("simple").
-// The first failing op stops the run; its Status is returned. Thread safety: see runtime/net.h.
+// SimpleNet: runs ops one after another in listed order on the calling thread ("simple"). Ops on a
+// device are launched on stream 0 of their device (runtime/launch_plan.h), so devices run at once
+// while the host goes on launching. The first failing op stops the run; its Status is returned.
+// Thread safety: see runtime/net.h.
 #ifndef BRAID_RUNTIME_SIMPLE_NET_H_
 #define BRAID_RUNTIME_SIMPLE_NET_H_
 
@@ -9,12 +11,14 @@ namespace braid {
 
 class SimpleNet final : public Net {
  public:
-  SimpleNet(const NetDef& def, Workspace* ws) : Net(def, ws, /*workers=*/1) {}
+  SimpleNet(const NetDef& def, Workspace* ws) : Net(def, ws, /*workers=*/1) {
+    PlanLaunches(BuildDataflow(def), std::vector<int>(def.op_size(), 0));
+  }
 
  private:
-  Status RunOps(bool /*first_run*/) override {
+  void RunOps(bool /*first_run*/) override {
     ScratchScope scratch(&scratch_area(0));
-    return RunInListedOrder();
+    RunInListedOrder();
   }
 };
 

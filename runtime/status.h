@@ -25,6 +25,8 @@ enum class StatusCode {
   kFailedPrecondition,  // the call is not allowed now (e.g. a net already running)
   kIoError,             // reading or writing a file failed
   kInternal,            // an op failed at run time
+  kResourceExhausted,   // a device ran out of memory
+  kDeadlineExceeded,    // a device made no progress for its watchdog's time (a hang)
 };
 
 class Status {
@@ -40,6 +42,12 @@ class Status {
   }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status ResourceExhausted(std::string m) {
+    return {StatusCode::kResourceExhausted, std::move(m)};
+  }
+  static Status DeadlineExceeded(std::string m) {
+    return {StatusCode::kDeadlineExceeded, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

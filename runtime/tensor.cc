@@ -5,11 +5,20 @@
 
 #include <glog/logging.h>
 
+#include "runtime/device_context.h"
 #include "runtime/status.h"
 
 namespace braid {
+namespace {
 
-Storage::Storage(Device device) : device_(device), allocator_(GetAllocator(device.type)) {}
+thread_local bool tls_tensors_fixed = false;
+
+}  // namespace
+
+FixedTensorsScope::FixedTensorsScope() : previous_(tls_tensors_fixed) { tls_tensors_fixed = true; }
+FixedTensorsScope::~FixedTensorsScope() { tls_tensors_fixed = previous_; }
+
+Storage::Storage(Device device) : device_(device), allocator_(GetAllocator(device)) {}
 
 std::shared_ptr<Storage> Storage::View(Device device, void* data, size_t bytes,
                                        std::shared_ptr<void> owner) {
@@ -63,6 +72,7 @@ std::string Tensor::ShapeString() const {
 }
 
 void Tensor::set_layout(Layout layout) {
+  if (layout == layout_) return;
   if (layout != Layout::kPlain && !BlockableShape(dtype_, shape_)) {
     throw Error(Status::InvalidArgument("tensor " + ShapeString() + " cannot be " +
                                         LayoutName(layout) +
@@ -71,19 +81,47 @@ void Tensor::set_layout(Layout layout) {
   layout_ = layout;
 }
 
+void Tensor::CheckMayChange(const std::string& what) const {
+  if (!tls_tensors_fixed) return;
+  throw Error(Status::Internal(
+      "a kernel running on " + CurrentDevice().ToString() + "'s stream would change tensor " +
+      ShapeString() + " on " + device_.ToString() + " (" + what +
+      "): kernels on a device run with the shapes and memory their launcher fixed from the op's "
+      "shape inference, which disagrees with this kernel or cannot tell its output"));
+}
+
+void Tensor::CheckDeviceAccess() const {
+  if (!CurrentDevice().is_host()) return;
+  throw Error(Status::InvalidArgument("tensor " + ShapeString() + " is on " + device_.ToString() +
+                                      "; host code cannot touch its memory (copy it to the host "
+                                      "first)"));
+}
+
 void Tensor::Reshape(std::vector<int64_t> shape) {
+  if (shape == shape_) return;
   for (int64_t d : shape) {
     if (d < 0) throw Error(Status::InvalidArgument("negative dimension in shape"));
   }
-  if (shape != shape_) layout_ = Layout::kPlain;
+  if (tls_tensors_fixed) {
+    std::string dims;
+    for (int64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    CheckMayChange("to shape [" + dims + "]");
+  }
+  layout_ = Layout::kPlain;
   shape_ = std::move(shape);
   numel_ = 1;
   for (int64_t d : shape_) numel_ *= d;
 }
 
+void Tensor::set_dtype(DType dtype) {
+  if (dtype == dtype_) return;
+  CheckMayChange(std::string("to ") + DTypeName(dtype));
+  dtype_ = dtype;
+}
+
 void Tensor::Resize(DType dtype, std::vector<int64_t> shape) {
   Reshape(std::move(shape));
-  dtype_ = dtype;
+  set_dtype(dtype);
 }
 
 void Tensor::CheckReadable(DType dtype) const {
@@ -106,18 +144,28 @@ void Tensor::CheckPlain() const {
 const void* Tensor::raw_data() const {
   CheckReadable(dtype_);
   CheckPlain();
+  CheckAccessible();
   return storage_->data();
 }
 
 void* Tensor::raw_mutable_data(DType dtype) {
-  dtype_ = dtype;
-  layout_ = Layout::kPlain;
-  if (!storage_) storage_ = std::make_shared<Storage>(device_);
-  storage_->Reserve(std::max<size_t>(nbytes(), 1));
+  CheckAccessible();
+  set_dtype(dtype);
+  if (layout_ != Layout::kPlain) layout_ = Layout::kPlain;
+  ReserveStorage();
   return storage_->data();
 }
 
+void Tensor::ReserveStorage() {
+  const size_t bytes = std::max<size_t>(nbytes(), 1);
+  if (storage_ && storage_->data() != nullptr && storage_->capacity() >= bytes) return;
+  CheckMayChange("to " + std::to_string(bytes) + " bytes of storage");
+  if (!storage_) storage_ = std::make_shared<Storage>(device_);
+  storage_->Reserve(bytes);
+}
+
 void Tensor::ShareData(const Tensor& other) {
+  CheckMayChange("to share another tensor's storage");
   storage_ = other.storage_;
   shape_ = other.shape_;
   numel_ = other.numel_;
@@ -127,22 +175,35 @@ void Tensor::ShareData(const Tensor& other) {
 }
 
 void Tensor::SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner) {
+  CheckMayChange("to external storage");
   storage_ = Storage::View(device_, data, bytes, std::move(owner));
 }
 
-void Tensor::FreeMemory() { storage_.reset(); }
+void Tensor::FreeMemory() {
+  CheckMayChange("to no storage");
+  storage_.reset();
+}
 
 void Tensor::CopyFrom(const Tensor& other) {
   if (this == &other) return;
-  CHECK(device_.type == DeviceType::kCpu && other.device_.type == DeviceType::kCpu)
-      << "Tensor::CopyFrom supports host tensors only";
   Resize(other.dtype_, other.shape_);
-  if (other.numel() == 0) {
-    raw_mutable_data(dtype_);
-    return;
-  }
+  ReserveStorage();
+  layout_ = Layout::kPlain;
+  if (other.numel() == 0) return;
   other.CheckReadable(other.dtype_);
-  std::memcpy(raw_mutable_data(dtype_), other.storage_->data(), nbytes());
+  void* to = storage_->data();
+  const void* from = other.storage_->data();
+  if (device_.is_host() && other.device_.is_host()) {
+    std::memcpy(to, from, nbytes());
+  } else if (other.device_.is_host()) {
+    GetDeviceContext(device_)->CopyFromHost(to, from, nbytes());
+  } else if (device_.is_host()) {
+    GetDeviceContext(other.device_)->CopyToHost(to, from, nbytes());
+  } else {  // between two devices, through the host
+    std::vector<char> bounce(nbytes());
+    GetDeviceContext(other.device_)->CopyToHost(bounce.data(), from, nbytes());
+    GetDeviceContext(device_)->CopyFromHost(to, bounce.data(), nbytes());
+  }
   layout_ = other.layout_;
 }
 

@@ -24,6 +24,17 @@
 // covers ops running in place, whose write resets the layout before they read. (A blocked tensor
 // made outside the net and given to such an op in place is not caught.)
 //
+// Devices. A tensor lives on a device (runtime/device.h) and its storage comes from that device's
+// allocator. Host code (any thread not running a kernel of a non-host device, see
+// runtime/device_context.h CurrentDevice) may not read or write the data of a tensor on a sim or
+// cuda device: data() and mutable_data() throw naming both devices. CopyFrom copies between any
+// two devices from the host.
+//
+// Kernels queued on a device stream run after their launcher fixed their tensors' shapes, types
+// and storage (runtime/op_launch.h); while a FixedTensorsScope lives on a thread (a sim stream's
+// thread), a change of shape, type or storage throws instead of racing with the host. Setting a
+// value a tensor already has is no change: every setter writes only what differs.
+//
 // Thread safety: a Tensor is not synchronised. Within a net run the executor orders every writer
 // of a blob before its readers (planner/dataflow.h), which is what makes tensors safe to use there.
 #ifndef BRAID_RUNTIME_TENSOR_H_
@@ -102,26 +113,32 @@ class Tensor {
   // Changes shape only; throws braid::Error for negative dims.
   void Reshape(std::vector<int64_t> shape);
   // Sets the element type (shape unchanged); never allocates.
-  void set_dtype(DType dtype) { dtype_ = dtype; }
+  void set_dtype(DType dtype);
   // Reshape and set_dtype together.
   void Resize(DType dtype, std::vector<int64_t> shape);
 
-  // Read access. Throws braid::Error if T is not the dtype, the data was never written or the
-  // tensor is not kPlain.
+  // Read access. Throws braid::Error if T is not the dtype, the data was never written, the
+  // tensor is not kPlain, or the caller is host code and the tensor is on another device.
   template <typename T> const T* data() const {
     CheckReadable(DTypeOf<T>());
     CheckPlain();
+    CheckAccessible();
     return static_cast<const T*>(storage_->data());
   }
   const void* raw_data() const;
   // As data(), in whatever layout() the tensor has.
   template <typename T> const T* any_layout_data() const {
     CheckReadable(DTypeOf<T>());
+    CheckAccessible();
     return static_cast<const T*>(storage_->data());
   }
   // Write access: sets the dtype to T, the layout to kPlain and makes capacity fit the shape.
+  // Throws braid::Error if the caller is host code and the tensor is on another device.
   template <typename T> T* mutable_data() { return static_cast<T*>(raw_mutable_data(DTypeOf<T>())); }
   void* raw_mutable_data(DType dtype);
+  // Makes capacity fit the shape without touching the data or the layout (a launcher preparing a
+  // kernel's output on the host).
+  void ReserveStorage();
 
   // Uses other's storage (and its shape, dtype and layout) from now on.
   void ShareData(const Tensor& other);
@@ -129,7 +146,8 @@ class Tensor {
   void SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner = nullptr);
   // Drops the storage; the next write allocates again.
   void FreeMemory();
-  // Copies shape, dtype, layout and bytes from other (host tensors only for now).
+  // Copies shape, dtype, layout and bytes from other, on any device, from the host (a device's
+  // work queued so far runs first: runtime/device_context.h CopyToHost).
   void CopyFrom(const Tensor& other);
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
@@ -137,6 +155,13 @@ class Tensor {
  private:
   void CheckReadable(DType dtype) const;
   void CheckPlain() const;
+  // Throws unless the calling thread may touch this tensor's memory.
+  void CheckAccessible() const {
+    if (!device_.is_host()) CheckDeviceAccess();
+  }
+  void CheckDeviceAccess() const;
+  // Throws if a FixedTensorsScope forbids changing this tensor (`what` says how it would change).
+  void CheckMayChange(const std::string& what) const;
 
   Device device_;
   DType dtype_ = DType::kFloat32;
@@ -144,6 +169,19 @@ class Tensor {
   std::vector<int64_t> shape_;
   int64_t numel_ = 1;  // product of shape_, kept in step by every shape change
   std::shared_ptr<Storage> storage_;
+};
+
+// While it lives, no tensor's shape, type or storage may change on the calling thread: the thread
+// serves a device stream whose kernels run with what their launcher fixed (see the file comment).
+class FixedTensorsScope {
+ public:
+  FixedTensorsScope();
+  ~FixedTensorsScope();
+  FixedTensorsScope(const FixedTensorsScope&) = delete;
+  FixedTensorsScope& operator=(const FixedTensorsScope&) = delete;
+
+ private:
+  bool previous_;
 };
 
 }  // namespace braid

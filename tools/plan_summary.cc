@@ -6,20 +6,6 @@
 
 namespace braid {
 
-std::string HumanBytes(int64_t bytes) {
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  double value = static_cast<double>(bytes) / 1024;
-  int unit = 0;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
-  return text;
-}
-
 double PlannedOverBound(const MemoryPlan& plan) {
   const int64_t bound = plan.lower_bound_bytes();
   if (bound == 0) return plan.arena_bytes() == 0 ? 1.0 : 0.0;

@@ -12,12 +12,11 @@
 #include <string>
 
 #include "planner/memory_plan.h"
+#include "runtime/allocator.h"  // HumanBytes
 #include "proto/braid.pb.h"
 
 namespace braid {
 
-// "512 B", "1.50 KiB", "24.00 MiB", "1.25 GiB" (binary units).
-std::string HumanBytes(int64_t bytes);
 // planned / lower bound; 1 when both are 0 (nothing recycled).
 double PlannedOverBound(const MemoryPlan& plan);
 // Recycled blobs over every arena.

@@ -57,6 +57,8 @@ BRAID_OPERATOR_SCHEMA(Allreduce)
     .NumOutputs(1, kMaxDevices)
     .EnforceInplace(EachInputInPlace())
     .IdenticalTypeAndShape()
+    .InputsOn(BlobPlace::kAnyDevice)
+    .OutputsOn(BlobPlace::kAnyDevice)
     .Collective()
     .SetDoc(
         "Each input (one blob per device) becomes the sum over all inputs, or their mean with "

@@ -101,6 +101,7 @@ BRAID_OPERATOR_SCHEMA(IdxImageInput)
       return std::vector<ShapeInfo>{{DType::kFloat32, s.data_dims(), true},
                                     {DType::kInt32, {s.batch_size}, true}};
     })
+    .HostOnly()
     .SetDoc(
         "Batches of an IDX image data set (or synthetic images), decoded on a background "
         "thread: data float32 [N,C,H,W], label int32 [N].");

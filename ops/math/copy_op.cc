@@ -5,6 +5,7 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
+#include "runtime/device_context.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
@@ -23,12 +24,20 @@ void CopyOp::Run() {
   CheckInputType(*this, 0, {input.dtype()});
   if (Output(0) == &input) return;
   Tensor* output = Output(0, input.dtype(), input.shape());
-  auto* to = static_cast<char*>(output->raw_mutable_data(input.dtype()));
-  const auto* from = static_cast<const char*>(input.storage()->data());  // any layout
+  output->ReserveStorage();
+  auto* to = static_cast<char*>(output->storage()->data());      // any layout, any device
+  const auto* from = static_cast<const char*>(input.storage()->data());
   const int64_t bytes = static_cast<int64_t>(input.nbytes());
-  ParallelFor((bytes + 3) / 4, [=](int64_t begin, int64_t end) {  // in 4-byte words
-    std::memcpy(to + 4 * begin, from + 4 * begin, std::min(4 * end, bytes) - 4 * begin);
-  });
+  if (SameMemory(input.device(), output->device())) {
+    ParallelFor((bytes + 3) / 4, [=](int64_t begin, int64_t end) {  // in 4-byte words
+      std::memcpy(to + 4 * begin, from + 4 * begin, std::min(4 * end, bytes) - 4 * begin);
+    });
+  } else if (device().is_host()) {  // a host kernel reading a device: after its work so far
+    GetDeviceContext(input.device())->CopyToHost(to, from, static_cast<size_t>(bytes));
+  } else {
+    GetDeviceContext(device())->CopyInKernel(to, output->device(), from, input.device(),
+                                             static_cast<size_t>(bytes));
+  }
   output->set_layout(input.layout());
 }
 
@@ -37,7 +46,8 @@ BRAID_OPERATOR_SCHEMA(Copy)
     .NumOutputs(1)
     .IdenticalTypeAndShape()
     .LayoutFollowsInputs()
-    .SetDoc("Y = X: copies type, shape, layout and data.");
+    .InputsOn(BlobPlace::kAnyDevice)
+    .SetDoc("Y = X: copies type, shape, layout and data; X may be on any device, Y is on the op's.");
 
 BRAID_REGISTER_CPU_OPERATOR(Copy, CopyOp);
 BRAID_REGISTER_GRADIENT(Copy, CopyGradient);

@@ -32,7 +32,7 @@ class CudaDeviceAllocator final : public Allocator {
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
-  SetAllocator(DeviceType::kCuda, new CudaDeviceAllocator());  // lives for the process
+  SetCudaAllocator(new CudaDeviceAllocator());  // lives for the process
   return true;
 }();
 

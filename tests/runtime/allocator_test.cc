@@ -49,13 +49,13 @@ TEST(AllocatorTest, CountersStayExactUnderConcurrentUse) {
 TEST(AllocatorTest, DeviceWithoutBackendIsAClearError) {
 #ifndef BRAID_WITH_CUDA
   try {
-    GetAllocator(DeviceType::kCuda);
+    GetAllocator(Device{DeviceType::kCuda, 0});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(e.status().message().find("cuda"), std::string::npos);
   }
 #else
-  EXPECT_NE(GetAllocator(DeviceType::kCuda), nullptr);
+  EXPECT_NE(GetAllocator(Device{DeviceType::kCuda, 0}), nullptr);
 #endif
 }
 
@@ -71,7 +71,7 @@ namespace {
 TEST(CudaAllocatorTest, AllocatesAndCountsDeviceMemory) {
   std::string why;
   if (CudaDeviceCount(&why) == 0) GTEST_SKIP() << "needs a CUDA device: " << why;
-  Allocator* gpu = GetAllocator(DeviceType::kCuda);
+  Allocator* gpu = GetAllocator(Device{DeviceType::kCuda, 0});
   AllocatorStats before = gpu->stats();
   void* p = gpu->Allocate(1 << 20);
   EXPECT_NE(p, nullptr);
@@ -84,7 +84,7 @@ TEST(CudaAllocatorTest, WithoutADeviceAllocationFailsWithTheCudaError) {
   std::string why;
   if (CudaDeviceCount(&why) > 0) GTEST_SKIP() << "a CUDA device is present";
   try {
-    GetAllocator(DeviceType::kCuda)->Allocate(16);
+    GetAllocator(Device{DeviceType::kCuda, 0})->Allocate(16);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(e.status().message().find("cudaMalloc"), std::string::npos) << e.what();

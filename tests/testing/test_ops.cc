@@ -7,6 +7,7 @@
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
 #include "runtime/scratch.h"
+#include "runtime/sim_device.h"
 #include "runtime/status.h"
 
 namespace braid::testing {
@@ -24,6 +25,34 @@ std::atomic<bool>& FailArmed() {
 ScratchAreasSeen& TestScratchAreas() {
   static ScratchAreasSeen seen;
   return seen;
+}
+
+void Gate::Open() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Gate::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_ = false;
+}
+
+bool Gate::is_open() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_;
+}
+
+void Gate::WaitInSimKernel(const std::string& what) {
+  std::unique_lock<std::mutex> lock(mu_);
+  SimDevice::WaitInKernel(lock, cv_, [this] { return open_; }, what);
+}
+
+Gate& DeviceBlockGate() {
+  static Gate gate;
+  return gate;
 }
 
 namespace {
@@ -70,6 +99,25 @@ class TestScratchOp final : public OperatorBase {
   }
 };
 
+class TestDelayedCopyOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override {
+    std::this_thread::sleep_for(std::chrono::microseconds(args().Get<int>("us", 1000)));
+    const Tensor& x = Input(0);
+    float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
+    std::memcpy(y, x.data<float>(), x.nbytes());
+  }
+};
+
+class TestDeviceBlockOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+  void Run() override {
+    if (device().type == DeviceType::kSim) DeviceBlockGate().WaitInSimKernel("the test's gate");
+  }
+};
+
 class TestNoOp final : public OperatorBase {
  public:
   using OperatorBase::OperatorBase;
@@ -84,6 +132,12 @@ BRAID_OPERATOR_SCHEMA(TestEnforcedInplace).NumInputs(1).NumOutputs(1).EnforceInp
 BRAID_OPERATOR_SCHEMA(TestCollective).Collective();
 BRAID_OPERATOR_SCHEMA(TestLazy).AllocatesLazily();
 BRAID_OPERATOR_SCHEMA(TestScratch).SetDoc("Uses `bytes` of its thread's scratch area for `us`.");
+BRAID_OPERATOR_SCHEMA(TestDelayedCopy)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .SetDoc("Sleeps `us`, then Y = X.");
+BRAID_OPERATOR_SCHEMA(TestDeviceBlock).NumOutputs(0).SetDoc("Blocks a sim kernel at the gate.");
 
 BRAID_REGISTER_CPU_OPERATOR(TestSleep, TestSleepOp);
 BRAID_REGISTER_CPU_OPERATOR(TestFail, TestFailOp);
@@ -91,5 +145,7 @@ BRAID_REGISTER_CPU_OPERATOR(TestEnforcedInplace, TestNoOp);
 BRAID_REGISTER_CPU_OPERATOR(TestCollective, TestNoOp);
 BRAID_REGISTER_CPU_OPERATOR(TestLazy, TestNoOp);
 BRAID_REGISTER_CPU_OPERATOR(TestScratch, TestScratchOp);
+BRAID_REGISTER_CPU_OPERATOR(TestDelayedCopy, TestDelayedCopyOp);
+BRAID_REGISTER_CPU_OPERATOR(TestDeviceBlock, TestDeviceBlockOp);
 
 }  // namespace braid::testing

@@ -6,10 +6,16 @@
 //   TestScratch (any inputs/outputs; args `bytes`, `us`): fills `bytes` of its thread's scratch
 //     area with its own mark, sleeps `us` microseconds, and throws if another op wrote over the
 //     mark meanwhile; records the areas it was given (TestScratchAreas).
+//   TestDelayedCopy (1 -> 1; arg `us`): sleeps, then Y = X (float32): a slow producer, so that a
+//     consumer that does not wait for it reads stale data.
+//   TestDeviceBlock (any -> none): on a sim device, blocks in SimDevice::WaitInKernel until
+//     DeviceBlockGate() is opened (the watchdog's case); elsewhere a no-op.
 #ifndef BRAID_TESTS_TESTING_TEST_OPS_H_
 #define BRAID_TESTS_TESTING_TEST_OPS_H_
 
 #include <atomic>
+#include <condition_variable>
+#include <string>
 #include <mutex>
 #include <set>
 
@@ -31,6 +37,22 @@ struct ScratchAreasSeen {
   std::set<const void*> areas;  // guarded by mu: the ScratchArea objects TestScratch ran with
 };
 ScratchAreasSeen& TestScratchAreas();
+
+// The gate TestDeviceBlock kernels wait at: Open() releases them, Close() makes later ones block.
+class Gate {
+ public:
+  void Open();
+  void Close();
+  bool is_open();
+  // Blocks a sim kernel until the gate opens (SimDevice::WaitInKernel: the watchdog may abort it).
+  void WaitInSimKernel(const std::string& what);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;  // guarded by mu_
+};
+Gate& DeviceBlockGate();
 
 }  // namespace braid::testing
 

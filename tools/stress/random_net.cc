@@ -1,9 +1,12 @@
 #include "tools/stress/random_net.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "runtime/device.h"
 
 namespace braid {
 namespace {
@@ -12,6 +15,12 @@ class Builder {
  public:
   Builder(uint64_t seed, const RandomNetOptions& options) : rng_(seed), options_(options) {
     net_.set_name("random_" + std::to_string(seed));
+    for (int d = 0; d < std::max(options.num_devices, 1); ++d) {
+      devices_.push_back(Device{DeviceType::kCpu, d});
+    }
+    for (int d = 0; d < options.num_sim_devices; ++d) {
+      devices_.push_back(Device{DeviceType::kSim, d});
+    }
   }
 
   NetDef Build() {
@@ -32,54 +41,75 @@ class Builder {
  private:
   int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   const std::string& AnyBlob() { return blobs_[Uniform(0, static_cast<int>(blobs_.size()) - 1)]; }
-
-  // A fresh blob most of the time; otherwise overwrite an existing one that `op` does not read.
-  std::string OutputBlob(const OperatorDef& op) {
-    if (Uniform(0, 3) == 0) {
-      const std::string& victim = AnyBlob();
-      if (std::find(op.input().begin(), op.input().end(), victim) == op.input().end())
-        return victim;
-    }
-    return FreshBlob();
+  Device AnyDevice() {
+    return devices_.size() == 1 ? devices_[0]
+                                : devices_[Uniform(0, static_cast<int>(devices_.size()) - 1)];
   }
 
-  OperatorDef* AddOp(const std::string& type) {
+  // A fresh blob on `device` most of the time; otherwise overwrite an existing one there that `op`
+  // does not read.
+  std::string OutputBlob(const OperatorDef& op, const Device& device) {
+    if (Uniform(0, 3) == 0) {
+      const std::string& victim = AnyBlob();
+      if (std::find(op.input().begin(), op.input().end(), victim) == op.input().end() &&
+          SameMemory(device, home_[victim]))
+        return victim;
+    }
+    return FreshBlob(device);
+  }
+
+  // An op on `device` (the net's only device when there is one).
+  OperatorDef* AddOp(const std::string& type, const Device& device) {
     OperatorDef* op = net_.add_op();
     op->set_type(type);
     op->set_name(type + "_" + std::to_string(net_.op_size() - 1));
-    if (options_.num_devices > 1) {
-      op->mutable_device_option()->set_device_id(Uniform(0, options_.num_devices - 1));
-    }
+    if (devices_.size() > 1) *op->mutable_device_option() = DeviceToProto(device);
     return op;
   }
 
-  std::string FreshBlob() {
+  std::string FreshBlob(const Device& device) {
     blobs_.push_back("b" + std::to_string(blobs_.size()));
+    home_[blobs_.back()] = device;
     return blobs_.back();
+  }
+
+  // `blob` as an op on `device` may read it: itself, or a copy made there now.
+  std::string Reachable(const std::string& blob, const Device& device) {
+    const Device from = home_[blob];
+    if (SameMemory(device, from)) return blob;
+    const char* type = from.is_host() ? "CopyCPUToGPU" : device.is_host() ? "CopyGPUToCPU" : "Copy";
+    OperatorDef* copy = AddOp(type, device.is_host() ? from : device);
+    copy->add_input(blob);
+    copy->add_output(FreshBlob(device));
+    return copy->output(0);
   }
 
   // Concat(x, y) along axis 0 into a double-size blob, then Split it back into two fresh blobs.
   void AddConcatSplit() {
-    OperatorDef* concat = AddOp("Concat");
-    concat->add_input(AnyBlob());
-    concat->add_input(AnyBlob());
+    const Device device = AnyDevice();
+    const std::string x = Reachable(AnyBlob(), device), y = Reachable(AnyBlob(), device);
+    OperatorDef* concat = AddOp("Concat", device);
+    concat->add_input(x);
+    concat->add_input(y);
     Argument* axis = concat->add_arg();
     axis->set_name("axis");
     axis->set_i(0);
     const std::string whole = "cat" + std::to_string(net_.op_size() - 1);
     concat->add_output(whole);
     concat->add_output(whole + "_info");
-    OperatorDef* split = AddOp("Split");
+    home_[whole] = home_[whole + "_info"] = device;
+    OperatorDef* split = AddOp("Split", device);
     split->add_input(whole);
     Argument* split_axis = split->add_arg();
     split_axis->set_name("axis");
     split_axis->set_i(0);
-    split->add_output(FreshBlob());
-    split->add_output(FreshBlob());
+    split->add_output(FreshBlob(device));
+    split->add_output(FreshBlob(device));
   }
 
   void AddFill() {
-    OperatorDef* op = AddOp("UniformFill");
+    const Device device = AnyDevice();
+    OperatorDef* op = AddOp("UniformFill", device);
     Argument* shape = op->add_arg();
     shape->set_name("shape");
     shape->add_ints(options_.blob_size);
@@ -93,30 +123,41 @@ class Builder {
     Argument* seed = op->add_arg();
     seed->set_name("seed");
     seed->set_i(Uniform(0, 1 << 30));
-    op->add_output(FreshBlob());
+    op->add_output(FreshBlob(device));
   }
 
   void AddRandomOp() {
     static const char* kTypes[] = {"Sum", "Add", "Mul", "Relu", "Copy", "Relu", "Sum"};
     const int kind = Uniform(0, 6);
-    OperatorDef* op = AddOp(kTypes[kind]);
     int arity = kind == 0 ? Uniform(1, 3) : (kind == 1 || kind == 2 || kind == 6) ? 2 : 1;
-    // Relu (kind 5) and Sum (kind 6) run in place on their first input, which no other input names.
+    // Relu (kind 5) and Sum (kind 6) run in place on their first input, which no other input
+    // names; they run where that input lives.
     bool in_place = kind == 5 || kind == 6;
+    std::vector<std::string> picked;
     for (int i = 0; i < arity; ++i) {
       std::string in = AnyBlob();
-      while (in_place && i > 0 && in == op->input(0) && blobs_.size() > 1) in = AnyBlob();
-      op->add_input(in);
+      while (in_place && i > 0 && in == picked[0] && blobs_.size() > 1) in = AnyBlob();
+      picked.push_back(in);
     }
+    const Device device = in_place ? home_[picked[0]] : AnyDevice();
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < picked.size(); ++i) {
+      // A Copy reads from any device itself; the in-place input lives where the op runs.
+      inputs.push_back(kind == 4 || (in_place && i == 0) ? picked[i] : Reachable(picked[i], device));
+    }
+    OperatorDef* op = AddOp(kTypes[kind], device);
+    for (const std::string& in : inputs) op->add_input(in);
     // Control inputs name blobs that exist before this op (never its own fresh output).
     if (Uniform(0, 7) == 0) op->add_control_input(AnyBlob());
-    op->add_output(in_place ? op->input(0) : OutputBlob(*op));
+    op->add_output(in_place ? op->input(0) : OutputBlob(*op, device));
   }
 
   std::mt19937_64 rng_;
   RandomNetOptions options_;
   NetDef net_;
   std::vector<std::string> blobs_;
+  std::vector<Device> devices_;
+  std::map<std::string, Device> home_;  // the device each blob lives on
 };
 
 }  // namespace

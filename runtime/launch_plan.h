@@ -1,0 +1,92 @@
+// LaunchPlan: how the executors run a net whose ops are on asynchronous devices (sim, cuda).
+//
+// A host op (a cpu device) runs on the executor's thread as always, after waiting on the host for
+// the events of its parents that ran on a device. A device op is launched: on the executor's
+// thread its outputs are sized from its schema's shape inference (allocating on the host, as a
+// CUDA launcher does; when that changes a tensor's shape or memory, the thread first waits for the
+// op's parents, so no queued kernel sees the change), then its stream gets a wait for the event of
+// every parent on another stream, its kernel, and the record of its own event. The launch returns
+// without waiting for the kernel. Net::Run ends once every stream the net used has drained, with
+// the first error any kernel raised (OpLabel'd).
+//
+// The event edges are exactly planner/dataflow.h's edges: a device op waits on its stream for each
+// parent on another stream (a parent on its own stream is ordered by the stream; a host parent
+// has finished before the launch), a host op waits on the host for each parent on a device.
+// PlanWaits computes them; tests compare them with the dataflow graph.
+//
+// Streams: op i runs on stream stream_of[i] of its device, a fixed function the executor chooses
+// (SimpleNet: stream 0; DagNet: its chain's index modulo the worker count), so a trace reads the
+// same run after run.
+//
+// An op whose output sizes the launcher cannot know (its shape inference cannot tell them, or an
+// output it writes in place changes shape) runs synchronously: the executor's thread waits for its
+// parents and runs the kernel itself, with the op's device current. Kernels on a stream get the
+// OpenMP thread count the launching thread had.
+//
+// Thread safety: built once with its net; RunOrLaunch may be called concurrently for different
+// ops (the executor's guarantee that one op is run by one thread at a time holds). Each op's
+// launch state is touched by the thread launching it, then by its stream's thread while the
+// kernel runs, ordered by the stream's queue.
+#ifndef BRAID_RUNTIME_LAUNCH_PLAN_H_
+#define BRAID_RUNTIME_LAUNCH_PLAN_H_
+
+#include <memory>
+#include <vector>
+
+#include "planner/dataflow.h"
+#include "runtime/device.h"
+#include "runtime/device_context.h"
+#include "runtime/status.h"
+
+namespace braid {
+
+class Net;
+class OperatorBase;
+
+// The waits of one op: parents whose events it waits for on its stream (a device op) or on the
+// host (a host op), and every parent on a device (what its launcher waits for before it changes a
+// tensor the parents may still use).
+struct OpWaits {
+  std::vector<int> on_stream;
+  std::vector<int> on_host;
+  std::vector<int> device_parents;
+};
+
+// The waits of every op of `g`, whose op i runs on `devices[i]`, stream `stream_of[i]`.
+std::vector<OpWaits> PlanWaits(const DataflowGraph& g, const std::vector<Device>& devices,
+                               const std::vector<int>& stream_of);
+
+class LaunchPlan {
+ public:
+  // For `net`, whose dataflow graph is `g`; stream_of[i] as in the file comment.
+  LaunchPlan(Net* net, const DataflowGraph& g, const std::vector<int>& stream_of);
+  ~LaunchPlan();
+  LaunchPlan(const LaunchPlan&) = delete;
+  LaunchPlan& operator=(const LaunchPlan&) = delete;
+
+  // Runs a host op (after its device parents) or launches a device op. Returns an error raised on
+  // the calling thread (a host op's, or a launch's); kernels report theirs to the net.
+  Status RunOrLaunch(OperatorBase& op);
+  // Blocks until every stream the net launched on has run all it was given.
+  void Finish();
+
+  // Whether any op of `def` runs on an asynchronous device (then its executor needs a plan).
+  static bool NeedsPlan(const NetDef& def);
+  // Mutation testing: plans built afterwards leave out op `child`'s wait for op `parent`
+  // (-1, -1: none), so a test can show that a missing wait is caught.
+  static void DropWaitForTesting(int child, int parent);
+
+ private:
+  class OpLaunch;
+
+  Status Launch(OpLaunch& l);
+  Status RunSynchronously(OpLaunch& l);
+
+  Net* const net_;
+  std::vector<std::unique_ptr<OpLaunch>> ops_;  // by op index
+  std::vector<Stream*> streams_;                // every stream some op runs on
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_LAUNCH_PLAN_H_

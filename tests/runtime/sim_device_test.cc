@@ -1,0 +1,241 @@
+// The simulated GPU's streams, events, memory, driver lock and watchdog (runtime/sim_device.h).
+#include "runtime/sim_device.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/tensor.h"
+#include "testing/test_ops.h"
+
+namespace braid {
+namespace {
+
+using namespace std::chrono_literals;
+using ::braid::testing::DeviceBlockGate;
+
+// A kernel that runs a function on the stream's thread and records what happened to it.
+class FnTask final : public KernelTask {
+ public:
+  explicit FnTask(std::function<void()> fn, std::string name = "fn")
+      : fn_(std::move(fn)), name_(std::move(name)) {}
+  void Execute() override {
+    try {
+      fn_();
+      ran = true;
+    } catch (const Error& e) {
+      error = e.status();
+    }
+  }
+  void Abandon(const Status& why) override { error = why; }
+  std::string Describe() const override { return name_; }
+
+  std::atomic<bool> ran{false};
+  Status error;  // read after the stream has served the task
+
+ private:
+  std::function<void()> fn_;
+  std::string name_;
+};
+
+// Restores the default options when a test changed them.
+class SimDeviceTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    SetSimDeviceOptions(SimDeviceOptions());
+    DeviceBlockGate().Open();
+  }
+};
+
+TEST_F(SimDeviceTest, LaunchReturnsAtOnceAndAStreamRunsItsKernelsInOrder) {
+  Stream* s = SimDevice::Get(0)->stream(0);
+  std::vector<int> order;  // written by the stream's thread only
+  FnTask slow([&] {
+    std::this_thread::sleep_for(50ms);
+    order.push_back(1);
+  });
+  FnTask fast([&] { order.push_back(2); });
+  const auto start = std::chrono::steady_clock::now();
+  s->Launch(&slow);
+  s->Launch(&fast);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 40ms);
+  s->Synchronize();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
+TEST_F(SimDeviceTest, KernelsRunOnTheStreamThreadWithTheirDeviceCurrent) {
+  Stream* s = SimDevice::Get(1)->stream(2);
+  Device seen;
+  std::thread::id thread;
+  FnTask task([&] {
+    seen = CurrentDevice();
+    thread = std::this_thread::get_id();
+  });
+  s->Launch(&task);
+  s->Synchronize();
+  EXPECT_EQ(seen, (Device{DeviceType::kSim, 1}));
+  EXPECT_NE(thread, std::this_thread::get_id());
+  EXPECT_TRUE(CurrentDevice().is_host());
+}
+
+// Stream b (on another device) waits for an event recorded after a kernel that is held at a gate:
+// the wait is on the device, so the host goes on, and b's kernel sees the producer's write.
+TEST_F(SimDeviceTest, AWaitOrdersStreamsOfTwoDevicesWithoutBlockingTheHost) {
+  for (bool wait : {true, false}) {
+    DeviceBlockGate().Close();
+    int x = 0;
+    std::atomic<int> seen{-1};
+    FnTask producer([&] {
+      DeviceBlockGate().WaitInSimKernel("gate");
+      x = 1;
+    });
+    FnTask consumer([&] { seen = x; });
+    std::unique_ptr<Event> done = SimDevice::Get(0)->CreateEvent("producer");
+    Stream* a = SimDevice::Get(0)->stream(0);
+    Stream* b = SimDevice::Get(1)->stream(0);
+    a->Launch(&producer);
+    a->Record(done.get());
+    EXPECT_FALSE(done->Query());
+    if (wait) b->Wait(done.get());
+    b->Launch(&consumer);
+    std::this_thread::sleep_for(30ms);
+    if (wait) {
+      EXPECT_EQ(seen.load(), -1) << "the consumer ran before the event";
+    } else {
+      b->Synchronize();
+      EXPECT_EQ(seen.load(), 0) << "without the wait the consumer runs before the producer";
+    }
+    DeviceBlockGate().Open();
+    done->HostWait();
+    EXPECT_TRUE(done->Query());
+    b->Synchronize();
+    if (wait) EXPECT_EQ(seen.load(), 1);
+  }
+}
+
+TEST_F(SimDeviceTest, CopiesBothWaysKeepTheBytesAndHostReadsAreRefused) {
+  Tensor host(DType::kFloat32, {2, 3});
+  float* h = host.mutable_data<float>();
+  for (int i = 0; i < 6; ++i) h[i] = 0.5f * static_cast<float>(i) - 1;
+  Tensor on_device(Device{DeviceType::kSim, 0});
+  on_device.CopyFrom(host);
+  EXPECT_EQ(on_device.shape(), host.shape());
+  try {
+    on_device.data<float>();
+    FAIL() << "host code read device memory";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().message().find("is on sim:0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(on_device.mutable_data<float>(), Error);
+  Tensor peer(Device{DeviceType::kSim, 1});
+  peer.CopyFrom(on_device);
+  Tensor back;
+  back.CopyFrom(peer);
+  EXPECT_EQ(std::memcmp(back.data<float>(), h, host.nbytes()), 0);
+}
+
+TEST_F(SimDeviceTest, MemoryBeyondTheCapacityIsAClearError) {
+  SimDeviceOptions options;
+  options.capacity_bytes = 1 << 20;
+  SetSimDeviceOptions(options);
+  SimDevice* sim = SimDevice::Get(3);
+  EXPECT_EQ(sim->capacity_bytes(), 1 << 20);
+  void* half = sim->RawAllocate(512 << 10);
+  EXPECT_EQ(sim->free_bytes(), 512 << 10);
+  try {
+    sim->RawAllocate(768 << 10);
+    FAIL() << "expected out of memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(e.status().message().find("out of memory on sim:3"), std::string::npos) << e.what();
+    EXPECT_NE(e.status().message().find("capacity 1.00 MiB, 512.00 KiB in use"),
+              std::string::npos)
+        << e.what();
+  }
+  sim->RawFree(half, 512 << 10);
+  EXPECT_EQ(sim->free_bytes(), 1 << 20);
+  Tensor t(DType::kFloat32, {1 << 19}, Device{DeviceType::kSim, 3});  // 2 MiB
+  EXPECT_THROW(t.ReserveStorage(), Error);
+}
+
+// RawAllocate holds the driver lock until its device drains: a launch on any other device waits.
+TEST_F(SimDeviceTest, RawAllocationDrainsItsDeviceHoldingTheDriverLock) {
+  DeviceBlockGate().Close();
+  FnTask blocked([&] { DeviceBlockGate().WaitInSimKernel("gate"); });
+  SimDevice::Get(4)->stream(0)->Launch(&blocked);
+  std::atomic<bool> allocated{false}, launched{false};
+  void* ptr = nullptr;
+  std::thread allocator([&] {
+    ptr = SimDevice::Get(4)->RawAllocate(64);
+    allocated = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  FnTask other([] {});
+  std::thread launcher([&] {
+    SimDevice::Get(5)->stream(0)->Launch(&other);
+    launched = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(allocated.load()) << "the allocation did not wait for its device to drain";
+  EXPECT_FALSE(launched.load()) << "a launch elsewhere did not wait for the driver lock";
+  DeviceBlockGate().Open();
+  allocator.join();
+  launcher.join();
+  EXPECT_TRUE(allocated.load() && launched.load());
+  SimDevice::Get(4)->RawFree(ptr, 64);
+  SimDevice::Get(5)->stream(0)->Synchronize();
+
+  // Switched off, the allocation goes through while the device is busy.
+  SimDeviceOptions options;
+  options.synchronizing_allocation = false;
+  SetSimDeviceOptions(options);
+  DeviceBlockGate().Close();
+  SimDevice::Get(4)->stream(0)->Launch(&blocked);
+  void* now = SimDevice::Get(4)->RawAllocate(64);
+  SimDevice::Get(4)->RawFree(now, 64);
+  DeviceBlockGate().Open();
+  SimDevice::Get(4)->Synchronize();
+}
+
+TEST_F(SimDeviceTest, WatchdogTurnsAStuckStreamIntoAnErrorAndTheDeviceRunsOn) {
+  SimDeviceOptions options;
+  options.watchdog = 200ms;
+  SetSimDeviceOptions(options);
+  DeviceBlockGate().Close();
+  SimDevice* sim = SimDevice::Get(6);
+  FnTask stuck([] { DeviceBlockGate().WaitInSimKernel("a peer that never comes"); }, "kernel A");
+  FnTask behind([] {}, "kernel B");
+  std::unique_ptr<Event> after_a = sim->CreateEvent("kernel A");
+  sim->stream(0)->Launch(&stuck);
+  sim->stream(0)->Record(after_a.get());
+  sim->stream(0)->Launch(&behind);
+  FnTask waiter([] {}, "kernel C");
+  sim->stream(1)->Wait(after_a.get());
+  sim->stream(1)->Launch(&waiter);
+  sim->Synchronize();  // returns once the watchdog aborted the device
+  EXPECT_EQ(stuck.error.code(), StatusCode::kDeadlineExceeded) << stuck.error.ToString();
+  const std::string& report = stuck.error.message();
+  EXPECT_NE(report.find("sim:6 stream 0: runs kernel A, which waits for a peer that never comes"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("stream 1: serves a wait for the event of kernel A"), std::string::npos)
+      << report;
+  EXPECT_EQ(behind.error.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE(behind.ran.load());
+  EXPECT_GE(sim->stats().watchdog_aborts, 1);
+
+  DeviceBlockGate().Open();
+  FnTask later([] {});
+  sim->stream(0)->Launch(&later);
+  sim->stream(0)->Synchronize();
+  EXPECT_TRUE(later.ran.load());
+  EXPECT_TRUE(later.error.ok());
+}
+
+}  // namespace
+}  // namespace braid
