@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/device_context.h"
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/proto_io.h"
@@ -12,16 +13,34 @@ namespace braid {
 Session::Session() : workspace_(std::make_unique<Workspace>()) {}
 Session::~Session() = default;
 
+Status Session::SetDevice(const std::string& device) {
+  return StatusFromCall([&] {
+    GetDeviceContext(ParseDevice(device));  // refuses a device braid cannot use
+    device_ = device;
+  });
+}
+
+Status Session::LoadOnDevice(const std::string& path, NetDef* def) const {
+  return StatusFromCall([&] {
+    *def = LoadNetDef(path);
+    if (!device_.empty() && !def->has_device_option()) {
+      *def->mutable_device_option() = DeviceToProto(ParseDevice(device_));
+    }
+  });
+}
+
 Status Session::RunNetOnce(const std::string& net_path) {
   NetDef def;
-  Status loaded = StatusFromCall([&] { def = LoadNetDef(net_path); });
+  Status loaded = LoadOnDevice(net_path, &def);
   if (!loaded.ok()) return loaded;
   return workspace_->RunNetOnce(def);
 }
 
 Status Session::LoadNet(const std::string& net_path, std::string* net_name) {
+  NetDef def;
+  Status loaded = LoadOnDevice(net_path, &def);
+  if (!loaded.ok()) return loaded;
   return StatusFromCall([&] {
-    NetDef def = LoadNetDef(net_path);
     workspace_->CreateNet(def);
     *net_name = def.name();
   });
@@ -51,14 +70,17 @@ Status Session::PlanMemory(const std::string& net_name, int64_t* planned_bytes,
 Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
                      const std::vector<float>& values) {
   return StatusFromCall([&] {
-    Tensor* t = workspace_->CreateBlob(name);
-    t->Resize(DType::kFloat32, shape);
-    if (static_cast<size_t>(t->numel()) != values.size()) {
-      throw Error(Status::InvalidArgument("feeding blob '" + name + "': shape " + t->ShapeString() +
-                                          " needs " + std::to_string(t->numel()) + " values, got " +
+    Tensor host(DType::kFloat32, shape);
+    if (static_cast<size_t>(host.numel()) != values.size()) {
+      throw Error(Status::InvalidArgument("feeding blob '" + name + "': shape " +
+                                          host.ShapeString() + " needs " +
+                                          std::to_string(host.numel()) + " values, got " +
                                           std::to_string(values.size())));
     }
-    std::memcpy(t->mutable_data<float>(), values.data(), values.size() * sizeof(float));
+    std::memcpy(host.mutable_data<float>(), values.data(), values.size() * sizeof(float));
+    Tensor* t = workspace_->CreateBlob(name);
+    if (!t->has_storage() && !device_.empty()) *t = Tensor(ParseDevice(device_));
+    t->CopyFrom(host);
   });
 }
 
@@ -67,9 +89,11 @@ Status Session::Fetch(const std::string& name, std::vector<int64_t>* shape,
   const Tensor* t = workspace_->GetBlob(name);
   if (t == nullptr) return Status::NotFound("no blob named '" + name + "' in this session");
   return StatusFromCall([&] {
-    const float* data = t->data<float>();
-    *shape = t->shape();
-    values->assign(data, data + t->numel());
+    Tensor host;
+    host.CopyFrom(*t);
+    const float* data = host.data<float>();
+    *shape = host.shape();
+    values->assign(data, data + host.numel());
   });
 }
 

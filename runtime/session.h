@@ -5,11 +5,15 @@
 // Every call returns a braid::Status (<braid/status.h>); nothing throws across this API.
 //
 //   braid::Session session;
-//   braid::Status s = session.RunNetOnce("init.pbtxt");             // fills parameters
-//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);    // declares external_input
-//   "data" if (s.ok()) s = session.Feed("data", {1, 784}, pixels);         // float32 input if
-//   (s.ok()) s = session.RunNet(net_name); std::vector<int64_t> shape; std::vector<float> probs; if
-//   (s.ok()) s = session.Fetch("softmax", &shape, &probs);
+//   braid::Status s = session.SetDevice("sim:0");                  // optional: a simulated GPU
+//   if (s.ok()) s = session.RunNetOnce("init.pbtxt");              // fills parameters
+//   if (s.ok()) s = session.Feed("data", {1, 784}, pixels);        // float32 input
+//   std::string net_name;
+//   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);   // reads "data"
+//   if (s.ok()) s = session.RunNet(net_name);
+//   std::vector<int64_t> shape;
+//   std::vector<float> probs;
+//   if (s.ok()) s = session.Fetch("softmax", &shape, &probs);
 //
 // Thread safety: a Session may be used from several threads, but each net runs one Run at a time
 // (a concurrent RunNet of the same net returns FailedPrecondition), and Feed/Fetch of a blob must
@@ -28,6 +32,7 @@ namespace braid {
 
 class Workspace;
 class NetMemory;
+class NetDef;
 
 class Session {
  public:
@@ -36,6 +41,10 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Nets loaded or run from now on run on `device` ("cpu:0", or "sim:1": a simulated GPU) unless
+  // they or their ops name a device, and Feed puts new blobs there. InvalidArgument for a device
+  // braid cannot use.
+  Status SetDevice(const std::string& device);
   // Loads, runs once and discards a net (typically an init net).
   Status RunNetOnce(const std::string& net_path);
   // Loads and builds a net kept in the session; its name is returned in *net_name.
@@ -50,18 +59,23 @@ class Session {
   Status PlanMemory(const std::string& net_name, int64_t* planned_bytes = nullptr,
                     int64_t* naive_bytes = nullptr);
 
-  // Copies float32 data of the given shape into blob `name` (created if needed).
+  // Copies float32 data of the given shape into blob `name`, on the device it is on (a blob without
+  // data yet: the session's device).
   Status Feed(const std::string& name, const std::vector<int64_t>& shape,
               const std::vector<float>& values);
-  // Copies a float32 blob out.
+  // Copies a float32 blob out, from whichever device it is on.
   Status Fetch(const std::string& name, std::vector<int64_t>* shape,
                std::vector<float>* values) const;
   // Names of the session's blobs, sorted.
   std::vector<std::string> BlobNames() const;
 
  private:
+  // The net at `path`, on the session's device unless it names one.
+  Status LoadOnDevice(const std::string& path, NetDef* def) const;
+
   std::unique_ptr<Workspace> workspace_;
   std::vector<std::unique_ptr<NetMemory>> plans_;  // the arenas of planned nets
+  std::string device_;                             // "" : the host
 };
 
 }  // namespace braid

@@ -42,10 +42,9 @@ uint64_t SimEvent::latest(SimStream** recorder) const {
 }
 
 void SimEvent::Complete(uint64_t generation) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (generation > completed_) completed_ = generation;
-  }
+  // Notified under the lock: a waiter may destroy the event as soon as it sees the completion.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (generation > completed_) completed_ = generation;
   cv_.notify_all();
 }
 

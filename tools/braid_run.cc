@@ -1,10 +1,11 @@
 // braid_run: runs a net and reports where the time went and what it computed.
 //
 //   braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K]
-//                 [--trace FILE] [--memory-plan on|off]
+//                 [--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]
 //
 // Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, builds NET (with
-// --executor replacing NetDef.type and --threads its "num_workers" argument), with
+// --executor replacing NetDef.type, --threads its "num_workers" argument and --device the
+// device_option of both nets, which their ops take unless they name their own), with
 // --memory-plan on plans its memory (runtime/memory_planning.h, inference mode: every recyclable
 // blob becomes a view into one arena per device; the plan is verified) and prints its summary line
 //
@@ -16,7 +17,8 @@
 //   output fc_out shape float32[8,16] sum=12.3456789 abs_sum=98.7654321 fnv=0123456789abcdef
 //
 // fnv is FNV-1a (64 bit) over the tensor's raw bytes, so two runs agree bit for bit exactly when
-// their lines are equal (runs with --memory-plan on and off compare this way). Exit codes: 0
+// their lines are equal (runs with --memory-plan on and off, or on cpu:0 and sim:0, compare this
+// way; outputs on a device are copied to the host first). Exit codes: 0
 // success, 1 the net failed (its Status on one stderr line), 2 bad flags.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -44,6 +46,9 @@ DEFINE_string(executor, "", "executor replacing NetDef.type: simple or dag");
 DEFINE_int32(threads, 0, "worker threads for the dag executor (sets the num_workers argument)");
 DEFINE_int32(iters, 1, "iterations of NET to run");
 DEFINE_string(trace, "", "write a Chrome-trace JSON of every op run to this file");
+DEFINE_string(device, "",
+              "run both nets on this device (cpu:N, or sim:N: a simulated GPU) unless their ops "
+              "name another");
 DEFINE_string(memory_plan, "off",
               "on: plan the net's memory (inference mode) into one arena per device before "
               "running it, and print the plan's naive/planned/lower-bound bytes");
@@ -59,6 +64,7 @@ struct RunOptions {
   int iterations = 1;
   std::string trace_path;
   bool memory_plan = false;
+  std::string device;
 };
 
 [[noreturn]] void ExitBadFlags(const std::string& message) {
@@ -70,7 +76,7 @@ RunOptions ParseFlags(int argc, char** argv) {
   std::vector<std::string> nets = ParseCommandLine(
       argc, argv,
       "braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K] "
-      "[--trace FILE] [--memory-plan on|off]");
+      "[--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]");
   if (nets.size() != 1)
     ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()));
   if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
@@ -81,8 +87,12 @@ RunOptions ParseFlags(int argc, char** argv) {
   if (FLAGS_memory_plan != "on" && FLAGS_memory_plan != "off") {
     ExitBadFlags("--memory-plan must be 'on' or 'off', got '" + FLAGS_memory_plan + "'");
   }
+  if (!FLAGS_device.empty()) {
+    const Status device = StatusFromCall([] { ParseDevice(FLAGS_device); });
+    if (!device.ok()) ExitBadFlags("--device: " + device.message());
+  }
   return {nets[0],     FLAGS_init,  FLAGS_executor,           FLAGS_threads,
-          FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on"};
+          FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on", FLAGS_device};
 }
 
 void ThrowIfError(const Status& status) {
@@ -103,8 +113,15 @@ void SetNetArgument(const std::string& name, int64_t value, NetDef* def) {
   arg->set_i(value);
 }
 
+// The net at `path`, on options.device when given.
+NetDef LoadNet(const std::string& path, const RunOptions& options) {
+  NetDef def = LoadNetDef(path);
+  if (!options.device.empty()) *def.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
+  return def;
+}
+
 NetDef LoadMainNet(const RunOptions& options) {
-  NetDef def = LoadNetDef(options.net_path);
+  NetDef def = LoadNet(options.net_path, options);
   if (!options.executor.empty()) def.set_type(options.executor);
   if (options.threads > 0) SetNetArgument("num_workers", options.threads, &def);
   if (def.name().empty()) def.set_name("main");
@@ -153,16 +170,14 @@ uint64_t Fnv1a64(const void* data, size_t bytes) {
 }
 
 // "output NAME shape float32[2,3] sum=.. abs_sum=.. fnv=..", or throws naming the blob.
-std::string ChecksumLine(const NetDef& def, const std::string& name, const Tensor* tensor) {
-  if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {
+std::string ChecksumLine(const NetDef& def, const std::string& name, const Tensor* on_device) {
+  if (on_device == nullptr || (on_device->numel() > 0 && !on_device->has_storage())) {
     throw Error(Status::NotFound("net '" + def.name() + "': external output '" + name +
                                  "' was never written"));
   }
-  if (tensor->device().type != DeviceType::kCpu) {
-    throw Error(Status::InvalidArgument("net '" + def.name() + "': external output '" + name +
-                                        "' is on " + tensor->device().ToString() +
-                                        "; braid_run checksums CPU tensors only"));
-  }
+  Tensor host;  // a copy of an output that lives on a device
+  if (!on_device->device().is_host()) host.CopyFrom(*on_device);
+  const Tensor* tensor = on_device->device().is_host() ? on_device : &host;
   double sum = 0, abs_sum = 0;
   SumElements(*tensor, &sum, &abs_sum);
   const uint64_t fnv =
@@ -186,7 +201,7 @@ void RunAndReport(const RunOptions& options) {
   OpTypeProfile profile;  // observers outlive the workspace, which owns the net they watch
   ChromeTraceWriter trace;
   Workspace ws;
-  if (!options.init_path.empty()) ThrowIfError(ws.RunNetOnce(LoadNetDef(options.init_path)));
+  if (!options.init_path.empty()) ThrowIfError(ws.RunNetOnce(LoadNet(options.init_path, options)));
   Net* net = ws.CreateNet(LoadMainNet(options));
   std::unique_ptr<NetMemory> memory;  // keeps the arenas for the net's runs
   if (options.memory_plan) {

@@ -5,8 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
+#include "runtime/sim_device.h"
 #include "runtime/status.h"
+
+DEFINE_string(device_memory, "16G",
+              "capacity of each simulated GPU (sim:N devices): 16G, 512M, 64K or bytes");
 
 // gflags ends the process through this pointer on a bad flag (with status 1). It is exported by
 // libgflags but not declared in its headers.
@@ -41,7 +46,58 @@ std::vector<std::string> ParseCommandLine(int argc, char** argv, const std::stri
   int parsed_argc = static_cast<int>(pointers.size());
   char** parsed_argv = pointers.data();
   gflags::ParseCommandLineFlags(&parsed_argc, &parsed_argv, /*remove_flags=*/true);
+  SimDeviceOptions sim = GetSimDeviceOptions();
+  const Status capacity = StatusFromCall(
+      [&] { sim.capacity_bytes = ParseByteSize(FLAGS_device_memory, "--device-memory"); });
+  if (!capacity.ok()) {
+    std::cerr << capacity.message() << "\n";
+    std::exit(kExitBadFlags);
+  }
+  SetSimDeviceOptions(sim);
   return std::vector<std::string>(parsed_argv + 1, parsed_argv + parsed_argc);
+}
+
+int64_t ParseByteSize(const std::string& text, const std::string& flag) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  int shift = 0;
+  const std::string unit = end == nullptr ? "" : std::string(end);
+  if (unit == "K" || unit == "k") shift = 10;
+  if (unit == "M" || unit == "m") shift = 20;
+  if (unit == "G" || unit == "g") shift = 30;
+  if (unit == "T" || unit == "t") shift = 40;
+  if (end == text.c_str() || !(value > 0) || (shift == 0 && !unit.empty())) {
+    throw Error(Status::InvalidArgument(flag + " '" + text +
+                                        "' is not a size (16G, 512M, 64K or a number of bytes)"));
+  }
+  return static_cast<int64_t>(value * static_cast<double>(int64_t{1} << shift));
+}
+
+std::vector<Device> ParseDeviceList(const std::string& list, const std::string& tool,
+                                    const std::string& flag) {
+  auto bad = [&](const std::string& why) {
+    throw Error(Status::InvalidArgument(tool + ": " + flag + " " + why));
+  };
+  std::vector<Device> devices;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');) {
+    Device device;
+    const Status parsed = StatusFromCall([&] { device = ParseDevice(item); });
+    if (!parsed.ok()) bad(parsed.message());
+    if (device.type == DeviceType::kCuda) {
+      bad(item + ": braid's executors do not run CUDA devices yet; use cpu:N or sim:N");
+    }
+    if (!devices.empty() && device.type != devices[0].type) {
+      bad("mixes " + devices[0].ToString() + " and " + device.ToString() +
+          ": list devices of one type");
+    }
+    if (std::find(devices.begin(), devices.end(), device) != devices.end()) {
+      bad("lists " + device.ToString() + " twice");
+    }
+    devices.push_back(device);
+  }
+  if (devices.empty()) bad("lists no device");
+  return devices;
 }
 
 int RunTool(const std::string& tool, const std::function<void()>& body) {

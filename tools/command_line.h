@@ -3,15 +3,19 @@
 // Exit codes: 0 success, 1 a failure (its Status on one stderr line), kExitBadFlags for bad flags.
 // ParseCommandLine parses gflags so that an unknown or malformed flag exits with kExitBadFlags
 // (gflags alone would exit with 1), and accepts dashes in flag names (--batch-size means
-// --batch_size). It returns the positional arguments, argv[0] excluded.
+// --batch_size). It returns the positional arguments, argv[0] excluded. Every binary has the flag
+// --device-memory (each simulated GPU's capacity, runtime/sim_device.h), applied here.
 //
 //   std::vector<std::string> nets = ParseCommandLine(argc, argv, "braid_run NET [--iters K]");
 #ifndef BRAID_TOOLS_COMMAND_LINE_H_
 #define BRAID_TOOLS_COMMAND_LINE_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "runtime/device.h"
 
 namespace braid {
 
@@ -23,6 +27,13 @@ std::vector<std::string> ParseCommandLine(int argc, char** argv, const std::stri
 // Status on one stderr line (newlines joined with "; ") and returns 1, or kExitBadFlags when it is
 // an InvalidArgument naming the tool ("<tool>: ...", a flag found bad after parsing).
 int RunTool(const std::string& tool, const std::function<void()>& body);
+
+// "16G", "512M", "64K", "1000": bytes (binary units). Throws braid::Error naming `flag` otherwise.
+int64_t ParseByteSize(const std::string& text, const std::string& flag);
+// "cpu:0,cpu:1" or "sim:0,sim:1": distinct devices of one type. Throws braid::Error naming
+// `tool` and `flag` otherwise (a CUDA device: this build's executors cannot run it).
+std::vector<Device> ParseDeviceList(const std::string& list, const std::string& tool,
+                                    const std::string& flag);
 
 }  // namespace braid
 

@@ -65,6 +65,23 @@ void PlansTheNetsMemory(const std::string& init_path, const std::string& net_pat
   std::cout << "planned " << planned << " of " << naive << " bytes\n";
 }
 
+// The same net on a simulated GPU: parameters, input and output live in its memory; Fetch copies.
+void RunsOnASimulatedGpu(const std::string& init_path, const std::string& net_path) {
+  braid::Session session;
+  ExpectOk(session.SetDevice("sim:0"), "SetDevice(sim:0)");
+  ExpectOk(session.RunNetOnce(init_path), "RunNetOnce(init) on sim:0");
+  ExpectOk(session.Feed("x", {2, 3}, {-4, -1, 0, 1, 2, 3}), "Feed(x) on sim:0");
+  std::string net_name;
+  ExpectOk(session.LoadNet(net_path, &net_name), "LoadNet on sim:0");
+  ExpectOk(session.RunNet(net_name, 2), "RunNet on sim:0");
+  std::vector<int64_t> shape;
+  std::vector<float> y;
+  ExpectOk(session.Fetch("y", &shape, &y), "Fetch(y) from sim:0");
+  Expect(y == std::vector<float>({0, 0.5f, 2, 3.5f, 5, 6.5f}), "y on sim:0 == Relu(x * 1.5 + 2)");
+  Expect(!session.SetDevice("gpu:7").ok(), "SetDevice of a device braid does not know fails");
+  std::cout << "sim:0 computed the same y\n";
+}
+
 void ReportsErrorsAsStatus() {
   braid::Session session;
   std::string net_name;
@@ -88,6 +105,7 @@ int main(int argc, char** argv) {
   }
   RunsTheNet(argv[1], argv[2]);
   PlansTheNetsMemory(argv[1], argv[2]);
+  RunsOnASimulatedGpu(argv[1], argv[2]);
   ReportsErrorsAsStatus();
   if (failures > 0) {
     std::cerr << failures << " check(s) failed\n";

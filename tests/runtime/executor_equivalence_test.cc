@@ -12,6 +12,7 @@
 #include "runtime/launch_plan.h"
 #include "runtime/net.h"
 #include "runtime/sim_device.h"
+#include "testing/sanitizers.h"
 #include "testing/test_ops.h"
 #include "tools/stress/random_net.h"
 #include "runtime/workspace.h"
@@ -144,6 +145,9 @@ std::vector<std::vector<bool>> OrderedBefore(const std::vector<Device>& devices,
 // missing wait. (Measured: 33 of 39 nets differ; in the others what the early reader wrote is
 // overwritten before the run ends.)
 TEST(ExecutorEquivalenceTest, ADroppedWaitIsCaught) {
+  if (testing::kThreadSanitizer) {
+    GTEST_SKIP() << "races on purpose: ThreadSanitizer reports the dropped wait as a data race";
+  }
   int mutated = 0, caught = 0;
   for (uint64_t seed = 5000; seed < 5040; ++seed) {
     NetDef def = RandomNet(seed, {.num_inputs = 4, .num_ops = 40, .blob_size = 64,

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "planner/op_seed.h"
+#include "runtime/device.h"
+#include "runtime/op_schema.h"
 #include "runtime/status.h"
 #include "tools/models/model_builder.h"
 
@@ -13,13 +15,18 @@ void Prefix(google::protobuf::RepeatedPtrField<std::string>* names, const std::s
   for (std::string& name : *names) name = prefix + name;
 }
 
-// `op` on `device` with every blob name under `prefix`.
+bool RunsOnHostOnly(const OperatorDef& op) {
+  const OpSchema* schema = FindSchema(op.type());
+  return schema != nullptr && schema->host_only();
+}
+
+// `op` on `device` (host-only ops stay on the host) with every blob name under `prefix`.
 OperatorDef ScopedOp(const OperatorDef& op, const std::string& prefix, const DeviceOption& device) {
   OperatorDef out = op;
   Prefix(out.mutable_input(), prefix);
   Prefix(out.mutable_output(), prefix);
   Prefix(out.mutable_control_input(), prefix);
-  *out.mutable_device_option() = device;
+  if (!RunsOnHostOnly(op)) *out.mutable_device_option() = device;
   if (!out.name().empty()) out.set_name(prefix + out.name());
   return out;
 }
@@ -28,7 +35,8 @@ bool IsUpdate(const OperatorDef& op) {
   return op.type() == "Iter" || op.type() == "LearningRate" || op.type() == "MomentumSGDUpdate";
 }
 
-// Splits each of the reader's outputs along the batch into one piece per device.
+// Splits each of the reader's outputs along the batch into one piece per device, where the reader
+// runs (on the host; each device's copy of a piece, if any, follows in its replica).
 void AddBatchSplits(const OperatorDef& reader, const TrainingNets& dp,
                     const std::vector<DeviceOption>& devices, NetDef* train) {
   for (const std::string& whole : reader.output()) {
@@ -38,7 +46,7 @@ void AddBatchSplits(const OperatorDef& reader, const TrainingNets& dp,
     split->add_input(whole);
     for (size_t d = 0; d < devices.size(); ++d) split->add_output(dp.OnDevice(d, whole));
     AddIntArg(split, "axis", 0);
-    *split->mutable_device_option() = devices[0];
+    *split->mutable_device_option() = reader.device_option();
   }
 }
 
@@ -50,7 +58,7 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
   NetDef train = single;
   train.clear_op();
   OperatorDef reader = single.op(0);
-  *reader.mutable_device_option() = devices[0];
+  if (!RunsOnHostOnly(reader)) *reader.mutable_device_option() = devices[0];
   *train.add_op() = reader;
   AddBatchSplits(reader, dp, devices, &train);
   for (size_t d = 0; d < devices.size(); ++d) {
@@ -106,8 +114,9 @@ NetDef ReplicateInit(const NetDef& single, const TrainingNets& dp,
 }  // namespace
 
 std::string DeviceScope(const DeviceOption& device) {
-  return std::string(device.device_type() == 1 ? "gpu_" : "cpu_") +
-         std::to_string(device.device_id()) + "/";
+  const Device d = DeviceFromProto(device);
+  const char* scope = d.type == DeviceType::kCuda ? "gpu_" : d.type == DeviceType::kSim ? "sim_" : "cpu_";
+  return scope + std::to_string(d.id) + "/";
 }
 
 TrainingNets ReplicateForDevices(const TrainingNets& single,

@@ -2,13 +2,16 @@
 //
 // Like Caffe2's data_parallel_model, every device gets its own copy of the forward and backward
 // pass, parameters, momenta, iteration counter and learning rate, each blob named under the
-// device's scope ("cpu_0/conv1_w", "cpu_1/conv1_w", ...) and each op carrying its device option.
+// device's scope ("cpu_0/conv1_w", "sim_1/conv1_w", "gpu_0/..." for cuda) and each op carrying its
+// device option (host-only ops, the readers, stay on the host).
 //   init   device 0's fills, then one Copy per blob from device 0 to every other device, so all
 //          devices start from identical parameters (a broadcast from device 0).
-//   train  the reader (device 0) reads the global batch and one Split per output cuts it into
-//          equal per-device batches; each device's forward and backward; one Allreduce per
-//          parameter gradient (ops/collective/allreduce_op.h, averaging, so the update equals one
-//          device training on the whole batch); each device's Iter, LearningRate and updates.
+//   train  the reader (on the host, or on cpu device 0) reads the global batch and one Split per
+//          output, beside it, cuts it into equal per-device batches; on a device that is not the
+//          host, the replica starts with one CopyCPUToGPU per piece (from BuildTrainingNets);
+//          each device's forward and backward; one Allreduce per parameter gradient
+//          (ops/collective/allreduce_op.h, averaging, so the update equals one device training
+//          on the whole batch); each device's Iter, LearningRate and updates.
 //   test   on device 0, reading device 0's parameters.
 // One Allreduce spans all devices, so the dag executor may run the collectives in any order
 // relative to each other: no device waits for a peer (see allreduce_op.h).
@@ -31,7 +34,7 @@ namespace braid {
 TrainingNets ReplicateForDevices(const TrainingNets& single,
                                  const std::vector<DeviceOption>& devices);
 
-// "cpu_0/" for CPU device 0, "gpu_1/" for CUDA device 1: Caffe2's name scopes.
+// "cpu_0/" for CPU device 0, "gpu_1/" for CUDA device 1 (Caffe2's name scopes), "sim_0/" for sim.
 std::string DeviceScope(const DeviceOption& device);
 
 }  // namespace braid

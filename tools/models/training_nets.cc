@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/autodiff.h"
+#include "runtime/device.h"
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
 #include "tools/models/blocked_layouts.h"
@@ -31,15 +32,28 @@ void CheckOptimizer(const OptimizerSpec& o) {
   if (o.weight_decay < 0) ThrowInvalid("weight decay must be >= 0");
 }
 
-// The reader op with its outputs set to data and label.
-OperatorDef ReaderWithOutputs(const OperatorDef& reader, const std::string& data,
-                              const std::string& label, const DeviceOption& device) {
-  OperatorDef op = reader;
-  op.clear_output();
-  op.add_output(data);
-  op.add_output(label);
-  if (!op.has_device_option() && device.ByteSizeLong() > 0) *op.mutable_device_option() = device;
-  return op;
+// The reader op writing `data` and `label` where the net's ops run: on a host device the reader
+// writes them itself; for another device it reads into host blobs (`data`_host, `label`_host) on
+// the host and a CopyCPUToGPU per blob brings them to the device.
+void AddReader(const OperatorDef& reader, const std::string& data, const std::string& label,
+               const DeviceOption& device, NetDef* net) {
+  OperatorDef* op = net->add_op();
+  *op = reader;
+  op->clear_output();
+  const bool on_host = DeviceFromProto(device).is_host();
+  for (const std::string& blob : {data, label}) op->add_output(on_host ? blob : blob + "_host");
+  if (on_host) {
+    if (!op->has_device_option() && device.ByteSizeLong() > 0) *op->mutable_device_option() = device;
+    return;
+  }
+  op->clear_device_option();
+  for (const std::string& blob : {data, label}) {
+    OperatorDef* copy = net->add_op();
+    copy->set_type("CopyCPUToGPU");
+    copy->add_input(blob + "_host");
+    copy->add_output(blob);
+    *copy->mutable_device_option() = device;
+  }
 }
 
 // SoftmaxWithLoss and Accuracy after the logits; blobs are named through the builder's prefix.
@@ -156,7 +170,7 @@ TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
   nets.test.set_name(spec.name + "_test");
 
   ModelBuilder train(&nets.params, &nets.train, {.device = spec.device});
-  *nets.train.add_op() = ReaderWithOutputs(spec.train_input, "data", "label", spec.device);
+  AddReader(spec.train_input, "data", "label", spec.device, &nets.train);
   AddLossAndAccuracy(&train, spec.forward(&train, "data"), "label");
   const int first_backward_op = nets.train.op_size();
   const GradientMap grads = AddGradientOperators(&nets.train, {nets.loss});
@@ -166,7 +180,7 @@ TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
 
   ModelBuilder test(&nets.params, &nets.test,
                     {.is_test = true, .blob_prefix = "test/", .device = spec.device});
-  *nets.test.add_op() = ReaderWithOutputs(spec.test_input, "test/data", "test/label", spec.device);
+  AddReader(spec.test_input, "test/data", "test/label", spec.device, &nets.test);
   const size_t params_before = nets.params.params.size();
   AddLossAndAccuracy(&test, spec.forward(&test, "test/data"), "test/label");
   if (nets.params.params.size() != params_before) {

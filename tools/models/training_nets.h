@@ -4,7 +4,9 @@
 // data-reader ops, it emits:
 //   init   fills every parameter (ModelBuilder's fills), a zero momentum blob per trained
 //          parameter (`param`_momentum) and the iteration counter `iter` (int64 [1], 0).
-//   train  reader -> data, label; forward -> logits; SoftmaxWithLoss -> softmax, loss;
+//   train  reader -> data, label (on a device other than the host: the reader, a host op, writes
+//          data_host and label_host, and a CopyCPUToGPU each brings them to the device);
+//          forward -> logits; SoftmaxWithLoss -> softmax, loss;
 //          Accuracy -> accuracy; the gradient ops (AddGradientOperators, runtime/autodiff.h);
 //          Iter (iter += 1); LearningRate (iter -> lr); one MomentumSGDUpdate per trained
 //          parameter (weight decay for weights only).
@@ -61,7 +63,7 @@ struct TrainingNetsSpec {
   OperatorDef train_input;  // a reader op; its outputs are replaced by data and label
   OperatorDef test_input;
   OptimizerSpec optimizer;
-  DeviceOption device;  // every op of every net runs here
+  DeviceOption device;  // every op of every net runs here, but the readers (on the host)
   // Recompute each SpatialBN + Relu output in the backward pass instead of keeping it from the
   // forward pass (tools/models/recompute.h): less memory for a little more arithmetic, when the
   // train net's memory is planned with shared activations (else it only adds blobs).

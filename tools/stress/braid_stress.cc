@@ -1,14 +1,16 @@
 // braid_stress: random nets, memory-planned and run in parallel, checked bit for bit.
 //
-//   braid_stress [--seconds S] [--seed FIRST] [--nets N] [--devices D] [--max-workers W]
-//                [--iterations K] [--hang-seconds H]
+//   braid_stress [--seconds S] [--seed FIRST] [--nets N] [--devices D] [--sim-devices G]
+//                [--max-workers W] [--iterations K] [--hang-seconds H] [--jitter-us J]
 //
 // For seeds FIRST, FIRST+1, ... until S seconds have passed (or N nets ran): builds a random net
 // (tools/stress/random_net.h: branches, joins, in-place ops, Sum/Concat/Split, ops on D CPU
-// devices), plans it for the dag executor with a random worker count in [1, W], poisons every
-// arena region handed to a new blob with NaN, runs it K times and compares each run's outputs with
-// the unplanned simple executor's, bit for bit (tools/stress/stress_run.h). Prints one line per
-// failing net with the seed that reproduces it, then a summary:
+// devices and G simulated GPUs with copies between them), plans it for the dag executor with a
+// random worker count in [1, W], poisons every arena region handed to a new blob with NaN, runs it
+// K times and compares each run's outputs with the unplanned simple executor's, bit for bit
+// (tools/stress/stress_run.h). Sim kernels start after random delays of up to J microseconds, so
+// streams interleave differently every run. Prints one line per failing net with the seed that
+// reproduces it, then a summary:
 //
 //   nets 812  iterations 2436  mismatches 0  hangs 0  errors 0  arena/naive 0.41  seconds 10.0
 //
@@ -19,6 +21,7 @@
 #include <cstdio>
 #include <random>
 
+#include "runtime/sim_device.h"
 #include "tools/command_line.h"
 #include "tools/stress/random_net.h"
 #include "tools/stress/stress_run.h"
@@ -27,6 +30,8 @@ DEFINE_double(seconds, 10, "stop starting new nets after this many seconds");
 DEFINE_uint64(seed, 1, "seed of the first net; net i uses seed + i");
 DEFINE_int32(nets, 0, "stop after this many nets (0: only --seconds bounds the run)");
 DEFINE_int32(devices, 2, "CPU devices the ops are spread over");
+DEFINE_int32(sim_devices, 2, "simulated GPUs (sim:0, ...) the ops are spread over too");
+DEFINE_int32(jitter_us, 50, "sim kernels start after a random delay of up to this (microseconds)");
 DEFINE_int32(max_workers, 8, "the dag executor runs with 1..max-workers workers");
 DEFINE_int32(iterations, 3, "planned runs per net");
 DEFINE_double(hang_seconds, 60, "a run taking longer counts as a hang");
@@ -47,6 +52,7 @@ void RunOne(uint64_t seed, Totals* totals) {
   options.blob_size = 1 << (rng() % 12);
   options.concat_split = true;
   options.num_devices = FLAGS_devices;
+  options.num_sim_devices = FLAGS_sim_devices;
   options.all_outputs = false;
   const int workers = 1 + static_cast<int>(rng() % FLAGS_max_workers);
   StressResult r =
@@ -61,10 +67,10 @@ void RunOne(uint64_t seed, Totals* totals) {
   if (r.mismatches || r.hang || !r.error.empty()) {
     std::printf(
         "FAIL seed %llu (%d ops, %d workers): %d mismatches%s %s\n  reproduce: "
-        "braid_stress --seed %llu --nets 1 --devices %d --max-workers %d\n",
+        "braid_stress --seed %llu --nets 1 --devices %d --sim-devices %d --max-workers %d\n",
         static_cast<unsigned long long>(seed), options.num_ops, workers, r.mismatches,
         r.hang ? ", hang" : "", r.error.c_str(), static_cast<unsigned long long>(seed),
-        FLAGS_devices, FLAGS_max_workers);
+        FLAGS_devices, FLAGS_sim_devices, FLAGS_max_workers);
   }
 }
 
@@ -73,10 +79,16 @@ void RunOne(uint64_t seed, Totals* totals) {
 
 int main(int argc, char** argv) {
   braid::ParseCommandLine(argc, argv, "braid_stress [--seconds S] [--seed FIRST] [--nets N]");
-  if (FLAGS_devices < 1 || FLAGS_max_workers < 1 || FLAGS_iterations < 1) {
-    std::fprintf(stderr, "braid_stress: --devices, --max-workers and --iterations must be >= 1\n");
+  if (FLAGS_devices < 1 || FLAGS_max_workers < 1 || FLAGS_iterations < 1 ||
+      FLAGS_sim_devices < 0 || FLAGS_jitter_us < 0) {
+    std::fprintf(stderr,
+                 "braid_stress: --devices, --max-workers and --iterations must be >= 1, "
+                 "--sim-devices and --jitter-us >= 0\n");
     return braid::kExitBadFlags;
   }
+  braid::SimDeviceOptions sim = braid::GetSimDeviceOptions();
+  sim.kernel_jitter_us = FLAGS_jitter_us;
+  braid::SetSimDeviceOptions(sim);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

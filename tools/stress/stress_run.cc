@@ -17,8 +17,9 @@ namespace {
 std::vector<std::string> Outputs(const NetDef& def, const Workspace& ws) {
   std::vector<std::string> out;
   for (const std::string& name : def.external_output()) {
-    const Tensor* t = ws.GetBlob(name);
-    out.emplace_back(static_cast<const char*>(t->raw_data()), t->nbytes());
+    Tensor host;  // from whichever device holds it
+    host.CopyFrom(*ws.GetBlob(name));
+    out.emplace_back(static_cast<const char*>(host.raw_data()), host.nbytes());
   }
   return out;
 }

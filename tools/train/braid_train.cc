@@ -5,13 +5,19 @@
 //               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
 //               [--executor simple|dag] [--threads N] [--memory-plan on|off]
 //               [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
+//               [--device-memory 16G]
+//
+// --devices sim:0,sim:1 trains on simulated GPUs (runtime/sim_device.h): parameters, gradients,
+// activations and the planned arenas live in their memory (--device-memory each), the reader
+// runs on the host and each device's slice of the batch is copied to it; the trace shows every
+// stream as a track.
 //
 // Flag names take dashes or underscores (--batch-size or --batch_size). On a terminal a progress
 // line (iteration, loss, accuracy, images/s, ETA) is redrawn in place; otherwise one log line per
 // --log-every iterations. After each epoch: the test set's accuracy. At the end a summary:
 // images/s, test accuracy, each device's naive / planned / lower-bound bytes, the test net's extra
 // bytes with and without sharing the train net's arena, the nets' scratch areas (ops' temporary
-// buffers) and peak resident memory. --batch-size is
+// buffers), each sim device's peak memory and peak resident memory. --batch-size is
 // the global batch, split evenly across --devices. Exit codes: 0 success, 1 training failed (its
 // Status on one stderr line), 2 bad flags, an unknown model, missing data files or an unusable
 // device list.
@@ -31,6 +37,7 @@
 
 #include "runtime/device.h"
 #include "runtime/proto_io.h"
+#include "runtime/sim_device.h"
 #include "runtime/status.h"
 #include "tools/command_line.h"
 #include "tools/models/model_builder.h"
@@ -63,8 +70,8 @@ DEFINE_int64(image_size, 28, "synthetic data: image height and width");
 DEFINE_int64(channels, 1, "synthetic data: image channels");
 DEFINE_int64(classes, 10, "synthetic data: classes");
 DEFINE_string(devices, "cpu:0",
-              "devices to train on, data parallel when several: cpu:0,cpu:1 (the batch is split "
-              "evenly across them)");
+              "devices to train on, data parallel when several: cpu:0,cpu:1 or sim:0,sim:1 "
+              "(simulated GPUs); the batch is split evenly across them");
 DEFINE_string(trace, "",
               "write a Chrome trace (Perfetto, chrome://tracing) of the first 10 "
               "training iterations to this file");
@@ -76,37 +83,13 @@ DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into
 namespace braid {
 namespace {
 
-[[noreturn]] void BadFlag(const std::string& message) {
-  throw Error(Status::InvalidArgument("braid_train: " + message));
-}
-
-// "cpu:0,cpu:1" as device options; one clear error for anything else.
-std::vector<DeviceOption> ParseDevices(const std::string& list) {
-  std::vector<DeviceOption> devices;
-  std::set<int> ids;
-  std::stringstream stream(list);
-  for (std::string item; std::getline(stream, item, ',');) {
-    int id = -1;
-    char rest = 0;
-    if (item.rfind("gpu:", 0) == 0 || item.rfind("cuda:", 0) == 0) {
-      BadFlag("--devices " + item +
-              ": GPU training needs CUDA kernels for the training ops, which "
-              "this build does not have; use cpu:N");
-    }
-    if (std::sscanf(item.c_str(), "cpu:%d%c", &id, &rest) != 1 || id < 0) {
-      BadFlag("--devices: '" + item + "' is not a device (cpu:0, cpu:1, ...)");
-    }
-    if (!ids.insert(id).second) BadFlag("--devices lists cpu:" + std::to_string(id) + " twice");
-    devices.emplace_back();
-    devices.back().set_device_id(id);
-  }
-  if (devices.empty()) BadFlag("--devices lists no device");
-  return devices;
-}
 
 TrainerOptions OptionsFromFlags() {
   TrainerOptions o;
-  o.devices = ParseDevices(FLAGS_devices);
+  o.devices.clear();
+  for (const Device& device : ParseDeviceList(FLAGS_devices, "braid_train", "--devices")) {
+    o.devices.push_back(DeviceToProto(device));
+  }
   o.progress_bar = isatty(STDOUT_FILENO) != 0;
   o.model = FLAGS_model;
   o.data = FLAGS_data;
@@ -175,6 +158,15 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
   std::printf("  scratch areas      %s train, %s test\n",
               HumanBytes(trainer.train_net().scratch_bytes()).c_str(),
               HumanBytes(trainer.test_net().scratch_bytes()).c_str());
+  for (const DeviceOption& option : options.devices) {
+    const Device device = DeviceFromProto(option);
+    if (device.type != DeviceType::kSim) continue;
+    const SimDeviceStats stats = SimDevice::Get(device.id)->stats();
+    std::printf("  %-8s memory     %s peak of %s, %lld kernels\n", device.ToString().c_str(),
+                HumanBytes(stats.peak_bytes_in_use).c_str(),
+                HumanBytes(SimDevice::Get(device.id)->capacity_bytes()).c_str(),
+                static_cast<long long>(stats.kernels_launched));
+  }
   std::printf("  peak resident      %s\n", HumanBytes(PeakResidentBytes()).c_str());
 }
 

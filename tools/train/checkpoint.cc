@@ -41,7 +41,10 @@ std::string ShapeOfProto(const TensorProto& proto) {
 
 }  // namespace
 
-TensorProto ToTensorProto(const std::string& name, const Tensor& tensor) {
+TensorProto ToTensorProto(const std::string& name, const Tensor& on_device) {
+  Tensor host;  // a copy when the tensor is on a device that is not the host
+  if (!on_device.device().is_host()) host.CopyFrom(on_device);
+  const Tensor& tensor = on_device.device().is_host() ? on_device : host;
   TensorProto proto;
   proto.set_name(name);
   for (int64_t d : tensor.shape()) proto.add_dims(d);
@@ -148,9 +151,7 @@ void LoadCheckpoint(const std::string& path, const std::vector<std::string>& blo
       ThrowInvalid(where + "tensor '" + name + "' is " + loaded.ShapeString() +
                    " but the model's blob is " + tensor->ShapeString());
     }
-    tensor->Resize(loaded.dtype(), loaded.shape());
-    std::copy_n(static_cast<const char*>(loaded.raw_data()), loaded.nbytes(),
-                static_cast<char*>(tensor->raw_mutable_data(loaded.dtype())));
+    tensor->CopyFrom(loaded);  // onto the blob's device
     by_name.erase(it);
   }
   if (!by_name.empty()) {

@@ -21,6 +21,15 @@ constexpr float kPixelStd = 0.3530f;
   throw Error(Status::InvalidArgument("braid_train: " + message));
 }
 
+// The first element of `tensor`, on whichever device it is.
+template <typename T>
+T FirstOnHost(const Tensor& tensor) {
+  if (tensor.device().is_host()) return tensor.data<T>()[0];
+  Tensor host;
+  host.CopyFrom(tensor);
+  return host.data<T>()[0];
+}
+
 double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -123,7 +132,7 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   if (!init.ok()) throw Error(init);
   if (options_.resume) {
     LoadCheckpoint(options_.checkpoint, nets_.CheckpointBlobs(), options_.model, workspace_.get());
-    iteration_ = workspace_->GetBlob(nets_.OnDevice(0, nets_.iter))->data<int64_t>()[0];
+    iteration_ = FirstOnHost<int64_t>(*workspace_->GetBlob(nets_.OnDevice(0, nets_.iter)));
     SetIntArg(nets_.train.mutable_op(0), "start_example", iteration_ * options_.batch_size);
   }
   train_net_ = workspace_->CreateNet(nets_.train);
@@ -192,7 +201,7 @@ float Trainer::Step() {
 float Trainer::DeviceMean(const std::string& blob) const {
   float sum = 0;
   for (int d = 0; d < nets_.num_devices(); ++d) {
-    sum += workspace_->GetBlob(nets_.OnDevice(d, blob))->data<float>()[0];
+    sum += FirstOnHost<float>(*workspace_->GetBlob(nets_.OnDevice(d, blob)));
   }
   return sum / static_cast<float>(nets_.num_devices());
 }
@@ -205,8 +214,8 @@ Evaluation Trainer::Evaluate() {
     const Status status = test_net_->Run();
     if (!status.ok()) throw Error(status);
     e.accuracy +=
-        test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_accuracy))->data<float>()[0];
-    e.loss += test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_loss))->data<float>()[0];
+        FirstOnHost<float>(*test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_accuracy)));
+    e.loss += FirstOnHost<float>(*test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_loss)));
   }
   e.accuracy /= static_cast<double>(batches);
   e.loss /= static_cast<double>(batches);
@@ -241,7 +250,7 @@ std::string Trainer::Describe() const {
 
 void Trainer::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                           int64_t iterations) const {
-  const float lr = workspace_->GetBlob(nets_.OnDevice(0, nets_.lr))->data<float>()[0];
+  const float lr = FirstOnHost<float>(*workspace_->GetBlob(nets_.OnDevice(0, nets_.lr)));
   char line[256];
   std::snprintf(
       line, sizeof(line), "iter %lld/%lld epoch %lld loss %.4f accuracy %.4f lr %.6g images/s %.1f",

@@ -1,0 +1,106 @@
+// Data-parallel training on simulated GPUs (Trainer with --devices sim:0,sim:1): the same
+// parameters, bit for bit, as on cpu:0,cpu:1 with the same threads; everything but the reader on
+// the devices; nothing allocated on them after the first iteration; checkpoints through the host.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "runtime/sim_device.h"
+#include "runtime/tensor.h"
+#include "runtime/workspace.h"
+#include "tools/train/trainer.h"
+
+namespace braid {
+namespace {
+
+DeviceOption On(DeviceType type, int id) { return DeviceToProto(Device{type, id}); }
+
+TrainerOptions TwoDeviceRun(DeviceType type, const std::string& executor) {
+  TrainerOptions o;
+  o.model = "resnet20";
+  o.data = "synthetic";
+  o.synthetic_examples = 64;
+  o.synthetic_test_examples = 32;
+  o.image_size = 12;
+  o.batch_size = 16;
+  o.test_batch_size = 16;
+  o.iters = 4;
+  o.devices = {On(type, 0), On(type, 1)};
+  o.memory_plan = true;
+  o.executor = executor;
+  o.threads = 2;
+  return o;
+}
+
+std::string HostBytes(const Tensor& t) {
+  Tensor host;
+  host.CopyFrom(t);
+  return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
+}
+
+TEST(SimTrainingTest, TwoSimDevicesTrainToTheBitsOfTwoCpuDevices) {
+  for (const char* executor : {"simple", "dag"}) {
+    Trainer cpu(TwoDeviceRun(DeviceType::kCpu, executor));
+    Trainer sim(TwoDeviceRun(DeviceType::kSim, executor));
+    for (int step = 0; step < 4; ++step) EXPECT_EQ(sim.Step(), cpu.Step()) << executor << step;
+    const std::vector<std::string> cpu_blobs = cpu.nets().CheckpointBlobs();
+    const std::vector<std::string> sim_blobs = sim.nets().CheckpointBlobs();
+    ASSERT_EQ(cpu_blobs.size(), sim_blobs.size());
+    for (size_t i = 0; i < cpu_blobs.size(); ++i) {
+      const Tensor* on_sim = sim.workspace().GetBlob(sim_blobs[i]);
+      ASSERT_EQ(on_sim->device().type, DeviceType::kSim) << sim_blobs[i];
+      ASSERT_EQ(HostBytes(*on_sim), HostBytes(*cpu.workspace().GetBlob(cpu_blobs[i])))
+          << executor << " " << sim_blobs[i];
+    }
+  }
+}
+
+TEST(SimTrainingTest, OnlyTheReaderIsOnTheHostAndArenasAreOnTheDevices) {
+  Trainer sim(TwoDeviceRun(DeviceType::kSim, "dag"));
+  for (const OperatorDef& op : sim.nets().train.op()) {
+    const Device device = DeviceFromProto(op.device_option());
+    const bool host_op = op.type() == "IdxImageInput" || op.type() == "Split";
+    EXPECT_EQ(device.is_host(), host_op) << op.ShortDebugString();
+  }
+  int device_arenas = 0;
+  for (const ArenaPlan& arena : sim.train_memory()->plan().arenas) {
+    device_arenas += DeviceFromProto(arena.device).type == DeviceType::kSim;
+  }
+  EXPECT_EQ(device_arenas, 2);
+  EXPECT_EQ(sim.workspace().GetBlob("sim_1/data")->device(), (Device{DeviceType::kSim, 1}));
+  EXPECT_TRUE(sim.workspace().GetBlob("sim_1/data_host")->device().is_host());
+}
+
+TEST(SimTrainingTest, TheDevicesAllocateNothingAfterTheFirstIteration) {
+  Trainer sim(TwoDeviceRun(DeviceType::kSim, "dag"));
+  sim.Step();
+  const int64_t before0 = SimDevice::Get(0)->stats().raw_allocations;
+  const int64_t before1 = SimDevice::Get(1)->stats().raw_allocations;
+  for (int i = 0; i < 3; ++i) sim.Step();
+  EXPECT_EQ(SimDevice::Get(0)->stats().raw_allocations, before0);
+  EXPECT_EQ(SimDevice::Get(1)->stats().raw_allocations, before1);
+}
+
+TEST(SimTrainingTest, ACheckpointOfDeviceBlobsResumesToTheSameBits) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "braid_sim_training_test.pb").string();
+  TrainerOptions options = TwoDeviceRun(DeviceType::kSim, "simple");
+  options.checkpoint = path;
+  Trainer first(options);
+  first.Step();
+  first.Step();
+  first.SaveCheckpoint(path);
+  options.resume = true;
+  Trainer resumed(options);
+  EXPECT_EQ(resumed.iteration(), 2);
+  for (const std::string& blob : first.nets().CheckpointBlobs()) {
+    EXPECT_EQ(HostBytes(*resumed.workspace().GetBlob(blob)),
+              HostBytes(*first.workspace().GetBlob(blob)))
+        << blob;
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace braid
