@@ -1,7 +1,12 @@
 #include "runtime/dag_net.h"
 
+#include <algorithm>
+#include <map>
+#include <tuple>
+
 #include "planner/dataflow.h"
 #include "runtime/argument.h"
+#include "runtime/intra_op_threads.h"
 #include "runtime/op_schema.h"
 
 namespace braid {
@@ -35,26 +40,87 @@ std::vector<std::vector<int>> FuseChains(const DataflowGraph& g, std::vector<int
   return chains;
 }
 
+// The stream of each chain (on each of its ops' devices): a chain goes on with the stream of its
+// latest parent chain (the one it most likely starts after) unless that parent passed its stream to
+// an earlier child, so sequential work stays on one stream without event waits; a chain with none
+// takes the next of `workers` streams in turn. Chains are numbered in the order of their first
+// ops, so parents come first.
+std::vector<int> ChainStreams(const std::vector<std::vector<int>>& chains, const DataflowGraph& g,
+                              const std::vector<int>& chain_of, int workers) {
+  std::vector<int> stream(chains.size());
+  std::vector<char> passed_on(chains.size(), 0);
+  int next = 0;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    const std::vector<int>& parents = g.parents[chains[c].front()];
+    const int from =
+        !parents.empty() && !passed_on[chain_of[parents.back()]] ? chain_of[parents.back()] : -1;
+    if (from >= 0) {
+      passed_on[from] = 1;
+      stream[c] = stream[from];
+    } else {
+      stream[c] = next++ % workers;
+    }
+  }
+  return stream;
+}
+
+// Launch order: each device stream is given work in the order of the chains' first ops (the
+// listed order), as the simple executor gives it, not in whatever order the workers reach the
+// chains: otherwise a chain waiting for a late event (an update after its all-reduce) can be queued
+// ahead of work that is ready, and the stream's order holds that work back. An edge from each
+// chain with ops on a stream to the next such chain; a chain listed later is never an ancestor of
+// one listed earlier (only a chain's first op has several parents), so the edges make no cycle.
+// They order launches only: the event waits stay the dataflow edges.
+void AddLaunchOrder(const std::vector<std::vector<int>>& chains, const std::vector<int>& stream_of,
+                    const NetDef& def, std::vector<std::vector<int>>* chain_children) {
+  std::map<std::tuple<int, int, int>, int> last_on;  // (device type, id, stream) -> chain
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (int i : chains[c]) {
+      const Device device = DeviceFromProto(def.op(i).device_option());
+      if (device.is_host()) continue;
+      const auto key = std::make_tuple(static_cast<int>(device.type), device.id, stream_of[i]);
+      auto [it, first] = last_on.try_emplace(key, static_cast<int>(c));
+      if (first || it->second == static_cast<int>(c)) continue;
+      std::vector<int>& children = (*chain_children)[it->second];
+      if (std::find(children.begin(), children.end(), c) == children.end()) children.push_back(c);
+      it->second = static_cast<int>(c);
+    }
+  }
+}
+
 }  // namespace
 
 DagNet::DagNet(const NetDef& def, Workspace* ws)
     : Net(def, ws, NumWorkers(def)),
       first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
           "first_iter_only_one_worker", NeedsSingleThreadedFirstRun(def))),
-      arena_(NumWorkers(def)),
-      intra_op_threads_(&arena_, IntraOpThreadsFor(def, NumWorkers(def))) {
+      arena_(NumWorkers(def)) {
   DataflowGraph g = BuildDataflow(def);
   std::vector<int> chain_of;
   std::vector<std::vector<int>> chains = FuseChains(g, &chain_of);
   std::vector<std::vector<int>> chain_children(chains.size());
   for (size_t c = 0; c < chains.size(); ++c) {
     for (int child : g.children[chains[c].back()]) chain_children[c].push_back(chain_of[child]);
-    if (g.parents[chains[c].front()].empty()) root_chains_.push_back(static_cast<int>(c));
+  }
+  const std::vector<int> chain_stream = ChainStreams(chains, g, chain_of, NumWorkers(def));
+  std::vector<int> stream_of(g.num_ops());
+  for (int i = 0; i < g.num_ops(); ++i) stream_of[i] = chain_stream[chain_of[i]];
+  AddLaunchOrder(chains, stream_of, def, &chain_children);
+  PlanExecution(g, stream_of, NumWorkers(def));
+  int partial_teams = 0;
+  for (int i = 0; i < g.num_ops(); ++i) partial_teams += intra_op_threads(i) < ProcessIntraOpThreads();
+  if (partial_teams * 4 < g.num_ops()) {
+    listed_order_ = true;
+    PlanExecution(g, std::vector<int>(g.num_ops(), 0), /*workers=*/1);  // as SimpleNet
+  }
+  std::vector<char> has_parent(chains.size(), 0);
+  for (const std::vector<int>& children : chain_children) {
+    for (int child : children) has_parent[child] = 1;
+  }
+  for (size_t c = 0; c < chains.size(); ++c) {
+    if (!has_parent[c]) root_chains_.push_back(static_cast<int>(c));
   }
   LayOutChains(chains, chain_children);
-  std::vector<int> stream_of(g.num_ops());
-  for (int i = 0; i < g.num_ops(); ++i) stream_of[i] = chain_of[i] % NumWorkers(def);
-  PlanLaunches(g, stream_of);
   // Built while the temporaries above are alive, so the flow graph's small allocations do not
   // scatter into the holes they would leave (measured: scattered nodes cost cache misses per Run).
   arena_.execute([&] { BuildGraph(chain_children); });
@@ -110,9 +176,13 @@ void DagNet::RunChain(ChainSlice slice) {
 }
 
 void DagNet::RunOps(bool first_run) {
+  if (listed_order_) {
+    ScratchScope scratch(&scratch_area(0));
+    RunInListedOrder();
+    return;
+  }
   if (first_run && first_iter_only_one_worker_) {
-    // In the arena, so that kernels set up on the first run (oneDNN fixes its thread count when a
-    // primitive is created) see the same OpenMP budget as later runs.
+    // In the arena, as later runs, so that its first thread slot's scratch area serves it.
     arena_.execute([&] {
       ScratchScope scratch(&scratch_area(tbb::this_task_arena::current_thread_index()));
       RunInListedOrder();

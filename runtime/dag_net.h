@@ -10,13 +10,21 @@
 // parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
 // allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0.
 //
-// Intra-op threads: while the net runs, each arena thread's OpenMP budget is hardware threads /
-// num_workers (runtime/intra_op_threads.h), so parallel ops do not oversubscribe the cores.
+// Intra-op threads: each op's OpenMP team follows the ops that may run beside it
+// (runtime/intra_op_threads.h, through Net::PlanExecution), so parallel ops do not oversubscribe
+// the cores and an op that runs alone uses them all. When those budgets give all but a few ops
+// (under a quarter) every thread, hardly anything can run side by side, and the flow graph would
+// only cost (an idle worker spins, two OpenMP pools throttle each other: one device's ResNet ran
+// 7-10% slower per op): such a net runs in listed order on the calling thread with full teams, as
+// the simple executor runs it (runs_in_listed_order()). A data-parallel net, whose replicas' paths
+// run side by side, keeps the flow graph.
 //
 // Scratch: a chain runs with the scratch area (runtime/scratch.h) of its thread's arena slot.
 //
-// Devices: a chain's ops on a device are launched on stream (chain index mod num_workers) of their
-// device (runtime/launch_plan.h): one stream per worker, chosen the same way every run.
+// Devices: a chain's ops on a device are launched on one of num_workers streams of their device
+// (runtime/launch_plan.h), chosen when the net is built, so every run uses the same: a chain goes on
+// with the stream of its first parent chain that has not passed it on yet (sequential work stays
+// on one stream, without event waits), other chains take the streams in turn.
 //
 // Errors: the first op (or kernel) to fail records its Status (Net::RecordError); ops not yet
 // started are skipped, and Run returns that Status once the graph and the streams drain. The next
@@ -32,7 +40,6 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/intra_op_threads.h"
 #include "runtime/net.h"
 
 namespace braid {
@@ -44,6 +51,7 @@ class DagNet final : public Net {
 
   int num_chains() const { return static_cast<int>(chains_.size()); }
   bool first_iter_only_one_worker() const { return first_iter_only_one_worker_; }
+  bool runs_in_listed_order() const { return listed_order_; }
 
  private:
   using Node = tbb::flow::continue_node<tbb::flow::continue_msg>;
@@ -64,11 +72,11 @@ class DagNet final : public Net {
   void RunChain(ChainSlice slice);
 
   bool first_iter_only_one_worker_;
+  bool listed_order_ = false;  // see the file comment
   std::vector<ChainSlice> chains_;
   std::vector<OperatorBase*> slots_;  // every chain's slice, chain after chain
   std::vector<int> root_chains_;
   tbb::task_arena arena_;
-  IntraOpThreads intra_op_threads_;          // observes arena_
   std::unique_ptr<tbb::flow::graph> graph_;  // created inside arena_
   std::vector<std::unique_ptr<Node>> nodes_;
 };

@@ -100,7 +100,8 @@ class DeviceContext {
   virtual Allocator* allocator() = 0;
 
   // Copies `bytes` from `src` (on `src_device`) to `dst` (on `dst_device`), one of them this
-  // device, from a kernel running on this device (so in its stream's order).
+  // device, from a kernel running on this device (so in its stream's order; a host kernel after
+  // its executor waited for what wrote `src`). Never waits for the devices.
   virtual void CopyInKernel(void* dst, const Device& dst_device, const void* src,
                             const Device& src_device, size_t bytes) = 0;
   // Copies between host memory and this device's memory from the host, after the device has run

@@ -3,39 +3,166 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
 #include <thread>
 
+#include <glog/logging.h>
+
+#include "planner/bitset.h"
 #include "runtime/argument.h"
 
 namespace braid {
 namespace {
 
-thread_local int saved_threads = 0;  // the thread's own setting while it is in an arena
+// Read while libbraid loads, on the loading thread, before any net changed a thread's setting.
+const int kProcessThreads = std::max(1, omp_get_max_threads());
+
+// One token per hardware thread, granted first come, first served: once a thread waits (for more
+// tokens than are free), later ones queue behind it, so an op wanting every core is not starved
+// by one-thread ops that keep taking the cores one at a time.
+class CoreTokens {
+ public:
+  static CoreTokens& Global() {
+    static CoreTokens* const tokens =  // used by detached threads: never destroyed
+        new CoreTokens(std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+    return *tokens;
+  }
+  int total() const { return total_; }
+  // Takes n tokens (1 <= n <= total()), waiting for its turn.
+  void Acquire(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (queue_.empty() && free_ >= n) {
+      free_ -= n;
+      return;
+    }
+    Waiter waiter{n};
+    queue_.push_back(&waiter);
+    cv_.wait(lock, [&] { return waiter.granted; });
+  }
+  void Release(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_ += n;
+    bool granted = false;
+    while (!queue_.empty() && free_ >= queue_.front()->tokens) {
+      free_ -= queue_.front()->tokens;
+      queue_.front()->granted = true;
+      queue_.pop_front();
+      granted = true;
+    }
+    if (granted) cv_.notify_all();
+  }
+
+ private:
+  struct Waiter {
+    int tokens;
+    bool granted = false;  // guarded by mu_
+  };
+  explicit CoreTokens(int total) : total_(total), free_(total) {}
+
+  const int total_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int free_;                   // guarded by mu_
+  std::deque<Waiter*> queue_;  // guarded by mu_: waiting threads, first come first
+};
+
+// Longest paths (in ops) from a source to each op, counting it, and from it to a sink.
+void LongestPaths(const DataflowGraph& g, std::vector<int>* to, std::vector<int>* from) {
+  const int n = g.num_ops();
+  to->assign(n, 1);
+  from->assign(n, 1);
+  for (int i = 0; i < n; ++i) {
+    for (int p : g.parents[i]) (*to)[i] = std::max((*to)[i], (*to)[p] + 1);
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    for (int c : g.children[i]) (*from)[i] = std::max((*from)[i], (*from)[c] + 1);
+  }
+}
 
 }  // namespace
 
-IntraOpThreads::IntraOpThreads(tbb::task_arena* arena, int threads_per_op)
-    : tbb::task_scheduler_observer(*arena), threads_per_op_(threads_per_op) {
-  observe(true);
+int ProcessIntraOpThreads() { return kProcessThreads; }
+
+std::vector<int> IntraOpBudgets(const DataflowGraph& g, const std::vector<int>& resource_of,
+                                int concurrency, int threads) {
+  const int n = g.num_ops();
+  std::vector<int> to, from;
+  LongestPaths(g, &to, &from);
+  int longest = 0;
+  for (int i = 0; i < n; ++i) longest = std::max(longest, to[i] + from[i] - 1);
+  // The critical ops (on a longest path), and those at each depth (to) of the path: ops at one
+  // depth run side by side, ops at different depths of one path one after another.
+  std::vector<int> critical(n, -1);
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    if (to[i] + from[i] - 1 == longest) critical[i] = m++;
+  }
+  std::vector<Bitset> at_depth(longest + 1, Bitset(m));
+  for (int i = 0; i < n; ++i) {
+    if (critical[i] >= 0) at_depth[to[i]].Set(critical[i]);
+  }
+  std::vector<Bitset> related(n, Bitset(m));  // critical ancestors and descendants
+  for (int i = 0; i < n; ++i) {
+    for (int p : g.parents[i]) {
+      related[i].OrWith(related[p]);
+      if (critical[p] >= 0) related[i].Set(critical[p]);
+    }
+  }
+  std::vector<Bitset> descendants(n, Bitset(m));
+  for (int i = n - 1; i >= 0; --i) {
+    for (int c : g.children[i]) {
+      descendants[i].OrWith(descendants[c]);
+      if (critical[c] >= 0) descendants[i].Set(critical[c]);
+    }
+    related[i].OrWith(descendants[i]);
+    if (critical[i] >= 0) related[i].Set(critical[i]);
+  }
+  std::map<int, Bitset> on_resource;  // the critical ops of each serial resource
+  for (int i = 0; i < n; ++i) {
+    if (critical[i] < 0 || resource_of[i] < 0) continue;
+    on_resource.try_emplace(resource_of[i], m).first->second.Set(critical[i]);
+  }
+  std::vector<int> budget(n);
+  for (int i = 0; i < n; ++i) {
+    Bitset beside(m);  // critical ops that may run beside op i
+    beside.SetAll();
+    beside.AndNot(related[i]);
+    if (auto it = on_resource.find(resource_of[i]); resource_of[i] >= 0 && it != on_resource.end()) {
+      beside.AndNot(it->second);
+    }
+    // The executors start an op as soon as its parents are done: at depth to[i] of the path, beside
+    // the critical ops there.
+    Bitset there = at_depth[to[i]];
+    there.AndWith(beside);
+    const int k =
+        std::min(std::max(1, there.Count() + (critical[i] >= 0 ? 1 : 0)), std::max(1, concurrency));
+    budget[i] = std::max(1, threads / k);
+  }
+  return budget;
 }
 
-IntraOpThreads::~IntraOpThreads() { observe(false); }
-
-void IntraOpThreads::on_scheduler_entry(bool /*is_worker*/) {
-  saved_threads = omp_get_max_threads();
-  omp_set_num_threads(std::min(threads_per_op_, saved_threads));  // never above OMP_NUM_THREADS
-}
-
-void IntraOpThreads::on_scheduler_exit(bool /*is_worker*/) {
-  if (saved_threads > 0) omp_set_num_threads(saved_threads);
-  saved_threads = 0;
-}
-
-int IntraOpThreadsFor(const NetDef& def, int workers) {
+std::vector<int> IntraOpBudgetsFor(const NetDef& def, const DataflowGraph& g,
+                                   const std::vector<int>& resource_of, int concurrency) {
   const int64_t set = ArgumentReader(def.arg()).Get<int64_t>("intra_op_threads", 0);
-  if (set > 0) return static_cast<int>(set);
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  return std::max(1, hardware / std::max(1, workers));
+  if (set > 0) return std::vector<int>(g.num_ops(), static_cast<int>(set));
+  return IntraOpBudgets(g, resource_of, concurrency, kProcessThreads);
 }
+
+void SetIntraOpThreads(int threads) {
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+int IntraOpThreads() { return omp_get_max_threads(); }
+
+CoreTokensHeld::CoreTokensHeld(int threads)
+    : held_(std::clamp(threads, 1, CoreTokens::Global().total())) {
+  CoreTokens::Global().Acquire(held_);
+}
+
+CoreTokensHeld::~CoreTokensHeld() { CoreTokens::Global().Release(held_); }
 
 }  // namespace braid

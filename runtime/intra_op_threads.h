@@ -1,43 +1,71 @@
-// IntraOpThreads: how many OpenMP threads each op may use while a dag net runs its ops in parallel.
+// Intra-op threads: how many OpenMP threads each op of a net may use, and keeping ops that run at
+// the same time from oversubscribing the cores.
 //
 // Kernels parallelise inside an op on OpenMP (oneDNN, OpenBLAS and the elementwise ops all run on
-// libgomp). When the dag executor runs W ops at once, each op's OpenMP team would otherwise take
-// every core, W teams would spin against each other, and throughput collapses (measured: data-
-// parallel ResNet-20 on 2 devices, 2 workers x 2 OpenMP threads on 2 cores ran ~10x slower than the
-// simple executor). This observer gives every thread of a DagNet's task_arena an OpenMP budget of
-// max(1, hardware threads / W), never more than the thread's own setting (OMP_NUM_THREADS), while it
-// works in the arena, and restores that setting when it leaves. The net argument intra_op_threads
-// overrides the budget.
+// libgomp). An op that runs alone should use every core; ops that run side by side must share them
+// (two 2-thread teams on 2 cores spin against each other: data-parallel ResNet-20 ran ~10x slower).
+// oneDNN fixes a primitive's team when the primitive is made and its results depend on it, so the
+// budget must be a fixed function of the net, never of timing. IntraOpBudgets gives each op
+//   threads / k,  k = the most critical ops (ops on a longest path of the net, counted in ops)
+//                     at one depth of that path that may run beside it while it may run, plus
+//                     itself when it is critical (at least 1, at most `concurrency`),
+// where two ops may run beside each other when neither depends on the other (planner/dataflow.h)
+// and they are not on one serial resource (the simple executor's thread, one device stream), and
+// an op may run at the depths between its earliest start and its latest one that does not
+// lengthen the path. So one device's ResNet gets full teams everywhere (its side branches, the
+// updates and a projection shortcut, lie off the one critical path), and two replicas, whose
+// paths run side by side, get half each.
 //
-//   IntraOpThreads budget(&arena, /*threads_per_op=*/1);   // observes while it lives
+// When its net may run ops concurrently, an op with a team of n threads holds n of the process's
+// core tokens (one per hardware thread) while it runs: a full-team op and a side op then take
+// turns instead of oversubscribing the cores, and one-thread ops run side by side up to the core
+// count. Collectives take none (a half waiting for its peers must not hold the cores they need).
 //
-// Thread safety: on_scheduler_entry/exit run on the entering or leaving thread and touch only that
-// thread's OpenMP settings (thread-local).
+//   std::vector<int> threads = IntraOpBudgets(g, resource_of, /*concurrency=*/2, /*threads=*/2);
+//   SetIntraOpThreads(threads[i]);
+//   { CoreTokensHeld held(threads[i]); op.Run(); }   // when the net may run ops side by side
+//
+// Thread safety: IntraOpBudgets is a pure function. SetIntraOpThreads changes only the calling
+// thread's OpenMP setting; the core tokens are guarded by their own mutex.
 #ifndef BRAID_RUNTIME_INTRA_OP_THREADS_H_
 #define BRAID_RUNTIME_INTRA_OP_THREADS_H_
 
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_scheduler_observer.h>
+#include <vector>
 
+#include "planner/dataflow.h"
 #include "proto/braid.pb.h"
 
 namespace braid {
 
-class IntraOpThreads : public tbb::task_scheduler_observer {
- public:
-  IntraOpThreads(tbb::task_arena* arena, int threads_per_op);
-  ~IntraOpThreads() override;
+// OpenMP threads an op may use when it runs alone: OMP_NUM_THREADS (or the hardware threads), as
+// the process started.
+int ProcessIntraOpThreads();
 
-  void on_scheduler_entry(bool is_worker) override;
-  void on_scheduler_exit(bool is_worker) override;
+// Per op of `g`: its OpenMP threads (see the file comment). resource_of[i]: the serial resource op
+// i runs on, or -1 when it has none of its own (the dag executor's workers).
+std::vector<int> IntraOpBudgets(const DataflowGraph& g, const std::vector<int>& resource_of,
+                                int concurrency, int threads);
+
+// The budgets of `def`'s ops as above, or every op its intra_op_threads argument when set.
+std::vector<int> IntraOpBudgetsFor(const NetDef& def, const DataflowGraph& g,
+                                   const std::vector<int>& resource_of, int concurrency);
+
+// Makes `threads` the calling thread's OpenMP team size (omp_set_num_threads, when it differs).
+void SetIntraOpThreads(int threads);
+// The calling thread's OpenMP team size (omp_get_max_threads).
+int IntraOpThreads();
+
+// Holds `threads` core tokens (at least one, at most all) while it lives, waiting for them first.
+class CoreTokensHeld {
+ public:
+  explicit CoreTokensHeld(int threads);
+  ~CoreTokensHeld();
+  CoreTokensHeld(const CoreTokensHeld&) = delete;
+  CoreTokensHeld& operator=(const CoreTokensHeld&) = delete;
 
  private:
-  int threads_per_op_;
+  int held_;
 };
-
-// The budget for `def` run by `workers` workers: its intra_op_threads argument, else
-// max(1, hardware threads / workers).
-int IntraOpThreadsFor(const NetDef& def, int workers);
 
 }  // namespace braid
 

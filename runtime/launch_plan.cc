@@ -1,7 +1,5 @@
 #include "runtime/launch_plan.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <set>
@@ -56,7 +54,6 @@ class LaunchPlan::OpLaunch final : public KernelTask {
 
   void Execute() override {  // on the stream's thread
     if (net_->failed()) return;  // a kernel of a failed run does not run
-    if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
     Status s = net_->RunOp(*op_);
     if (!s.ok()) net_->RecordError(std::move(s));
   }
@@ -78,7 +75,6 @@ class LaunchPlan::OpLaunch final : public KernelTask {
   std::vector<Event*> stream_waits;  // parents' events its stream waits for
   std::vector<Event*> host_waits;    // host op: its device parents' events
   std::vector<Event*> parent_events;  // every device parent's event
-  int threads = 1;                    // the kernel's OpenMP threads, set at launch
 
  private:
   bool InputsAsSeen() const;
@@ -186,7 +182,6 @@ Status LaunchPlan::Launch(OpLaunch& l) {
     trace->launch_thread = CurrentThreadIndex();
     trace->launch_start_ns = NowNanos();
   }
-  l.threads = omp_get_max_threads();
   bool queue = true;
   Status prepared = StatusFromCall([&] {
     queue = l.PrepareOutputs([&] {

@@ -20,8 +20,8 @@
 //
 // An op whose output sizes the launcher cannot know (its shape inference cannot tell them, or an
 // output it writes in place changes shape) runs synchronously: the executor's thread waits for its
-// parents and runs the kernel itself, with the op's device current. Kernels on a stream get the
-// OpenMP thread count the launching thread had.
+// parents and runs the kernel itself, with the op's device current. Kernels run with their op's
+// intra-op threads (runtime/net.h), on whichever thread runs them.
 //
 // Thread safety: built once with its net; RunOrLaunch may be called concurrently for different
 // ops (the executor's guarantee that one op is run by one thread at a time holds). Each op's

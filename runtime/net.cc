@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <thread>
 #include <utility>
 
@@ -10,6 +12,7 @@
 #include "runtime/dag_net.h"
 #include "runtime/net_validation.h"
 #include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
 #include "runtime/simple_net.h"
 #include "runtime/workspace.h"
 
@@ -50,7 +53,9 @@ Status Net::Run() {
   }
   if (!observers_.empty()) std::fill(events_.begin(), events_.end(), OpEvent{});
   failed_.store(false);
+  const int own_threads = IntraOpThreads();
   RunOps(run_count_.load() == 0);
+  SetIntraOpThreads(own_threads);
   if (launches_ != nullptr) launches_->Finish();
   {
     std::lock_guard<std::mutex> lock(error_mu_);
@@ -85,6 +90,17 @@ Status Net::RunObservedOp(OperatorBase& op) {
   return status;
 }
 
+Status Net::RunGatedOp(OperatorBase& op) {
+  CoreTokensHeld held(intra_op_threads_[op.net_position()]);
+  if (!observers_.empty()) return RunObservedOp(op);
+  try {
+    op.Run();
+    return Status::OK();
+  } catch (...) {
+    return CurrentOpError(op.net_position());
+  }
+}
+
 Status Net::CurrentOpError(int i) const {
   Status cause = StatusFromCall([] { throw; });
   return Status(cause.code(), OpLabel(i) + ": " + cause.message());
@@ -106,8 +122,29 @@ void Net::RecordError(Status status) {
   if (!failed_.exchange(true)) first_error_ = std::move(status);
 }
 
-void Net::PlanLaunches(const DataflowGraph& g, const std::vector<int>& stream_of) {
-  if (LaunchPlan::NeedsPlan(def_)) launches_ = std::make_unique<LaunchPlan>(this, g, stream_of);
+void Net::PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers) {
+  const bool devices = LaunchPlan::NeedsPlan(def_);
+  if (devices) launches_ = std::make_unique<LaunchPlan>(this, g, stream_of);
+  // Serial resources: the simple executor's thread (every host op), each device stream.
+  std::map<std::tuple<int, int, int>, int> streams;
+  std::vector<int> resource_of(num_ops());
+  for (int i = 0; i < num_ops(); ++i) {
+    const Device& device = ops_[i]->device();
+    if (device.is_host()) {
+      resource_of[i] = workers == 1 ? 0 : -1;
+      continue;
+    }
+    const auto key = std::make_tuple(static_cast<int>(device.type), device.id, stream_of[i]);
+    resource_of[i] = streams.try_emplace(key, static_cast<int>(streams.size()) + 1).first->second;
+  }
+  intra_op_threads_ =
+      IntraOpBudgetsFor(def_, g, resource_of, workers + static_cast<int>(streams.size()));
+  gated_.assign(num_ops(), 0);
+  if (workers == 1 && !devices) return;  // one op at a time
+  for (int i = 0; i < num_ops(); ++i) {
+    const OpSchema* schema = FindSchema(ops_[i]->type());
+    gated_[i] = !(schema != nullptr && schema->is_collective());
+  }
 }
 
 ScratchArea& Net::scratch_area(int i) {

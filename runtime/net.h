@@ -23,6 +23,10 @@
 // Devices: ops on an asynchronous device (sim, cuda) are launched on its streams rather than run
 // (runtime/launch_plan.h); Run returns once every stream the net used has drained, with the first
 // error raised by any op or kernel. A net with host ops only pays nothing for this.
+//
+// Intra-op threads: each op runs with the OpenMP team runtime/intra_op_threads.h budgets for it,
+// and, in a net that may run ops side by side, holds that many core tokens while it runs. Run
+// restores the calling thread's own setting.
 #ifndef BRAID_RUNTIME_NET_H_
 #define BRAID_RUNTIME_NET_H_
 
@@ -34,6 +38,7 @@
 
 #include "planner/dataflow.h"
 #include "proto/braid.pb.h"
+#include "runtime/intra_op_threads.h"
 #include "runtime/launch_plan.h"
 #include "runtime/observer.h"
 #include "runtime/operator.h"
@@ -64,6 +69,8 @@ class Net {
   std::string OpLabel(int i) const;
   // Bytes of the workers' scratch areas (ops' temporary buffers).
   size_t scratch_bytes() const { return scratch_.bytes(); }
+  // The OpenMP threads op i runs with (runtime/intra_op_threads.h).
+  int intra_op_threads(int i) const { return intra_op_threads_.at(i); }
 
  protected:
   // def must already be validated; creates the ops. `workers`: how many threads may run the
@@ -72,9 +79,10 @@ class Net {
   // Runs (or launches) all ops once, reporting failures with RecordError; first_run is true on
   // the net's first Run.
   virtual void RunOps(bool first_run) = 0;
-  // Executors with device ops call this once, when built: op i runs on stream stream_of[i] of its
-  // device (runtime/launch_plan.h). Nets without device ops ignore it.
-  void PlanLaunches(const DataflowGraph& g, const std::vector<int>& stream_of);
+  // Executors call this once, when built: `workers` threads may run host ops at once, and op i,
+  // when on a device, runs on stream stream_of[i] of it (runtime/launch_plan.h). It sets each op's
+  // intra-op threads.
+  void PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers);
   // Runs a host op or launches a device op (RunOp when the net has no device ops).
   Status RunOrLaunch(OperatorBase& op) {
     return launches_ == nullptr ? RunOp(op) : launches_->RunOrLaunch(op);
@@ -87,12 +95,15 @@ class Net {
   // Status naming the op. Safe to call concurrently for different ops. Unobserved, it costs one
   // virtual call.
   Status RunOp(OperatorBase& op) {
+    const int i = op.net_position();
+    SetIntraOpThreads(intra_op_threads_[i]);
+    if (gated_[i]) return RunGatedOp(op);
     if (!observers_.empty()) return RunObservedOp(op);
     try {
       op.Run();
       return Status::OK();
     } catch (...) {
-      return CurrentOpError(op.net_position());
+      return CurrentOpError(i);
     }
   }
   // Runs (or launches) every op in listed order on the calling thread; stops at the first failure.
@@ -104,6 +115,7 @@ class Net {
   friend class LaunchPlan;  // runs kernels with RunOp, fills events_ of launched ops
 
   Status RunObservedOp(OperatorBase& op);
+  Status RunGatedOp(OperatorBase& op);  // RunOp holding the op's core tokens
   Status CheckExternalInputsFed() const;
   // Inside a catch block only: the in-flight exception thrown by op i as a Status naming the op.
   Status CurrentOpError(int i) const;
@@ -115,6 +127,8 @@ class Net {
   std::vector<OpEvent> events_;  // slot i is written only by RunOp of op i during a Run
   ScratchAreas scratch_;         // area i is used only by the thread of worker i
   std::unique_ptr<LaunchPlan> launches_;  // null without device ops; built with the executor
+  std::vector<int> intra_op_threads_;     // per op; set with the executor
+  std::vector<char> gated_;               // per op: whether it holds core tokens
   std::atomic<bool> failed_{false};
   std::mutex error_mu_;
   Status first_error_;  // guarded by error_mu_

@@ -275,7 +275,7 @@ int64_t SimDevice::free_bytes() const {
 
 void SimDevice::CopyInKernel(void* dst, const Device& dst_device, const void* src,
                              const Device& src_device, size_t bytes) {
-  CHECK(dst_device == device_ || src_device == device_)
+  CHECK(SameMemory(dst_device, device_) || SameMemory(src_device, device_))
       << "a copy on " << device_.ToString() << " between " << src_device.ToString() << " and "
       << dst_device.ToString();
   if (bytes > 0) std::memcpy(dst, src, bytes);

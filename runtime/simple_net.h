@@ -12,7 +12,7 @@ namespace braid {
 class SimpleNet final : public Net {
  public:
   SimpleNet(const NetDef& def, Workspace* ws) : Net(def, ws, /*workers=*/1) {
-    PlanLaunches(BuildDataflow(def), std::vector<int>(def.op_size(), 0));
+    PlanExecution(BuildDataflow(def), std::vector<int>(def.op_size(), 0), /*workers=*/1);
   }
 
  private:

@@ -32,9 +32,7 @@ void CopyOp::Run() {
     ParallelFor((bytes + 3) / 4, [=](int64_t begin, int64_t end) {  // in 4-byte words
       std::memcpy(to + 4 * begin, from + 4 * begin, std::min(4 * end, bytes) - 4 * begin);
     });
-  } else if (device().is_host()) {  // a host kernel reading a device: after its work so far
-    GetDeviceContext(input.device())->CopyToHost(to, from, static_cast<size_t>(bytes));
-  } else {
+  } else {  // the executor ordered the input's writer before this op, on the device or the host
     GetDeviceContext(device())->CopyInKernel(to, output->device(), from, input.device(),
                                              static_cast<size_t>(bytes));
   }

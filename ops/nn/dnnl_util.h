@@ -46,9 +46,9 @@
 // creating thread's omp_get_max_threads) when it is made. The cache key leaves the count out on
 // purpose: results depend on it (reductions split by thread), and sharing one primitive keeps nets
 // on the simple and dag executors bit for bit alike; a net whose budget differs from the creator's
-// runs with the creator's team. Inside the dag executor several ops may run at once; the executor
-// gives each worker a budget of cores / workers threads (runtime/intra_op_threads.h) so their teams
-// do not oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a
+// runs with the creator's team. Several ops may run at once (the dag executor, streams of sim
+// devices); each op's budget follows the ops that may run beside it (runtime/intra_op_threads.h),
+// a fixed function of the net, so their teams do not oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a
 // loaded 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
 // OMP_WAIT_POLICY=passive and 25 to 500 us with the defaults (OMP_NUM_THREADS and OMP_WAIT_POLICY
 // tune it). The elementwise ops run on the same OpenMP team (ops/common/parallel.h).

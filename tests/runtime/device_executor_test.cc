@@ -106,9 +106,11 @@ TEST_F(DeviceExecutorTest, TheHostLaunchesEveryKernelBeforeTheFirstOneEnds) {
 
 // sim:0 produces x slowly; sim:1 copies it (a device-side wait on sim:0's event); the host reads
 // the copy after CopyGPUToCPU (a host-side wait): r is 7 everywhere. PipelineNet's op 2 (the Copy
-// on sim:1) waits for op 1 (the slow producer on sim:0).
+// on sim:1) waits for op 1 (the slow producer on sim:0). One thread per op: no op holds every core
+// (runtime/intra_op_threads.h), so without the wait nothing else orders the two.
 NetDef PipelineNet() {
-  return NetFromText("name: \"pipe\" type: \"dag\" arg { name: \"num_workers\" i: 2 } " +
+  return NetFromText("name: \"pipe\" type: \"dag\" arg { name: \"num_workers\" i: 2 } "
+                     "arg { name: \"intra_op_threads\" i: 1 } " +
                      Fill("a", 7, 0) +
                      "op { type: \"TestDelayedCopy\" input: \"a\" output: \"x\" "
                      "arg { name: \"us\" i: 50000 } " + On(0) + "}"

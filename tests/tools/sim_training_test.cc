@@ -39,19 +39,32 @@ std::string HostBytes(const Tensor& t) {
   return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
 }
 
-TEST(SimTrainingTest, TwoSimDevicesTrainToTheBitsOfTwoCpuDevices) {
+// Trains `cpu` and `sim` (the same options on cpu and on sim devices) 4 steps; the losses and
+// every checkpoint blob must agree bit for bit.
+void ExpectSameTraining(const TrainerOptions& cpu_options, const TrainerOptions& sim_options) {
+  Trainer cpu(cpu_options);
+  Trainer sim(sim_options);
+  for (int step = 0; step < 4; ++step) EXPECT_EQ(sim.Step(), cpu.Step()) << "step " << step;
+  const std::vector<std::string> cpu_blobs = cpu.nets().CheckpointBlobs();
+  const std::vector<std::string> sim_blobs = sim.nets().CheckpointBlobs();
+  ASSERT_EQ(cpu_blobs.size(), sim_blobs.size());
+  for (size_t i = 0; i < cpu_blobs.size(); ++i) {
+    const Tensor* on_sim = sim.workspace().GetBlob(sim_blobs[i]);
+    ASSERT_EQ(on_sim->device().type, DeviceType::kSim) << sim_blobs[i];
+    ASSERT_EQ(HostBytes(*on_sim), HostBytes(*cpu.workspace().GetBlob(cpu_blobs[i])))
+        << sim_blobs[i];
+  }
+}
+
+TEST(SimTrainingTest, SimDevicesTrainToTheBitsOfCpuDevices) {
   for (const char* executor : {"simple", "dag"}) {
-    Trainer cpu(TwoDeviceRun(DeviceType::kCpu, executor));
-    Trainer sim(TwoDeviceRun(DeviceType::kSim, executor));
-    for (int step = 0; step < 4; ++step) EXPECT_EQ(sim.Step(), cpu.Step()) << executor << step;
-    const std::vector<std::string> cpu_blobs = cpu.nets().CheckpointBlobs();
-    const std::vector<std::string> sim_blobs = sim.nets().CheckpointBlobs();
-    ASSERT_EQ(cpu_blobs.size(), sim_blobs.size());
-    for (size_t i = 0; i < cpu_blobs.size(); ++i) {
-      const Tensor* on_sim = sim.workspace().GetBlob(sim_blobs[i]);
-      ASSERT_EQ(on_sim->device().type, DeviceType::kSim) << sim_blobs[i];
-      ASSERT_EQ(HostBytes(*on_sim), HostBytes(*cpu.workspace().GetBlob(cpu_blobs[i])))
-          << executor << " " << sim_blobs[i];
+    for (size_t devices : {1, 2}) {
+      SCOPED_TRACE(std::string(executor) + ", " + std::to_string(devices) + " device(s)");
+      TrainerOptions cpu_options = TwoDeviceRun(DeviceType::kCpu, executor);
+      TrainerOptions sim_options = TwoDeviceRun(DeviceType::kSim, executor);
+      cpu_options.devices.resize(devices);
+      sim_options.devices.resize(devices);
+      ExpectSameTraining(cpu_options, sim_options);
     }
   }
 }

@@ -14,14 +14,18 @@
 // OPENBLAS_NUM_THREADS (FC). The data reader adds one decoding thread. OMP_WAIT_POLICY is left as
 // it is, as for PyTorch in compare_pytorch.py.
 //
-// Executor: "simple" by default. On an idle 2-core machine it was as fast as "dag" or faster
-// (resnet20 training 455 vs 393 images/s; the ImageNet rows within 5%). With another process busy
-// on one core, dag looked 2-4x faster, most likely because its extra runnable threads win a larger
-// share of the busy cores (its process got ~160% CPU against simple's ~140%), so compare executors
-// on an idle machine. The "others" column shows the load, in cores: the CPU time other processes
-// used during the row (from /proc/stat, minus the child's own CPU time).
+// Executors: each row runs with "simple" and with "dag" (--executor=both, the default), each in
+// its own child process, and the table prints both images/s and dag/simple. Compare executors on
+// an idle machine: with another process busy on one core, dag looked 2-4x faster, most likely
+// because its extra runnable threads win a larger share of the busy cores. The "others" column
+// shows the load, in cores: the CPU time other processes used during the row (from /proc/stat,
+// minus the child's own CPU time), the larger of the two runs'.
+//
+// Devices: --devices=cpu:0 (default), cpu:0,cpu:1 (data parallel over two CPU devices, the batch
+// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/sim_device.h).
 //
 //   braid_bench_training                              # the whole table, a few minutes on 2 cores
+//   braid_bench_training --devices=sim:0,sim:1        # data parallel on two simulated GPUs
 //   braid_bench_training --rows=resnet20,resnet18-b8  # rows whose name contains any item
 //   braid_bench_training --rows=resnet50-b8-train --profile   # + per-op-type time on stderr
 //   braid_bench_training --json                       # for tools/bench/compare_pytorch.py
@@ -45,13 +49,17 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/status.h"
 #include "tools/bench/training_rows.h"
+#include "tools/command_line.h"
+
+DECLARE_string(device_memory);
 
 DEFINE_string(rows, "", "comma-separated substrings; run the rows whose name contains one (all)");
 DEFINE_string(row, "", "internal: run this one row in this process and print its result line");
 DEFINE_int32(threads, 2, "net num_workers, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS");
-DEFINE_string(executor, "simple",
-              "simple or dag (simple: as fast or faster on an idle 2-core box)");
+DEFINE_string(executor, "both", "simple, dag or both (each row with each, and dag/simple)");
+DEFINE_string(devices, "cpu:0", "cpu:0, cpu:0,cpu:1, sim:0 or sim:0,sim:1 (several: data parallel)");
 DEFINE_int32(warmup, 1, "untimed iterations per row (the first one allocates)");
 DEFINE_int32(min_iters, 2, "timed iterations per row, at least");
 DEFINE_int32(max_iters, 200, "timed iterations per row, at most");
@@ -71,6 +79,7 @@ namespace {
 
 struct RowResult {
   const BenchRow* row = nullptr;
+  std::string executor;
   std::string error;  // empty: the row ran
   RowTiming timing;
   int64_t peak_rss_bytes = 0;
@@ -121,11 +130,18 @@ std::string ExitDescription(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-std::vector<std::string> ChildArgs(const BenchRow& row) {
+std::vector<std::string> Executors() {
+  return FLAGS_executor == "both" ? std::vector<std::string>{"simple", "dag"}
+                                  : std::vector<std::string>{FLAGS_executor};
+}
+
+std::vector<std::string> ChildArgs(const BenchRow& row, const std::string& executor) {
   return {"braid_bench_training",
           "--row=" + row.name(),
           "--threads=" + std::to_string(FLAGS_threads),
-          "--executor=" + FLAGS_executor,
+          "--executor=" + executor,
+          "--devices=" + FLAGS_devices,
+          "--device-memory=" + FLAGS_device_memory,
           "--warmup=" + std::to_string(FLAGS_warmup),
           "--min_iters=" + std::to_string(FLAGS_min_iters),
           "--max_iters=" + std::to_string(FLAGS_max_iters),
@@ -204,10 +220,11 @@ void PrintResultLine(const RowTiming& t) {
               static_cast<long long>(t.arena_bytes), static_cast<long long>(t.scratch_bytes));
 }
 
-RowResult RunRowInChild(const BenchRow& row) {
+RowResult RunRowInChild(const BenchRow& row, const std::string& executor) {
   RowResult result;
   result.row = &row;
-  const ChildRun run = RunSelf(ChildArgs(row));
+  result.executor = executor;
+  const ChildRun run = RunSelf(ChildArgs(row, executor));
   result.others_cores = run.others_cores;
   const bool exited_ok = WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
   if (!exited_ok || !ParseResultLine(run.out, &result)) result.error = ExitDescription(run.status);
@@ -224,6 +241,7 @@ int RunOneRow(const std::string& name) {
   RowOptions o;
   o.threads = FLAGS_threads;
   o.executor = FLAGS_executor;
+  o.devices = ParseDeviceList(FLAGS_devices, "braid_bench_training", "--devices");
   o.warmup = FLAGS_warmup;
   o.min_iters = FLAGS_min_iters;
   o.max_iters = FLAGS_max_iters;
@@ -247,38 +265,71 @@ int RunOneRow(const std::string& name) {
 }
 
 std::string Settings() {
-  char line[320];
+  char line[400];
   std::snprintf(line, sizeof(line),
-                "executor=%s threads=%d (num_workers, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) "
-                "warmup=%d min_iters=%d min_seconds=%g memory_plan=%d recompute=%d "
-                "blocked_layouts=%d hardware_threads=%u",
-                FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters,
+                "devices=%s executor=%s threads=%d (num_workers, OMP_NUM_THREADS, "
+                "OPENBLAS_NUM_THREADS) warmup=%d min_iters=%d min_seconds=%g memory_plan=%d "
+                "recompute=%d blocked_layouts=%d hardware_threads=%u",
+                FLAGS_devices.c_str(), FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup,
+                FLAGS_min_iters,
                 FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0, FLAGS_recompute ? 1 : 0,
                 FLAGS_blocked_layouts ? 1 : 0, std::thread::hardware_concurrency());
   return line;
 }
 
-void PrintTable(const std::vector<RowResult>& results) {
-  std::printf("\n%-9s %-10s %5s %-5s %10s %12s %9s %9s %9s %9s %10s %6s %8s %7s\n", "model",
-              "input", "batch", "mode", "images/s", "peak RSS MB", "params MB", "grads MB",
-              "acts MB", "arena MB", "scratch MB", "iters", "s/iter", "others");
+// The result of `row` with `executor`, or null.
+const RowResult* ResultOf(const std::vector<RowResult>& results, const BenchRow* row,
+                          const std::string& executor) {
   for (const RowResult& r : results) {
-    const BenchRow& row = *r.row;
-    std::printf("%-9s %-10s %5lld %-5s ", row.model.c_str(), row.input().c_str(),
+    if (r.row == row && r.executor == executor && r.error.empty()) return &r;
+  }
+  return nullptr;
+}
+
+void PrintTable(const std::vector<RowResult>& results) {
+  const std::vector<std::string> executors = Executors();
+  std::printf("\n%-9s %-10s %5s %-5s", "model", "input", "batch", "mode");
+  for (const std::string& e : executors) std::printf(" %12s", (e + " img/s").c_str());
+  if (executors.size() == 2) std::printf(" %11s", "dag/simple");
+  std::printf(" %12s %9s %9s %9s %9s %10s %6s %8s %7s\n", "peak RSS MB", "params MB",
+              "grads MB", "acts MB", "arena MB", "scratch MB", "iters", "s/iter", "others");
+  for (size_t i = 0; i < results.size(); i += executors.size()) {
+    const BenchRow& row = *results[i].row;
+    std::printf("%-9s %-10s %5lld %-5s", row.model.c_str(), row.input().c_str(),
                 static_cast<long long>(row.batch), row.mode());
-    if (!r.error.empty()) {
-      std::printf("failed: %s\n", r.error.c_str());
+    double others = 0;
+    for (const std::string& e : executors) {
+      const RowResult* r = ResultOf(results, &row, e);
+      if (r == nullptr) {
+        std::printf(" %12s", "failed");
+        continue;
+      }
+      std::printf(" %12.1f", r->timing.images_per_second);
+      others = std::max(others, r->others_cores);
+    }
+    const RowResult* simple = ResultOf(results, &row, executors[0]);
+    if (executors.size() == 2) {
+      const RowResult* dag = ResultOf(results, &row, executors[1]);
+      if (simple && dag) {
+        std::printf(" %11.3f", dag->timing.images_per_second / simple->timing.images_per_second);
+      } else {
+        std::printf(" %11s", "-");
+      }
+    }
+    if (simple == nullptr) {
+      std::printf("  failed: %s\n", results[i].error.c_str());
       continue;
     }
-    const RowTiming& t = r.timing;
-    std::printf("%10.1f %12.0f %9.0f %9.0f %9.0f %9.0f %10.0f %6d %8.3f %7.2f\n",
-                t.images_per_second, r.peak_rss_bytes / 1048576.0, t.param_bytes / 1048576.0,
+    const RowTiming& t = simple->timing;
+    std::printf(" %12.0f %9.0f %9.0f %9.0f %9.0f %10.0f %6d %8.3f %7.2f\n",
+                simple->peak_rss_bytes / 1048576.0, t.param_bytes / 1048576.0,
                 t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
                 t.arena_bytes / 1048576.0, t.scratch_bytes / 1048576.0, t.iterations,
-                t.median_seconds, r.others_cores);
+                t.median_seconds, others);
   }
   std::printf(
-      "\n%s\nimages/s: batch / median timed iteration. peak RSS: the row's child process "
+      "\n%s\nimages/s: batch / median timed iteration, per executor; dag/simple their ratio. The "
+      "other columns are the\nfirst executor's. peak RSS: the row's child process "
       "(getrusage ru_maxrss).\nparams, grads, acts: bytes held by blobs at the end (parameters and "
       "momenta; *_grad* blobs; the rest);\narena: the memory plan's arena, which holds the "
       "planned grads and acts in fewer bytes (0: --memory_plan=false);\nscratch: the net's "
@@ -292,18 +343,19 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
   std::printf(
       "{\"tool\": \"braid_bench_training\", \"executor\": \"%s\", \"threads\": %d, "
       "\"warmup\": %d, \"min_iters\": %d, \"max_iters\": %d, \"min_seconds\": %g, "
-      "\"rows\": [",
+      "\"devices\": \"%s\", \"rows\": [",
       FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters, FLAGS_max_iters,
       FLAGS_min_seconds);
   for (size_t i = 0; i < results.size(); ++i) {
     const RowResult& r = results[i];
     const BenchRow& row = *r.row;
     std::printf(
-        "%s\n  {\"name\": \"%s\", \"model\": \"%s\", \"channels\": %lld, "
-        "\"image_size\": %lld, \"batch\": %lld, \"classes\": %lld, \"mode\": \"%s\"",
-        i ? "," : "", row.name().c_str(), row.model.c_str(), static_cast<long long>(row.channels),
-        static_cast<long long>(row.image_size), static_cast<long long>(row.batch),
-        static_cast<long long>(row.classes), row.mode());
+        "%s\n  {\"name\": \"%s\", \"executor\": \"%s\", \"model\": \"%s\", "
+        "\"channels\": %lld, \"image_size\": %lld, \"batch\": %lld, \"classes\": %lld, "
+        "\"mode\": \"%s\"",
+        i ? "," : "", row.name().c_str(), r.executor.c_str(), row.model.c_str(),
+        static_cast<long long>(row.channels), static_cast<long long>(row.image_size),
+        static_cast<long long>(row.batch), static_cast<long long>(row.classes), row.mode());
     if (with_results && r.error.empty()) {
       const RowTiming& t = r.timing;
       std::printf(
@@ -326,14 +378,25 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
 
 int Main() {
   if (!FLAGS_row.empty()) return RunOneRow(FLAGS_row);
-  if (FLAGS_threads <= 0 || (FLAGS_executor != "simple" && FLAGS_executor != "dag")) {
+  if (FLAGS_threads <= 0 ||
+      (FLAGS_executor != "simple" && FLAGS_executor != "dag" && FLAGS_executor != "both")) {
     std::fprintf(stderr,
                  "braid_bench_training: --threads must be positive and --executor "
-                 "simple or dag\n");
+                 "simple, dag or both\n");
+    return 2;
+  }
+  const Status devices =
+      StatusFromCall([] { ParseDeviceList(FLAGS_devices, "braid_bench_training", "--devices"); });
+  if (!devices.ok()) {
+    std::fprintf(stderr, "%s\n", devices.message().c_str());
     return 2;
   }
   std::vector<RowResult> results;
-  for (const BenchRow* row : SelectedRows()) results.push_back({.row = row});
+  for (const BenchRow* row : SelectedRows()) {
+    for (const std::string& executor : Executors()) {
+      results.push_back({.row = row, .executor = executor});
+    }
+  }
   if (FLAGS_list) {
     if (FLAGS_json) {
       PrintJson(results, /*with_results=*/false);
@@ -347,13 +410,14 @@ int Main() {
   setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
   std::fprintf(stderr, "braid_bench_training: %s\n", Settings().c_str());
   for (RowResult& r : results) {
-    r = RunRowInChild(*r.row);
+    r = RunRowInChild(*r.row, r.executor);
     if (r.error.empty()) {
-      std::fprintf(stderr, "  %-20s %9.1f images/s %8.0f MB  (%d iterations, others %.2f)\n",
-                   r.row->name().c_str(), r.timing.images_per_second, r.peak_rss_bytes / 1048576.0,
-                   r.timing.iterations, r.others_cores);
+      std::fprintf(stderr, "  %-20s %-6s %9.1f images/s %8.0f MB  (%d iterations, others %.2f)\n",
+                   r.row->name().c_str(), r.executor.c_str(), r.timing.images_per_second,
+                   r.peak_rss_bytes / 1048576.0, r.timing.iterations, r.others_cores);
     } else {
-      std::fprintf(stderr, "  %-20s failed: %s\n", r.row->name().c_str(), r.error.c_str());
+      std::fprintf(stderr, "  %-20s %-6s failed: %s\n", r.row->name().c_str(), r.executor.c_str(),
+                   r.error.c_str());
     }
   }
   if (FLAGS_json) {
@@ -370,8 +434,7 @@ int Main() {
 }  // namespace braid::bench
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("images/s and peak RSS of ResNet training and inference");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  braid::ParseCommandLine(argc, argv, "images/s and peak RSS of ResNet training and inference");
   google::InitGoogleLogging(argv[0]);
   return braid::bench::Main();
 }

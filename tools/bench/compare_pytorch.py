@@ -200,8 +200,7 @@ def braid_argv(args, extra):
     argv = [args.braid, "--json", "--threads=%d" % args.threads, "--warmup=%d" % args.warmup,
             "--min_iters=%d" % args.min_iters, "--max_iters=%d" % args.max_iters,
             "--min_seconds=%g" % args.min_seconds]
-    if args.executor:
-        argv.append("--executor=" + args.executor)
+    argv.append("--executor=" + (args.executor or "simple"))
     return argv + extra
 
 
@@ -316,7 +315,7 @@ def parse_args():
                         help="the braid_bench_training binary (default: %(default)s)")
     parser.add_argument("--rows", default="", help="comma-separated substrings of row names")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--executor", default="", help="braid's executor (default: braid's)")
+    parser.add_argument("--executor", default="", help="braid's executor (default: simple)")
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--min-iters", type=int, default=2)
     parser.add_argument("--max-iters", type=int, default=200)

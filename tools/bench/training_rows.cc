@@ -12,6 +12,7 @@
 #include "runtime/op_type_profile.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
+#include "tools/models/data_parallel.h"
 #include "tools/models/resnet.h"
 #include "tools/models/training_nets.h"
 
@@ -49,7 +50,13 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
   nets_spec.optimizer.lr.base_lr = 0.01f;
   nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the Trainer
   nets_spec.blocked_layouts = options.blocked_layouts;
+  nets_spec.device = DeviceToProto(options.devices.at(0));
   TrainingNets nets = BuildTrainingNets(nets_spec);
+  if (options.devices.size() > 1) {
+    std::vector<DeviceOption> devices;
+    for (const Device& device : options.devices) devices.push_back(DeviceToProto(device));
+    nets = ReplicateForDevices(nets, devices);
+  }
   for (NetDef* net : {&nets.train, &nets.test}) {
     net->set_type(options.executor);
     Argument* workers = net->add_arg();
@@ -68,8 +75,12 @@ std::unique_ptr<NetMemory> PlanMemory(const BenchRow& row, const TrainingNets& n
   plan.mode = row.training ? PlanMode::kTraining : PlanMode::kInference;
   plan.share_activations = row.training;
   plan.share_parameter_gradients = row.training;
-  plan.keep = row.training ? std::set<std::string>{nets.loss, nets.accuracy, nets.lr, nets.iter}
-                           : std::set<std::string>{nets.test_loss, nets.test_accuracy};
+  for (int d = 0; d < nets.num_devices(); ++d) {
+    for (const std::string& blob : {nets.loss, nets.accuracy, nets.lr, nets.iter, nets.test_loss,
+                                    nets.test_accuracy}) {
+      plan.keep.insert(nets.OnDevice(d, blob));
+    }
+  }
   return PlanNetMemory(*net, ws, plan);
 }
 
@@ -190,7 +201,9 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   for (double s : seconds) t.seconds += s;
   t.median_seconds = Median(seconds);
   t.images_per_second = static_cast<double>(row.batch) / t.median_seconds;
-  t.loss = ws.GetBlob(row.training ? nets.loss : nets.test_loss)->data<float>()[0];
+  Tensor loss;  // from its device
+  loss.CopyFrom(*ws.GetBlob(nets.OnDevice(0, row.training ? nets.loss : nets.test_loss)));
+  t.loss = loss.data<float>()[0];
   if (options.profile) t.profile = profile.Table();
   CountBlobBytes(ws, init_net, &t);
   if (memory != nullptr) t.arena_bytes = memory->allocated_bytes();

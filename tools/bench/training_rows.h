@@ -2,8 +2,10 @@
 //
 // A row is a ResNet (tools/models/resnet.h) at one input shape and batch size, in one mode:
 //   train  the train net of BuildTrainingNets (synthetic IdxImageInput reader, forward, loss,
-//          gradients, Iter, LearningRate, one MomentumSGDUpdate per parameter);
-//   infer  its test net (SpatialBN is_test=1, no gradients), with only the parameters it reads.
+//          gradients, Iter, LearningRate, one MomentumSGDUpdate per parameter), data parallel
+//          (tools/models/data_parallel.h) when options.devices lists several: the batch is split;
+//   infer  its test net (SpatialBN is_test=1, no gradients), with only the parameters it reads,
+//          on the first device.
 // RunBenchRow builds the row's nets in a fresh workspace, plans their memory (unless
 // options.memory_plan is false), runs `warmup` untimed iterations (the
 // first one allocates), then timed iterations until both `min_iters` and `min_seconds` are reached
@@ -24,6 +26,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "runtime/device.h"
 
 namespace braid::bench {
 
@@ -50,6 +54,8 @@ const BenchRow* FindBenchRow(const std::string& name);
 struct RowOptions {
   int threads = 2;  // the net's num_workers
   std::string executor = "simple";
+  // cpu:N or sim:N devices (one type); several: data parallel.
+  std::vector<Device> devices{Device{}};
   int warmup = 1;
   int min_iters = 2;
   int max_iters = 200;

@@ -88,12 +88,15 @@ void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelB
   OperatorDef* iter_fill = params.init_net.add_op();
   iter_fill->set_type("ConstantFill");
   iter_fill->add_output(nets->iter);
+  if (spec.device.ByteSizeLong() > 0) *iter_fill->mutable_device_option() = spec.device;
   AddIntsArg(iter_fill, "shape", {1});
   AddIntArg(iter_fill, "value", 0);
   AddIntArg(iter_fill, "dtype", TensorProto::INT64);
 
   b->AddOp("Iter", {nets->iter}, {nets->iter});
-  *b->net()->add_op() = LearningRateOp(spec.optimizer.lr, nets->iter, nets->lr);
+  OperatorDef* lr = b->net()->add_op();
+  *lr = LearningRateOp(spec.optimizer.lr, nets->iter, nets->lr);
+  if (spec.device.ByteSizeLong() > 0) *lr->mutable_device_option() = spec.device;
   for (const ParamInfo& p : params.params) {
     if (!p.trainable()) continue;
     auto grad = grads.find(p.name);
@@ -105,6 +108,7 @@ void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelB
     OperatorDef* fill = params.init_net.add_op();
     fill->set_type("ConstantFill");
     fill->add_output(momentum);
+    if (spec.device.ByteSizeLong() > 0) *fill->mutable_device_option() = spec.device;
     AddIntsArg(fill, "shape", p.shape);
     AddFloatArg(fill, "value", 0.f);
     nets->momentum_blobs.push_back(momentum);
