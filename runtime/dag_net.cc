@@ -6,7 +6,6 @@
 
 #include "planner/dataflow.h"
 #include "runtime/argument.h"
-#include "runtime/intra_op_threads.h"
 #include "runtime/op_schema.h"
 
 namespace braid {
@@ -106,10 +105,7 @@ DagNet::DagNet(const NetDef& def, Workspace* ws)
   std::vector<int> stream_of(g.num_ops());
   for (int i = 0; i < g.num_ops(); ++i) stream_of[i] = chain_stream[chain_of[i]];
   AddLaunchOrder(chains, stream_of, def, &chain_children);
-  PlanExecution(g, stream_of, NumWorkers(def));
-  int partial_teams = 0;
-  for (int i = 0; i < g.num_ops(); ++i) partial_teams += intra_op_threads(i) < ProcessIntraOpThreads();
-  if (partial_teams * 4 < g.num_ops()) {
+  if (PlanExecution(g, stream_of, NumWorkers(def)) * 4 < g.num_ops()) {
     listed_order_ = true;
     PlanExecution(g, std::vector<int>(g.num_ops(), 0), /*workers=*/1);  // as SimpleNet
   }

@@ -12,9 +12,9 @@
 //
 // Intra-op threads: each op's OpenMP team follows the ops that may run beside it
 // (runtime/intra_op_threads.h, through Net::PlanExecution), so parallel ops do not oversubscribe
-// the cores and an op that runs alone uses them all. When those budgets give all but a few ops
-// (under a quarter) every thread, hardly anything can run side by side, and the flow graph would
-// only cost (an idle worker spins, two OpenMP pools throttle each other: one device's ResNet ran
+// the cores and an op that runs alone uses them all. When under a quarter of the ops may run beside
+// another (OpsAtOnce > 1), hardly anything can run side by side, and the flow graph would only
+// cost (an idle worker spins, two OpenMP pools throttle each other: one device's ResNet ran
 // 7-10% slower per op): such a net runs in listed order on the calling thread with full teams, as
 // the simple executor runs it (runs_in_listed_order()). A data-parallel net, whose replicas' paths
 // run side by side, keeps the flow graph.

@@ -22,8 +22,9 @@ namespace {
 const int kProcessThreads = std::max(1, omp_get_max_threads());
 
 // One token per hardware thread, granted first come, first served: once a thread waits (for more
-// tokens than are free), later ones queue behind it, so an op wanting every core is not starved
-// by one-thread ops that keep taking the cores one at a time.
+// tokens than are free), later ones queue behind it, so an op wanting every core is not starved by
+// one-thread ops that keep taking the cores one at a time. While nobody waits, taking and giving
+// back tokens is one atomic operation each.
 class CoreTokens {
  public:
   static CoreTokens& Global() {
@@ -34,26 +35,19 @@ class CoreTokens {
   int total() const { return total_; }
   // Takes n tokens (1 <= n <= total()), waiting for its turn.
   void Acquire(int n) {
+    if (queued_.load() == 0 && TryTake(n)) return;
     std::unique_lock<std::mutex> lock(mu_);
-    if (queue_.empty() && free_ >= n) {
-      free_ -= n;
-      return;
-    }
     Waiter waiter{n};
     queue_.push_back(&waiter);
+    queued_.fetch_add(1);
+    GrantInOrder();  // tokens given back before this thread queued
     cv_.wait(lock, [&] { return waiter.granted; });
   }
   void Release(int n) {
+    free_.fetch_add(n);
+    if (queued_.load() == 0) return;
     std::lock_guard<std::mutex> lock(mu_);
-    free_ += n;
-    bool granted = false;
-    while (!queue_.empty() && free_ >= queue_.front()->tokens) {
-      free_ -= queue_.front()->tokens;
-      queue_.front()->granted = true;
-      queue_.pop_front();
-      granted = true;
-    }
-    if (granted) cv_.notify_all();
+    GrantInOrder();
   }
 
  private:
@@ -62,11 +56,30 @@ class CoreTokens {
     bool granted = false;  // guarded by mu_
   };
   explicit CoreTokens(int total) : total_(total), free_(total) {}
+  bool TryTake(int n) {
+    int free = free_.load();
+    while (free >= n) {
+      if (free_.compare_exchange_weak(free, free - n)) return true;
+    }
+    return false;
+  }
+  // With mu_ held: grants the queue's head while its tokens are free.
+  void GrantInOrder() {
+    bool granted = false;
+    while (!queue_.empty() && TryTake(queue_.front()->tokens)) {
+      queue_.front()->granted = true;
+      queue_.pop_front();
+      queued_.fetch_sub(1);
+      granted = true;
+    }
+    if (granted) cv_.notify_all();
+  }
 
   const int total_;
+  std::atomic<int> free_;
+  std::atomic<int> queued_{0};  // queue_.size(), readable without mu_
   std::mutex mu_;
   std::condition_variable cv_;
-  int free_;                   // guarded by mu_
   std::deque<Waiter*> queue_;  // guarded by mu_: waiting threads, first come first
 };
 
@@ -87,8 +100,8 @@ void LongestPaths(const DataflowGraph& g, std::vector<int>* to, std::vector<int>
 
 int ProcessIntraOpThreads() { return kProcessThreads; }
 
-std::vector<int> IntraOpBudgets(const DataflowGraph& g, const std::vector<int>& resource_of,
-                                int concurrency, int threads) {
+std::vector<int> OpsAtOnce(const DataflowGraph& g, const std::vector<int>& resource_of,
+                           int concurrency) {
   const int n = g.num_ops();
   std::vector<int> to, from;
   LongestPaths(g, &to, &from);
@@ -126,7 +139,7 @@ std::vector<int> IntraOpBudgets(const DataflowGraph& g, const std::vector<int>& 
     if (critical[i] < 0 || resource_of[i] < 0) continue;
     on_resource.try_emplace(resource_of[i], m).first->second.Set(critical[i]);
   }
-  std::vector<int> budget(n);
+  std::vector<int> at_once(n);
   for (int i = 0; i < n; ++i) {
     Bitset beside(m);  // critical ops that may run beside op i
     beside.SetAll();
@@ -138,19 +151,22 @@ std::vector<int> IntraOpBudgets(const DataflowGraph& g, const std::vector<int>& 
     // the critical ops there.
     Bitset there = at_depth[to[i]];
     there.AndWith(beside);
-    const int k =
+    at_once[i] =
         std::min(std::max(1, there.Count() + (critical[i] >= 0 ? 1 : 0)), std::max(1, concurrency));
-    budget[i] = std::max(1, threads / k);
   }
-  return budget;
+  return at_once;
 }
 
-std::vector<int> IntraOpBudgetsFor(const NetDef& def, const DataflowGraph& g,
-                                   const std::vector<int>& resource_of, int concurrency) {
+std::vector<int> IntraOpBudgets(const NetDef& def, const std::vector<int>& ops_at_once) {
   const int64_t set = ArgumentReader(def.arg()).Get<int64_t>("intra_op_threads", 0);
-  if (set > 0) return std::vector<int>(g.num_ops(), static_cast<int>(set));
-  return IntraOpBudgets(g, resource_of, concurrency, kProcessThreads);
+  std::vector<int> budgets(ops_at_once.size());
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    budgets[i] = set > 0 ? static_cast<int>(set) : std::max(1, kProcessThreads / ops_at_once[i]);
+  }
+  return budgets;
 }
+
+int HardwareThreads() { return CoreTokens::Global().total(); }
 
 void SetIntraOpThreads(int threads) {
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);

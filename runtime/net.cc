@@ -122,8 +122,9 @@ void Net::RecordError(Status status) {
   if (!failed_.exchange(true)) first_error_ = std::move(status);
 }
 
-void Net::PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers) {
+int Net::PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers) {
   const bool devices = LaunchPlan::NeedsPlan(def_);
+  launches_.reset();
   if (devices) launches_ = std::make_unique<LaunchPlan>(this, g, stream_of);
   // Serial resources: the simple executor's thread (every host op), each device stream.
   std::map<std::tuple<int, int, int>, int> streams;
@@ -137,14 +138,24 @@ void Net::PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_o
     const auto key = std::make_tuple(static_cast<int>(device.type), device.id, stream_of[i]);
     resource_of[i] = streams.try_emplace(key, static_cast<int>(streams.size()) + 1).first->second;
   }
-  intra_op_threads_ =
-      IntraOpBudgetsFor(def_, g, resource_of, workers + static_cast<int>(streams.size()));
-  gated_.assign(num_ops(), 0);
-  if (workers == 1 && !devices) return;  // one op at a time
+  const int concurrency = workers + static_cast<int>(streams.size());
+  const std::vector<int> at_once = OpsAtOnce(g, resource_of, concurrency);
+  intra_op_threads_ = IntraOpBudgets(def_, at_once);
+  int beside_another = 0, widest_team = 1;
   for (int i = 0; i < num_ops(); ++i) {
+    beside_another += at_once[i] > 1;
+    widest_team = std::max(widest_team, intra_op_threads_[i]);
+  }
+  // Teams can oversubscribe the cores only when a team of several threads may run beside another
+  // op, or more ops may run at once than there are cores.
+  const bool gate =
+      (beside_another > 0 && widest_team > 1) || (concurrency > HardwareThreads() && concurrency > 1);
+  gated_.assign(num_ops(), 0);
+  for (int i = 0; i < num_ops() && gate; ++i) {
     const OpSchema* schema = FindSchema(ops_[i]->type());
     gated_[i] = !(schema != nullptr && schema->is_collective());
   }
+  return beside_another;
 }
 
 ScratchArea& Net::scratch_area(int i) {
@@ -172,5 +183,6 @@ std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws) {
   throw Error(Status::InvalidArgument("net '" + net.name() + "': unknown executor type '" + type +
                                       "' (braid has 'simple' and 'dag')"));
 }
+
 
 }  // namespace braid

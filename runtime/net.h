@@ -81,8 +81,9 @@ class Net {
   virtual void RunOps(bool first_run) = 0;
   // Executors call this once, when built: `workers` threads may run host ops at once, and op i,
   // when on a device, runs on stream stream_of[i] of it (runtime/launch_plan.h). It sets each op's
-  // intra-op threads.
-  void PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers);
+  // intra-op threads and whether ops hold core tokens, and returns how many ops may run beside
+  // another (runtime/intra_op_threads.h OpsAtOnce > 1).
+  int PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers);
   // Runs a host op or launches a device op (RunOp when the net has no device ops).
   Status RunOrLaunch(OperatorBase& op) {
     return launches_ == nullptr ? RunOp(op) : launches_->RunOrLaunch(op);

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "runtime/device.h"
 #include "runtime/gradient.h"
 #include "runtime/status.h"
 
@@ -240,6 +241,51 @@ std::string CompareInput(const OperatorDef& op, ForwardEvaluator* forward,
   return message.str();
 }
 
+// The host copy of `t` (on any device) as bytes.
+std::string HostBytes(const Tensor& t) {
+  Tensor host;
+  host.CopyFrom(t);
+  return host.numel() == 0 ? "" : std::string(static_cast<const char*>(host.raw_data()),
+                                               host.nbytes());
+}
+
+// Runs `op` and then `grad_ops` on sim:0 (a simulated GPU: the ops' CPU kernels, launched on its
+// stream) from the inputs and output gradients `ws` held for the host run, and compares every blob
+// they write with the host's, bit for bit; "" if all agree.
+std::string CompareOnSimDevice(const OperatorDef& op, const std::vector<OperatorDef>& grad_ops,
+                               const Workspace& ws, const ForwardEvaluator& forward,
+                               const GradientRequest& request) {
+  const Device sim{DeviceType::kSim, 0};
+  Workspace sim_ws;
+  for (const std::string& in : op.input()) {
+    Tensor* t = sim_ws.CreateBlob(in);
+    *t = Tensor(sim);
+    t->CopyFrom(forward.original(in));
+  }
+  for (const std::string& grad : request.output_grads) {
+    if (grad.empty() || sim_ws.HasBlob(grad)) continue;
+    Tensor* t = sim_ws.CreateBlob(grad);
+    *t = Tensor(sim);
+    t->CopyFrom(BlobOrFail(ws, grad, "output gradient"));
+  }
+  std::vector<OperatorDef> ops = {op};
+  ops.insert(ops.end(), grad_ops.begin(), grad_ops.end());
+  std::vector<std::string> written;
+  for (OperatorDef& o : ops) {
+    *o.mutable_device_option() = DeviceToProto(sim);
+    written.insert(written.end(), o.output().begin(), o.output().end());
+  }
+  const Status status = sim_ws.RunNetOnce(NetOfOps("gradient_check_on_sim", ops));
+  if (!status.ok()) return "on sim:0, " + OpLabel(op) + " and its gradient ops failed: " +
+                          status.ToString();
+  for (const std::string& blob : written) {
+    if (HostBytes(BlobOrFail(sim_ws, blob, "output")) != HostBytes(BlobOrFail(ws, blob, "output"))) {
+      return "on sim:0, blob '" + blob + "' differs from the host's";
+    }
+  }
+  return "";
+}
+
 ::testing::AssertionResult Check(const OperatorDef& op, Workspace* ws,
                                  const GradientCheckOptions& options) {
   const GradientMaker* maker = FindGradientMaker(op.type());
@@ -279,7 +325,7 @@ std::string CompareInput(const OperatorDef& op, ForwardEvaluator* forward,
     analytic[blob] =
         AnalyticGradient(op, *ws, forward.original(blob), indices, request.input_grads);
   }
-  std::string failures;
+  std::string failures = CompareOnSimDevice(op, grad.ops, *ws, forward, request);
   for (const auto& [blob, indices] : checked) {
     std::string failure = CompareInput(op, &forward, terms, blob, analytic[blob], options);
     if (!failure.empty()) failures += (failures.empty() ? "" : "\n") + failure;

@@ -1,5 +1,8 @@
 // Numerical gradient checker: compares an op's gradient ops (built by its registered
-// GradientMaker) with central finite differences of a scalar loss.
+// GradientMaker) with central finite differences of a scalar loss, and checks that the op and its
+// gradient ops compute the same bits on a simulated GPU (sim:0, runtime/sim_device.h) as on the
+// host, from the same inputs: so every op it checks runs on sim, with shape inference that
+// agrees with its kernel.
 //
 // The loss is sum_k sum_i w_k[i] * output_k[i] over the checked outputs, with fixed random weights
 // w_k in [-1, 1) (from `seed`), accumulated in double. The output gradients fed to the gradient ops

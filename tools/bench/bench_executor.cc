@@ -1,4 +1,5 @@
-// braid_bench_executor: per-op scheduling overhead of the "dag" executor against raw oneTBB.
+// braid_bench_executor: per-op scheduling overhead of the "dag" executor against raw oneTBB, and
+// of launching ops on a simulated GPU's streams.
 //
 // For each net shape (a random layered DAG, one long chain, repeated 1,000-wide fan-out/fan-in
 // blocks) of ~100,000 NoOp ops and each worker count, it times Net::Run of a braid "dag" net and,
@@ -7,10 +8,18 @@
 // are built twice, in either order (see Measure), and each keeps its better median. It prints
 // ns/op of each, their ratio and the target ratio.
 //
+// Then, for the random DAG and the chain (--sim_ops ops), the same net with every op on sim:0
+// (runtime/sim_device.h), with the simple executor and with dag: "launch ns/op" is the host's
+// time to launch every op while the device's streams are held (so no kernel runs meanwhile),
+// "run ns/op" a whole Run (launches and the stream threads serving them), beside the same net's
+// Run on the host, with their ratio.
+//
 //   braid_bench_executor                      # defaults: 100000 ops, 21 repetitions, workers 1,2
 //   braid_bench_executor --reps=51 --seed=7   # the seed is printed and reproduces the random DAG
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -25,6 +34,8 @@
 
 #include "planner/dataflow.h"
 #include "runtime/dag_net.h"
+#include "runtime/device_context.h"
+#include "runtime/sim_device.h"
 #include "runtime/workspace.h"
 #include "tools/bench/executor_nets.h"
 #include "tools/bench/raw_flow_graph.h"
@@ -37,6 +48,7 @@ DEFINE_int32(width, 64, "width of the random layered DAG");
 DEFINE_int32(fan_width, 1000, "middle ops per fan-out/fan-in block");
 DEFINE_string(workers, "1,2", "comma-separated worker counts");
 DEFINE_string(shapes, "random,chain,fan", "comma-separated shape name prefixes to run");
+DEFINE_int32(sim_ops, 20000, "ops per net of the sim:0 launch rows (0: none)");
 
 namespace braid::bench {
 namespace {
@@ -170,6 +182,97 @@ void PrintTable(const std::vector<Result>& results) {
       FLAGS_reps, FLAGS_warmup);
 }
 
+// Holds a stream until Open(): the launch rows launch a net's ops behind it.
+class HeldStream final : public KernelTask {
+ public:
+  void Execute() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+  void Abandon(const Status&) override {}
+  std::string Describe() const override { return "braid_bench_executor's hold"; }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;  // guarded by mu_
+};
+
+struct SimRow {
+  std::string shape, executor;
+  int workers = 0, ops = 0;
+  double launch_ns = 0, run_ns = 0, host_run_ns = 0;
+};
+
+// ns per op for the host to launch every op of `net` (on sim:0, streams 0..streams-1 held).
+double LaunchNanosPerOp(Net* net, int streams) {
+  SimDevice* sim = SimDevice::Get(0);
+  std::vector<std::unique_ptr<HeldStream>> holds;
+  for (int s = 0; s < streams; ++s) {
+    holds.push_back(std::make_unique<HeldStream>());
+    sim->stream(s)->Launch(holds.back().get());
+  }
+  const int64_t target = sim->stats().kernels_launched + net->num_ops();
+  Status status;
+  std::thread runner;
+  const double ns = TimeNanos([&] {
+    runner = std::thread([&] { status = net->Run(); });
+    while (sim->stats().kernels_launched < target) std::this_thread::yield();
+  });
+  // Timed until every op was launched; then the held streams go and the run drains them.
+  for (auto& hold : holds) hold->Open();
+  runner.join();
+  CHECK(status.ok()) << status.ToString();
+  return ns / net->num_ops();
+}
+
+SimRow MeasureSim(const std::string& shape, NetDef def, const std::string& executor, int workers) {
+  def.set_type(executor);
+  SimRow row{shape, executor, executor == "dag" ? workers : 1, def.op_size()};
+  Workspace host_ws, sim_ws;
+  Net* host = host_ws.CreateNet(def);
+  *def.mutable_device_option() = DeviceToProto(Device{DeviceType::kSim, 0});
+  Net* sim = sim_ws.CreateNet(def);
+  for (int i = 0; i < FLAGS_warmup; ++i) {
+    RunBraid(host);
+    RunBraid(sim);
+  }
+  std::vector<double> launch, run, host_run;
+  for (int rep = 0; rep < FLAGS_reps; ++rep) {
+    host_run.push_back(TimeNanos([&] { RunBraid(host); }));
+    run.push_back(TimeNanos([&] { RunBraid(sim); }));
+    launch.push_back(LaunchNanosPerOp(sim, row.workers));
+  }
+  row.launch_ns = Median(launch);
+  row.run_ns = Median(run) / row.ops;
+  row.host_run_ns = Median(host_run) / row.ops;
+  return row;
+}
+
+void PrintSimTable(const std::vector<SimRow>& rows) {
+  std::printf("\nasync launch on sim:0 (every op of the net on the simulated GPU):\n");
+  std::printf("%-16s %-8s %7s %7s %14s %12s %14s %10s\n", "shape", "executor", "workers", "ops",
+              "launch ns/op", "run ns/op", "host run ns/op", "run/host");
+  for (const SimRow& r : rows) {
+    std::printf("%-16s %-8s %7d %7d %14.1f %12.1f %14.1f %10.2f\n", r.shape.c_str(),
+                r.executor.c_str(), r.workers, r.ops, r.launch_ns, r.run_ns, r.host_run_ns,
+                r.run_ns / r.host_run_ns);
+  }
+  std::printf(
+      "\nlaunch ns/op: median over %d Runs of the host's time to launch every op while the "
+      "device's streams are held\n(nothing runs on them meanwhile); run ns/op: median Run "
+      "(launches, then the stream threads serve the\nkernels, pipelined) / ops; host run ns/op: "
+      "the same net with its ops on the host.\n",
+      FLAGS_reps);
+}
+
 int Main() {
   CHECK_GT(FLAGS_ops, 0);
   CHECK_GT(FLAGS_reps, 0);
@@ -192,6 +295,21 @@ int Main() {
     }
   }
   PrintTable(results);
+  if (FLAGS_sim_ops > 0) {
+    std::vector<SimRow> sim_rows;
+    const std::string random = "random_dag_w" + std::to_string(FLAGS_width);
+    for (int workers : ParseWorkers(FLAGS_workers)) {
+      for (const char* executor : {"simple", "dag"}) {
+        if (std::string(executor) == "simple" && workers != ParseWorkers(FLAGS_workers)[0]) continue;
+        sim_rows.push_back(MeasureSim(
+            random, RandomLayeredDag(FLAGS_sim_ops, FLAGS_width, FLAGS_seed, workers), executor,
+            workers));
+        sim_rows.push_back(MeasureSim("chain", Chain(FLAGS_sim_ops, workers), executor, workers));
+        std::fprintf(stderr, "  done: sim:0, %s, %d workers\n", executor, workers);
+      }
+    }
+    PrintSimTable(sim_rows);
+  }
   return 0;
 }
 
