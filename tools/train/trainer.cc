@@ -51,6 +51,11 @@ void SetExecutor(const TrainerOptions& o, NetDef* net) {
     arg->set_name("num_workers");
     arg->set_i(o.threads);
   }
+  if (o.intra_op_threads > 0) {
+    Argument* arg = net->add_arg();
+    arg->set_name("intra_op_threads");
+    arg->set_i(o.intra_op_threads);
+  }
 }
 
 void CheckOptions(const TrainerOptions& o) {

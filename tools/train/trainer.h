@@ -68,6 +68,9 @@ struct TrainerOptions {
   OptimizerSpec optimizer;  // lr.max_iter (cosine) and lr.stepsize 0 (step) default to the run
   std::string executor = "simple";  // simple | dag
   int threads = 0;                  // dag workers; 0: the machine's hardware threads
+  // > 0: every op's OpenMP team (the nets' intra_op_threads argument); 0: each op's budget from
+  // the ops that may run beside it (runtime/intra_op_threads.h).
+  int intra_op_threads = 0;
   uint64_t seed = 1;
   int log_every = 50;
   bool evaluate = true;
