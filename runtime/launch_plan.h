@@ -15,8 +15,8 @@
 // PlanWaits computes them; tests compare them with the dataflow graph.
 //
 // Streams: op i runs on stream stream_of[i] of its device, a fixed function the executor chooses
-// (SimpleNet: stream 0; DagNet: its chain's index modulo the worker count), so a trace reads the
-// same run after run.
+// (SimpleNet: stream 0; DagNet: its chain's, runtime/dag_net.h), so a trace reads the same run
+// after run.
 //
 // An op whose output sizes the launcher cannot know (its shape inference cannot tell them, or an
 // output it writes in place changes shape) runs synchronously: the executor's thread waits for its

@@ -17,7 +17,11 @@
 // Executors: each row runs with "simple" and with "dag" (--executor=both, the default), each in
 // its own child process, and the table prints both images/s and dag/simple. Compare executors on
 // an idle machine: with another process busy on one core, dag looked 2-4x faster, most likely
-// because its extra runnable threads win a larger share of the busy cores. The "others" column
+// because its extra runnable threads win a larger share of the busy cores. Rounds: this machine's
+// speed drifts by 10-30% over minutes with nothing else running (one row's dag/simple measured
+// 0.74 and 1.21 in two runs ten minutes apart), so each row runs --rounds times with the executors
+// taking turns (simple, dag, simple, dag, ...), and each executor keeps its fastest round and its
+// largest peak RSS. The "others" column
 // shows the load, in cores: the CPU time other processes used during the row (from /proc/stat,
 // minus the child's own CPU time), the larger of the two runs'.
 //
@@ -60,6 +64,7 @@ DEFINE_string(row, "", "internal: run this one row in this process and print its
 DEFINE_int32(threads, 2, "net num_workers, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS");
 DEFINE_string(executor, "both", "simple, dag or both (each row with each, and dag/simple)");
 DEFINE_string(devices, "cpu:0", "cpu:0, cpu:0,cpu:1, sim:0 or sim:0,sim:1 (several: data parallel)");
+DEFINE_int32(rounds, 2, "child runs per row and executor, taking turns; the fastest counts");
 DEFINE_int32(warmup, 1, "untimed iterations per row (the first one allocates)");
 DEFINE_int32(min_iters, 2, "timed iterations per row, at least");
 DEFINE_int32(max_iters, 200, "timed iterations per row, at most");
@@ -228,7 +233,30 @@ RowResult RunRowInChild(const BenchRow& row, const std::string& executor) {
   result.others_cores = run.others_cores;
   const bool exited_ok = WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
   if (!exited_ok || !ParseResultLine(run.out, &result)) result.error = ExitDescription(run.status);
+  std::fprintf(stderr, "  %-20s %-6s ", row.name().c_str(), executor.c_str());
+  if (result.error.empty()) {
+    std::fprintf(stderr, "%9.1f images/s %8.0f MB  (%d iterations, others %.2f)\n",
+                 result.timing.images_per_second, result.peak_rss_bytes / 1048576.0,
+                 result.timing.iterations, result.others_cores);
+  } else {
+    std::fprintf(stderr, "failed: %s\n", result.error.c_str());
+  }
   return result;
+}
+
+// Folds round `next` into `best`: the fastest round's timing, the largest peak RSS and load; a
+// failed round fails the row.
+void KeepFastest(const RowResult& next, RowResult* best) {
+  if (!best->error.empty()) return;
+  if (!next.error.empty()) {
+    *best = next;
+    return;
+  }
+  const int64_t rss = std::max(best->peak_rss_bytes, next.peak_rss_bytes);
+  const double others = std::max(best->others_cores, next.others_cores);
+  if (next.timing.images_per_second > best->timing.images_per_second) *best = next;
+  best->peak_rss_bytes = rss;
+  best->others_cores = others;
 }
 
 // The child's side: one row, one result line on stdout.
@@ -268,12 +296,12 @@ std::string Settings() {
   char line[400];
   std::snprintf(line, sizeof(line),
                 "devices=%s executor=%s threads=%d (num_workers, OMP_NUM_THREADS, "
-                "OPENBLAS_NUM_THREADS) warmup=%d min_iters=%d min_seconds=%g memory_plan=%d "
-                "recompute=%d blocked_layouts=%d hardware_threads=%u",
-                FLAGS_devices.c_str(), FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup,
-                FLAGS_min_iters,
-                FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0, FLAGS_recompute ? 1 : 0,
-                FLAGS_blocked_layouts ? 1 : 0, std::thread::hardware_concurrency());
+                "OPENBLAS_NUM_THREADS) rounds=%d warmup=%d min_iters=%d min_seconds=%g "
+                "memory_plan=%d recompute=%d blocked_layouts=%d hardware_threads=%u",
+                FLAGS_devices.c_str(), FLAGS_executor.c_str(), FLAGS_threads, FLAGS_rounds,
+                FLAGS_warmup, FLAGS_min_iters, FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0,
+                FLAGS_recompute ? 1 : 0, FLAGS_blocked_layouts ? 1 : 0,
+                std::thread::hardware_concurrency());
   return line;
 }
 
@@ -328,9 +356,9 @@ void PrintTable(const std::vector<RowResult>& results) {
                 t.median_seconds, others);
   }
   std::printf(
-      "\n%s\nimages/s: batch / median timed iteration, per executor; dag/simple their ratio. The "
-      "other columns are the\nfirst executor's. peak RSS: the row's child process "
-      "(getrusage ru_maxrss).\nparams, grads, acts: bytes held by blobs at the end (parameters and "
+      "\n%s\nimages/s: batch / median timed iteration, per executor, its fastest of --rounds "
+      "rounds taken in turns;\ndag/simple their ratio. The other columns are the first "
+      "executor's. peak RSS: the row's child\nprocess (getrusage ru_maxrss), the largest round's.\nparams, grads, acts: bytes held by blobs at the end (parameters and "
       "momenta; *_grad* blobs; the rest);\narena: the memory plan's arena, which holds the "
       "planned grads and acts in fewer bytes (0: --memory_plan=false);\nscratch: the net's "
       "per-worker scratch areas (ops' temporary buffers: oneDNN layout copies, scratchpads);\nthe "
@@ -342,10 +370,10 @@ void PrintTable(const std::vector<RowResult>& results) {
 void PrintJson(const std::vector<RowResult>& results, bool with_results) {
   std::printf(
       "{\"tool\": \"braid_bench_training\", \"executor\": \"%s\", \"threads\": %d, "
-      "\"warmup\": %d, \"min_iters\": %d, \"max_iters\": %d, \"min_seconds\": %g, "
+      "\"rounds\": %d, \"warmup\": %d, \"min_iters\": %d, \"max_iters\": %d, \"min_seconds\": %g, "
       "\"devices\": \"%s\", \"rows\": [",
-      FLAGS_executor.c_str(), FLAGS_threads, FLAGS_warmup, FLAGS_min_iters, FLAGS_max_iters,
-      FLAGS_min_seconds);
+      FLAGS_executor.c_str(), FLAGS_threads, FLAGS_rounds, FLAGS_warmup, FLAGS_min_iters,
+      FLAGS_max_iters, FLAGS_min_seconds, FLAGS_devices.c_str());
   for (size_t i = 0; i < results.size(); ++i) {
     const RowResult& r = results[i];
     const BenchRow& row = *r.row;
@@ -378,11 +406,11 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
 
 int Main() {
   if (!FLAGS_row.empty()) return RunOneRow(FLAGS_row);
-  if (FLAGS_threads <= 0 ||
+  if (FLAGS_threads <= 0 || FLAGS_rounds <= 0 ||
       (FLAGS_executor != "simple" && FLAGS_executor != "dag" && FLAGS_executor != "both")) {
     std::fprintf(stderr,
-                 "braid_bench_training: --threads must be positive and --executor "
-                 "simple, dag or both\n");
+                 "braid_bench_training: --threads and --rounds must be positive and "
+                 "--executor simple, dag or both\n");
     return 2;
   }
   const Status devices =
@@ -409,15 +437,17 @@ int Main() {
   setenv("OMP_NUM_THREADS", threads.c_str(), 1);
   setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
   std::fprintf(stderr, "braid_bench_training: %s\n", Settings().c_str());
-  for (RowResult& r : results) {
-    r = RunRowInChild(*r.row, r.executor);
-    if (r.error.empty()) {
-      std::fprintf(stderr, "  %-20s %-6s %9.1f images/s %8.0f MB  (%d iterations, others %.2f)\n",
-                   r.row->name().c_str(), r.executor.c_str(), r.timing.images_per_second,
-                   r.peak_rss_bytes / 1048576.0, r.timing.iterations, r.others_cores);
-    } else {
-      std::fprintf(stderr, "  %-20s %-6s failed: %s\n", r.row->name().c_str(), r.executor.c_str(),
-                   r.error.c_str());
+  const size_t per_row = Executors().size();
+  for (size_t first = 0; first < results.size(); first += per_row) {
+    for (int round = 0; round < FLAGS_rounds; ++round) {
+      for (size_t i = first; i < first + per_row; ++i) {
+        const RowResult run = RunRowInChild(*results[i].row, results[i].executor);
+        if (round == 0) {
+          results[i] = run;
+        } else {
+          KeepFastest(run, &results[i]);
+        }
+      }
     }
   }
   if (FLAGS_json) {

@@ -199,7 +199,7 @@ def run_child(argv, env=None):
 def braid_argv(args, extra):
     argv = [args.braid, "--json", "--threads=%d" % args.threads, "--warmup=%d" % args.warmup,
             "--min_iters=%d" % args.min_iters, "--max_iters=%d" % args.max_iters,
-            "--min_seconds=%g" % args.min_seconds]
+            "--min_seconds=%g" % args.min_seconds, "--rounds=1"]  # this script takes turns
     argv.append("--executor=" + (args.executor or "simple"))
     return argv + extra
 
