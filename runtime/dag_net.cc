@@ -159,6 +159,7 @@ void DagNet::BuildGraph(const std::vector<std::vector<int>>& chain_children) {
 
 void DagNet::RunChain(ChainSlice slice) {
   ScratchScope scratch(&scratch_area(tbb::this_task_arena::current_thread_index()));
+  IntraOpThreads();  // a worker may have run other code since its last chain (SetIntraOpThreads)
   OperatorBase* const* slots = slots_.data();
   for (int k = slice.begin + 1; k < slice.end; ++k) __builtin_prefetch(slots[k]);
   for (int k = slice.begin; k < slice.first_child; ++k) {

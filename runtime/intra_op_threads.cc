@@ -168,11 +168,19 @@ std::vector<int> IntraOpBudgets(const NetDef& def, const std::vector<int>& ops_a
 
 int HardwareThreads() { return CoreTokens::Global().total(); }
 
+namespace {
+// The calling thread's OpenMP team size as braid last set or read it; 0 before either. Initial-exec
+// TLS (as libgomp's own), so the per-op check is one load rather than a call into libgomp.
+thread_local int thread_team __attribute__((tls_model("initial-exec"))) = 0;
+}  // namespace
+
 void SetIntraOpThreads(int threads) {
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  if (thread_team == threads) return;
+  omp_set_num_threads(threads);
+  thread_team = threads;
 }
 
-int IntraOpThreads() { return omp_get_max_threads(); }
+int IntraOpThreads() { return thread_team = omp_get_max_threads(); }
 
 CoreTokensHeld::CoreTokensHeld(int threads)
     : held_(std::clamp(threads, 1, CoreTokens::Global().total())) {

@@ -55,7 +55,9 @@ std::vector<int> OpsAtOnce(const DataflowGraph& g, const std::vector<int>& resou
 // the net's intra_op_threads argument when set.
 std::vector<int> IntraOpBudgets(const NetDef& def, const std::vector<int>& ops_at_once);
 
-// Makes `threads` the calling thread's OpenMP team size (omp_set_num_threads, when it differs).
+// Makes `threads` the calling thread's OpenMP team size (omp_set_num_threads, when it differs from
+// what braid last set or read on this thread: code that calls omp_set_num_threads itself is seen
+// at the next IntraOpThreads, which Net::Run calls on entry and each dag chain on its worker).
 void SetIntraOpThreads(int threads);
 // The calling thread's OpenMP team size (omp_get_max_threads).
 int IntraOpThreads();

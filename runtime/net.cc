@@ -17,6 +17,14 @@
 #include "runtime/workspace.h"
 
 namespace braid {
+namespace {
+
+// Ops are separate heap objects: RunInListedOrder fetches the op a few places ahead, as a dag
+// chain prefetches its ops (a dag net that runs in listed order lost that: with this and the
+// team-size check of intra_op_threads.cc, a 100000-op chain is back from 16-19 to 13-16 ns/op).
+constexpr size_t kPrefetchAhead = 8;
+
+}  // namespace
 
 Net::Net(const NetDef& def, Workspace* ws, int workers) : def_(def), scratch_(workers) {
   for (const std::string& name : def_.external_input()) {
@@ -107,9 +115,11 @@ Status Net::CurrentOpError(int i) const {
 }
 
 void Net::RunInListedOrder() {
-  for (const std::unique_ptr<OperatorBase>& op : ops_) {
+  const size_t n = ops_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) __builtin_prefetch(ops_[i + kPrefetchAhead].get());
     if (failed()) return;
-    Status s = RunOrLaunch(*op);
+    Status s = RunOrLaunch(*ops_[i]);
     if (!s.ok()) {
       RecordError(std::move(s));
       return;
