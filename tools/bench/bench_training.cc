@@ -21,9 +21,8 @@
 // speed drifts by 10-30% over minutes with nothing else running (one row's dag/simple measured
 // 0.74 and 1.21 in two runs ten minutes apart), so each row runs --rounds times with the executors
 // taking turns (simple, dag, simple, dag, ...), and each executor keeps its fastest round and its
-// largest peak RSS. The "others" column
-// shows the load, in cores: the CPU time other processes used during the row (from /proc/stat,
-// minus the child's own CPU time), the larger of the two runs'.
+// largest peak RSS. The "others" column shows the load, in cores: the CPU time other processes
+// used during the row (from /proc/stat, minus the child's own CPU time), the largest of its runs'.
 //
 // Devices: --devices=cpu:0 (default), cpu:0,cpu:1 (data parallel over two CPU devices, the batch
 // split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/sim_device.h).
@@ -63,7 +62,8 @@ DEFINE_string(rows, "", "comma-separated substrings; run the rows whose name con
 DEFINE_string(row, "", "internal: run this one row in this process and print its result line");
 DEFINE_int32(threads, 2, "net num_workers, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS");
 DEFINE_string(executor, "both", "simple, dag or both (each row with each, and dag/simple)");
-DEFINE_string(devices, "cpu:0", "cpu:0, cpu:0,cpu:1, sim:0 or sim:0,sim:1 (several: data parallel)");
+DEFINE_string(devices, "cpu:0",
+              "cpu:0, cpu:0,cpu:1, sim:0 or sim:0,sim:1 (several: data parallel)");
 DEFINE_int32(rounds, 2, "child runs per row and executor, taking turns; the fastest counts");
 DEFINE_int32(warmup, 1, "untimed iterations per row (the first one allocates)");
 DEFINE_int32(min_iters, 2, "timed iterations per row, at least");
@@ -358,10 +358,11 @@ void PrintTable(const std::vector<RowResult>& results) {
   std::printf(
       "\n%s\nimages/s: batch / median timed iteration, per executor, its fastest of --rounds "
       "rounds taken in turns;\ndag/simple their ratio. The other columns are the first "
-      "executor's. peak RSS: the row's child\nprocess (getrusage ru_maxrss), the largest round's.\nparams, grads, acts: bytes held by blobs at the end (parameters and "
-      "momenta; *_grad* blobs; the rest);\narena: the memory plan's arena, which holds the "
-      "planned grads and acts in fewer bytes (0: --memory_plan=false);\nscratch: the net's "
-      "per-worker scratch areas (ops' temporary buffers: oneDNN layout copies, scratchpads);\nthe "
+      "executor's. peak RSS: the row's child\nprocess (getrusage ru_maxrss), the largest "
+      "round's.\nparams, grads, acts: bytes held by blobs at the end (parameters and momenta; "
+      "*_grad* blobs; the rest);\narena: the memory plan's arena, which holds the planned grads "
+      "and acts in fewer bytes (0: --memory_plan=false);\nscratch: the net's per-worker scratch "
+      "areas (ops' temporary buffers: oneDNN layout copies, scratchpads);\nthe "
       "remainder of the peak is op-internal state, libraries and allocator slack.\nothers: cores' "
       "worth of CPU other processes used during the row (background load).\n",
       Settings().c_str());
