@@ -46,16 +46,13 @@ void SetIntArg(OperatorDef* op, const std::string& name, int64_t value) {
 
 void SetExecutor(const TrainerOptions& o, NetDef* net) {
   net->set_type(o.executor);
-  if (o.threads > 0) {
+  auto add_arg = [net](const std::string& name, int value) {
     Argument* arg = net->add_arg();
-    arg->set_name("num_workers");
-    arg->set_i(o.threads);
-  }
-  if (o.intra_op_threads > 0) {
-    Argument* arg = net->add_arg();
-    arg->set_name("intra_op_threads");
-    arg->set_i(o.intra_op_threads);
-  }
+    arg->set_name(name);
+    arg->set_i(value);
+  };
+  if (o.threads > 0) add_arg("num_workers", o.threads);
+  if (o.intra_op_threads > 0) add_arg("intra_op_threads", o.intra_op_threads);
 }
 
 void CheckOptions(const TrainerOptions& o) {
