@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+#include <unistd.h>
+
 #include "runtime/device_context.h"
 #include "runtime/status.h"
 
@@ -23,14 +25,24 @@ std::string HumanBytes(int64_t bytes) {
   return text;
 }
 
+namespace {
+
+void RaiseTo(std::atomic<int64_t>& peak, int64_t value) {
+  int64_t seen = peak.load(std::memory_order_relaxed);
+  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
 void AllocatorCounters::OnAllocate(size_t bytes, size_t reserved) {
   allocations_.fetch_add(1, std::memory_order_relaxed);
-  reserved_.fetch_add(static_cast<int64_t>(reserved), std::memory_order_relaxed);
   int64_t now = in_use_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) +
                 static_cast<int64_t>(bytes);
-  int64_t peak = peak_.load(std::memory_order_relaxed);
-  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
+  RaiseTo(peak_, now);
+  RaiseTo(peak_reserved_, reserved_.fetch_add(static_cast<int64_t>(reserved),
+                                              std::memory_order_relaxed) +
+                              static_cast<int64_t>(reserved));
 }
 
 void AllocatorCounters::OnFree(size_t bytes, size_t reserved) {
@@ -44,8 +56,11 @@ AllocatorStats AllocatorCounters::Snapshot() const {
   s.bytes_in_use = in_use_.load(std::memory_order_relaxed);
   s.peak_bytes_in_use = peak_.load(std::memory_order_relaxed);
   s.bytes_reserved = reserved_.load(std::memory_order_relaxed);
+  s.peak_bytes_reserved = peak_reserved_.load(std::memory_order_relaxed);
   s.allocations = allocations_.load(std::memory_order_relaxed);
   s.frees = frees_.load(std::memory_order_relaxed);
+  s.raw_allocations = s.allocations;  // each call is one to the system
+  s.raw_frees = s.frees;
   return s;
 }
 
@@ -96,6 +111,20 @@ Allocator* GetAllocator(const Device& device) {
     return a;
   }
   return GetDeviceContext(device)->allocator();
+}
+
+Status MemoryInfo(const Device& device, DeviceMemoryInfo* info) {
+  return StatusFromCall([&] {
+    if (device.is_host()) {
+      const int64_t page = sysconf(_SC_PAGESIZE);
+      info->total_bytes = sysconf(_SC_PHYS_PAGES) * page;
+      info->free_bytes = sysconf(_SC_AVPHYS_PAGES) * page;
+      return;
+    }
+    DeviceContext* context = GetDeviceContext(device);
+    info->total_bytes = context->capacity_bytes();
+    info->free_bytes = context->free_bytes();
+  });
 }
 
 void SetCudaAllocator(Allocator* allocator) {

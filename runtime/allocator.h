@@ -17,15 +17,26 @@
 #include <string>
 
 #include "runtime/device.h"
+#include "runtime/status.h"
 
 namespace braid {
 
 struct AllocatorStats {
   int64_t bytes_in_use = 0;     // requested bytes currently allocated
   int64_t peak_bytes_in_use = 0;
-  int64_t bytes_reserved = 0;   // bytes held from the system, including alignment padding
+  int64_t bytes_reserved = 0;   // bytes held from the system (cached ones too), with rounding
+  int64_t peak_bytes_reserved = 0;
   int64_t allocations = 0;      // number of Allocate calls
   int64_t frees = 0;            // number of Free calls
+  int64_t raw_allocations = 0;  // calls to the system (malloc, a device's RawAllocate)
+  int64_t raw_frees = 0;
+  int64_t cached_bytes = 0;        // reserved bytes in no live block (a caching allocator's)
+  int64_t largest_free_block = 0;  // the largest of them in one piece
+
+  // 1 - largest free block / cached bytes: 0 when the cache is one piece (or empty).
+  double fragmentation() const {
+    return cached_bytes > 0 ? 1.0 - static_cast<double>(largest_free_block) / cached_bytes : 0.0;
+  }
 };
 
 class Allocator {
@@ -47,7 +58,8 @@ class AllocatorCounters {
   AllocatorStats Snapshot() const;
 
  private:
-  std::atomic<int64_t> in_use_{0}, peak_{0}, reserved_{0}, allocations_{0}, frees_{0};
+  std::atomic<int64_t> in_use_{0}, peak_{0}, reserved_{0}, peak_reserved_{0}, allocations_{0},
+      frees_{0};
 };
 
 // "512 B", "1.50 KiB", "2.00 GiB": bytes for people to read.
@@ -60,6 +72,14 @@ Allocator* CpuAllocator();
 // The allocator tensors on `device` take storage from: the host's for cpu devices, the device's
 // own (runtime/device_context.h) otherwise. Throws braid::Error for a device braid cannot use.
 Allocator* GetAllocator(const Device& device);
+// Free and total bytes of a device (as MXNet's gpu_memory_info): a device's capacity and what is
+// not allocated from it; for cpu devices the host's physical memory and what is available of it.
+struct DeviceMemoryInfo {
+  int64_t free_bytes = 0;
+  int64_t total_bytes = 0;
+};
+Status MemoryInfo(const Device& device, DeviceMemoryInfo* info);
+
 // Installs the allocator of every CUDA device (the CUDA backend registers itself at load time).
 void SetCudaAllocator(Allocator* allocator);
 

@@ -10,6 +10,7 @@ namespace braid {
 namespace {
 
 thread_local Device tls_current_device;  // cpu:0 unless a CurrentDeviceScope says otherwise
+thread_local Stream* tls_allocation_stream = nullptr;
 
 class CpuEvent final : public Event {
  public:
@@ -103,5 +104,13 @@ CurrentDeviceScope::CurrentDeviceScope(const Device& device) : previous_(tls_cur
 }
 
 CurrentDeviceScope::~CurrentDeviceScope() { tls_current_device = previous_; }
+
+Stream* AllocationStream() { return tls_allocation_stream; }
+
+AllocationStreamScope::AllocationStreamScope(Stream* stream) : previous_(tls_allocation_stream) {
+  tls_allocation_stream = stream;
+}
+
+AllocationStreamScope::~AllocationStreamScope() { tls_allocation_stream = previous_; }
 
 }  // namespace braid

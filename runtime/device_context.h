@@ -130,6 +130,21 @@ class CurrentDeviceScope {
   Device previous_;
 };
 
+// The stream whose work the calling thread is preparing (a launcher sizing its kernel's outputs):
+// a device's caching allocator gives the blocks it hands out meanwhile to that stream
+// (runtime/caching_allocator.h). Null (the default): stream 0 of the allocating device.
+Stream* AllocationStream();
+class AllocationStreamScope {
+ public:
+  explicit AllocationStreamScope(Stream* stream);
+  ~AllocationStreamScope();
+  AllocationStreamScope(const AllocationStreamScope&) = delete;
+  AllocationStreamScope& operator=(const AllocationStreamScope&) = delete;
+
+ private:
+  Stream* previous_;
+};
+
 }  // namespace braid
 
 #endif  // BRAID_RUNTIME_DEVICE_CONTEXT_H_

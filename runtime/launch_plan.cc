@@ -7,6 +7,9 @@
 
 #include <glog/logging.h>
 
+#include "runtime/caching_allocator.h"
+#include "runtime/collective.h"
+#include "runtime/device_lock.h"
 #include "runtime/net.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
@@ -24,6 +27,15 @@ std::vector<Device> OpDevices(const NetDef& def) {
   std::vector<Device> devices;
   for (const OperatorDef& op : def.op()) devices.push_back(DeviceFromProto(op.device_option()));
   return devices;
+}
+
+// Tells the caching allocator that owns t's block that `stream` uses it (runtime/caching_allocator.h
+// RecordStream): the block is reused only after that stream's work on it.
+void RecordUse(const Tensor& t, Stream* stream) {
+  const Storage* storage = t.storage().get();
+  if (storage == nullptr || storage->is_view() || storage->data() == nullptr) return;
+  if (!(t.device() == stream->device())) return;
+  if (CachingAllocator* a = CachingAllocatorOf(t.device())) a->RecordStream(storage->data(), stream);
 }
 
 }  // namespace
@@ -72,6 +84,8 @@ class LaunchPlan::OpLaunch final : public KernelTask {
   const OpSchema* const schema_;
   Stream* stream = nullptr;          // null for host ops
   std::unique_ptr<Event> event;      // recorded after the kernel when the op has children
+  std::vector<std::unique_ptr<RankLaunch>> ranks;        // a collective's kernels, by rank
+  std::unique_ptr<CollectiveRendezvous> rendezvous;      // where they meet
   std::vector<Event*> stream_waits;  // parents' events its stream waits for
   std::vector<Event*> host_waits;    // host op: its device parents' events
   std::vector<Event*> parent_events;  // every device parent's event
@@ -82,6 +96,41 @@ class LaunchPlan::OpLaunch final : public KernelTask {
   std::vector<ShapeInfo> seen_inputs_;  // input shapes of the last inference
   std::vector<ShapeInfo> inferred_;     // its outputs
   bool inferred_once_ = false;
+};
+
+// One rank's kernel of a collective launched per device (runtime/collective.h).
+class LaunchPlan::RankLaunch final : public KernelTask {
+ public:
+  RankLaunch(LaunchPlan* plan, OpLaunch* op, int rank, Stream* stream)
+      : plan_(plan), op_(op), rank_(rank), stream(stream),
+        event(GetDeviceContext(stream->device())->CreateEvent(Describe())) {}
+
+  void Execute() override {  // on the rank's stream thread
+    if (op_->net_->failed()) {
+      op_->rendezvous->Fail(Status::FailedPrecondition(Describe() + ": the run failed before it started"));
+      return;
+    }
+    Status s = plan_->RunRank(*op_, rank_);
+    if (s.ok()) return;
+    op_->rendezvous->Fail(s);
+    op_->net_->RecordError(std::move(s));
+  }
+  void Abandon(const Status& why) override {
+    Status s(why.code(), Describe() + ": " + why.message());
+    op_->rendezvous->Fail(s);
+    op_->net_->RecordError(std::move(s));
+  }
+  std::string Describe() const override {
+    return op_->Describe() + ", rank " + std::to_string(rank_) + " on " +
+           stream->device().ToString();
+  }
+
+  LaunchPlan* const plan_;
+  OpLaunch* const op_;
+  const int rank_;
+  Stream* const stream;
+  const std::unique_ptr<Event> event;  // recorded after the kernel
+  std::vector<Event*> stream_waits;    // parents' events its stream waits for
 };
 
 bool LaunchPlan::OpLaunch::InputsAsSeen() const {
@@ -141,14 +190,66 @@ LaunchPlan::LaunchPlan(Net* net, const DataflowGraph& g, const std::vector<int>&
     if (!g.children[i].empty()) {
       ops_[i]->event = GetDeviceContext(devices[i])->CreateEvent(net->OpLabel(i));
     }
+    AddRanks(i, stream_of[i]);
+    for (const auto& rank : ops_[i]->ranks) used.insert(rank->stream);
   }
   streams_.assign(used.begin(), used.end());
   const std::vector<OpWaits> waits = PlanWaits(g, devices, stream_of);
   for (int i = 0; i < net->num_ops(); ++i) {
     OpLaunch& l = *ops_[i];
-    for (int p : waits[i].on_stream) l.stream_waits.push_back(ops_[p]->event.get());
-    for (int p : waits[i].on_host) l.host_waits.push_back(ops_[p]->event.get());
-    for (int p : waits[i].device_parents) l.parent_events.push_back(ops_[p]->event.get());
+    auto add = [&](std::vector<Event*>* events, int p, const Stream* stream) {
+      if (Event* e = EventFor(p, stream)) events->push_back(e);
+    };
+    for (int p : waits[i].on_stream) add(&l.stream_waits, p, l.stream);
+    for (int p : waits[i].on_host) add(&l.host_waits, p, nullptr);
+    for (int p : waits[i].device_parents) add(&l.parent_events, p, nullptr);
+    if (!l.ranks.empty()) PlanRankWaits(i, g, devices);
+  }
+}
+
+void LaunchPlan::AddRanks(int i, int stream_index) {
+  OpLaunch& l = *ops_[i];
+  const OpSchema* schema = l.schema_;
+  auto* collective = dynamic_cast<CollectiveOp*>(l.op_);
+  if (schema == nullptr || !schema->is_collective() || collective == nullptr) return;
+  const std::vector<Device> ranks = collective->RankDevices();
+  std::set<std::pair<int, int>> distinct;
+  for (const Device& d : ranks) {
+    if (!IsAsync(d)) return;
+    distinct.insert({static_cast<int>(d.type), d.id});
+  }
+  if (ranks.size() < 2 || distinct.size() != ranks.size()) return;  // one kernel does it all
+  l.rendezvous = std::make_unique<CollectiveRendezvous>(l.Describe(), ranks);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    Stream* stream = GetDeviceContext(ranks[r])->stream(stream_index);
+    l.ranks.push_back(std::make_unique<RankLaunch>(this, &l, static_cast<int>(r), stream));
+  }
+}
+
+Event* LaunchPlan::EventFor(int p, const Stream* stream) const {
+  const OpLaunch& parent = *ops_[p];
+  if (parent.ranks.empty()) return parent.stream == stream ? nullptr : parent.event.get();
+  for (const auto& rank : parent.ranks) {
+    if (stream != nullptr && rank->stream->device() == stream->device()) {
+      return rank->stream == stream ? nullptr : rank->event.get();
+    }
+  }
+  return parent.ranks[0]->event.get();  // done only once every rank has done its share
+}
+
+void LaunchPlan::PlanRankWaits(int i, const DataflowGraph& g, const std::vector<Device>& devices) {
+  OpLaunch& l = *ops_[i];
+  const std::vector<Device>& ranks = l.rendezvous->ranks();
+  for (int p : g.parents[i]) {
+    if (!IsAsync(devices[p])) continue;  // a host parent has finished before the launch
+    if (i == g_drop_child.load() && p == g_drop_parent.load()) continue;
+    const bool on_a_rank = std::find(ranks.begin(), ranks.end(), devices[p]) != ranks.end();
+    for (auto& rank : l.ranks) {
+      const bool mine = ops_[p]->ranks.empty() ? devices[p] == rank->stream->device()
+                                               : true;  // a collective parent has a rank here
+      if (!(mine || (!on_a_rank && rank->rank_ == 0))) continue;
+      if (Event* e = EventFor(p, rank->stream)) rank->stream_waits.push_back(e);
+    }
   }
 }
 
@@ -184,17 +285,55 @@ Status LaunchPlan::Launch(OpLaunch& l) {
   }
   bool queue = true;
   Status prepared = StatusFromCall([&] {
+    AllocationStreamScope allocating_for(l.stream);
     queue = l.PrepareOutputs([&] {
       for (Event* e : l.parent_events) e->HostWait();
     });
+    if (l.ranks.empty()) {
+      for (int j = 0; j < l.op_->InputSize(); ++j) RecordUse(l.op_->Input(j), l.stream);
+    } else {
+      for (const auto& rank : l.ranks) RecordUse(l.op_->Input(rank->rank_), rank->stream);
+    }
   });
   if (!prepared.ok()) return Status(prepared.code(), net_->OpLabel(i) + ": " + prepared.message());
   if (!queue) return RunSynchronously(l);
-  for (Event* e : l.stream_waits) l.stream->Wait(e, trace != nullptr ? &trace->wait : nullptr);
-  l.stream->Launch(&l);
-  if (l.event != nullptr) l.stream->Record(l.event.get());
+  if (!l.ranks.empty()) {
+    LaunchRanks(l);
+  } else {
+    for (Event* e : l.stream_waits) l.stream->Wait(e, trace != nullptr ? &trace->wait : nullptr);
+    l.stream->Launch(&l);
+    if (l.event != nullptr) l.stream->Record(l.event.get());
+  }
   if (trace != nullptr) trace->launch_end_ns = NowNanos();
   return Status::OK();
+}
+
+void LaunchPlan::LaunchRanks(OpLaunch& l) {
+  l.rendezvous->Reset();  // the last run's rank kernels have all run (Finish)
+  OpEvent* trace = net_->observers_.empty() ? nullptr : &net_->events_[l.op_->net_position()];
+  DevicesLock group(l.rendezvous->ranks());
+  for (const auto& rank : l.ranks) {
+    WaitSpan* span = trace != nullptr && rank->rank_ == 0 ? &trace->wait : nullptr;
+    for (Event* e : rank->stream_waits) rank->stream->Wait(e, span);
+    rank->stream->Launch(rank.get());
+    rank->stream->Record(rank->event.get());
+  }
+}
+
+Status LaunchPlan::RunRank(OpLaunch& l, int rank) {
+  const int i = l.op_->net_position();
+  SetIntraOpThreads(net_->intra_op_threads_[i]);
+  OpEvent* event = rank == 0 && !net_->observers_.empty() ? &net_->events_[i] : nullptr;
+  if (event != nullptr) {
+    event->thread = CurrentThreadIndex();
+    event->start_ns = NowNanos();
+  }
+  Status s = StatusFromCall(
+      [&] { dynamic_cast<CollectiveOp&>(*l.op_).RunRank(rank, *l.rendezvous); });
+  if (event != nullptr) event->end_ns = NowNanos();
+  if (s.ok()) return s;
+  return Status(s.code(), net_->OpLabel(i) + ", rank " + std::to_string(rank) + " on " +
+                              l.rendezvous->ranks()[rank].ToString() + ": " + s.message());
 }
 
 Status LaunchPlan::RunSynchronously(OpLaunch& l) {

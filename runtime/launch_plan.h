@@ -18,6 +18,12 @@
 // (SimpleNet: stream 0; DagNet: its chain's, runtime/dag_net.h), so a trace reads the same run
 // after run.
 //
+// Collectives (runtime/collective.h) whose blobs are on several asynchronous devices launch one
+// kernel per device, a rank, on stream stream_of[i] of each rank's device, in one group launch that
+// holds the participants' DeviceLocks (runtime/device_lock.h); each rank waits on its stream for
+// the parents on its device (rank 0 also for parents elsewhere), and a child waits for the rank on
+// its own device (rank 0's when it has none: it finishes only after every rank's share).
+//
 // An op whose output sizes the launcher cannot know (its shape inference cannot tell them, or an
 // output it writes in place changes shape) runs synchronously: the executor's thread waits for its
 // parents and runs the kernel itself, with the op's device current. Kernels run with their op's
@@ -78,9 +84,18 @@ class LaunchPlan {
 
  private:
   class OpLaunch;
+  class RankLaunch;
 
+  // Makes op i's rank kernels when it is a collective over several asynchronous devices.
+  void AddRanks(int i, int stream_index);
+  // The event a waiter on `stream` (null: the host) waits for to see op p's work; null when the
+  // stream's own order already guarantees it.
+  Event* EventFor(int p, const Stream* stream) const;
+  void PlanRankWaits(int i, const DataflowGraph& g, const std::vector<Device>& devices);
   Status Launch(OpLaunch& l);
+  void LaunchRanks(OpLaunch& l);
   Status RunSynchronously(OpLaunch& l);
+  Status RunRank(OpLaunch& l, int rank);
 
   Net* const net_;
   std::vector<std::unique_ptr<OpLaunch>> ops_;  // by op index

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "runtime/caching_allocator.h"
 #include "runtime/observer.h"
 #include "runtime/sim_stream.h"
 
@@ -57,26 +58,6 @@ std::string Seconds(int64_t ms) {
   std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ms) / 1000);
   return text;
 }
-
-class SimAllocator final : public Allocator {
- public:
-  explicit SimAllocator(SimDevice* device) : device_(device) {}
-  void* Allocate(size_t bytes) override {
-    void* ptr = device_->RawAllocate(bytes);
-    counters_.OnAllocate(bytes, Granules(bytes));
-    return ptr;
-  }
-  void Free(void* ptr, size_t bytes) override {
-    if (ptr == nullptr) return;
-    device_->RawFree(ptr, bytes);
-    counters_.OnFree(bytes, Granules(bytes));
-  }
-  AllocatorStats stats() const override { return counters_.Snapshot(); }
-
- private:
-  SimDevice* const device_;
-  AllocatorCounters counters_;
-};
 
 }  // namespace
 
@@ -180,7 +161,7 @@ SimDevice* SimDevice::Get(int id) {
 }
 
 SimDevice::SimDevice(int id)
-    : device_{DeviceType::kSim, id}, allocator_(std::make_unique<SimAllocator>(this)) {}
+    : device_{DeviceType::kSim, id}, allocator_(std::make_unique<CachingAllocator>(this)) {}
 
 Stream* SimDevice::stream(int index) {
   CHECK(index >= 0 && index < kMaxStreams)

@@ -8,8 +8,9 @@
 //    kernel's arguments and memory are fixed on the host before it is queued.
 //  - Events: Record on a stream, Wait from another stream of any sim device (on the device: the
 //    host does not block), Query, HostWait.
-//  - Memory of its own with a capacity (default 16 GiB, SimDeviceOptions): an allocation that does
-//    not fit fails as on a full card, with an error naming the device, the request, the capacity
+//  - Memory of its own with a capacity (default 16 GiB, SimDeviceOptions): tensors take it through
+//    the device's CachingAllocator (runtime/caching_allocator.h); a raw allocation that does not
+//    fit fails as on a full card, with an error naming the device, the request, the capacity
 //    and the bytes in use. Fresh memory holds garbage (0xFF bytes: NaN as float), so a kernel
 //    reading what nothing wrote shows it. Host code that dereferences device memory is refused (Tensor::data,
 //    OperatorBase::Input name the blob and both devices).

@@ -27,29 +27,49 @@ AllreduceOp::AllreduceOp(const OperatorDef& def, Workspace* ws)
   }
 }
 
-void AllreduceOp::Run() {
-  const int n = InputSize();
-  const Tensor& first = Input(0);
-  for (int i = 0; i < n; ++i) {
-    CheckInputType(*this, i, {DType::kFloat32});
-    if (Input(i).shape() != first.shape()) {
-      ThrowInvalidArgument("input " + DescribeInput(*this, i) + " must have the shape of input " +
-                           DescribeInput(*this, 0));
-    }
-    in_[i] = Input(i).data<float>();
-    out_[i] = Output(i)->mutable_data<float>();  // in place: the same tensor
+void AllreduceOp::Bind(int i) {
+  CheckInputType(*this, i, {DType::kFloat32});
+  if (Input(i).shape() != Input(0).shape()) {
+    ThrowInvalidArgument("input " + DescribeInput(*this, i) + " must have the shape of input " +
+                         DescribeInput(*this, 0));
   }
+  in_[i] = Input(i).data<float>();
+  out_[i] = Output(i)->mutable_data<float>();  // in place: the same tensor
+}
+
+void AllreduceOp::Reduce(int64_t begin, int64_t end) {
+  const int n = InputSize();
   const float scale = scale_;
   const float* const* in = in_.data();
   float* const* out = out_.data();
-  ParallelFor(first.numel(), [=](int64_t begin, int64_t end) {
-    for (int64_t e = begin; e < end; ++e) {
-      float sum = in[0][e];
-      for (int i = 1; i < n; ++i) sum += in[i][e];
+  ParallelFor(end - begin, [=](int64_t b, int64_t e) {
+    for (int64_t k = begin + b; k < begin + e; ++k) {
+      float sum = in[0][k];
+      for (int i = 1; i < n; ++i) sum += in[i][k];
       sum *= scale;
-      for (int i = 0; i < n; ++i) out[i][e] = sum;
+      for (int i = 0; i < n; ++i) out[i][k] = sum;
     }
   });
+}
+
+void AllreduceOp::Run() {
+  for (int i = 0; i < InputSize(); ++i) Bind(i);
+  Reduce(0, Input(0).numel());
+}
+
+std::vector<Device> AllreduceOp::RankDevices() const {
+  std::vector<Device> devices;
+  for (int i = 0; i < InputSize(); ++i) devices.push_back(Input(i).device());
+  return devices;
+}
+
+void AllreduceOp::RunRank(int rank, CollectiveRendezvous& peers) {
+  Bind(rank);  // each rank binds its own input: in_ and out_ are complete after the barrier
+  peers.Arrive(rank, "inputs");
+  const int64_t numel = Input(0).numel();
+  const int n = peers.size();
+  Reduce(numel * rank / n, numel * (rank + 1) / n);
+  peers.Arrive(rank, "outputs");
 }
 
 BRAID_OPERATOR_SCHEMA(Allreduce)

@@ -2,10 +2,13 @@
 // `average`, the mean) of all of them, in place. The data-parallel builder inserts one per
 // parameter gradient, with the gradient of every device as inputs.
 //
-// The CPU kernel (devices of one process share memory) reduces and broadcasts in one pass: each
-// thread of the op's OpenMP team takes a range of elements, sums it across the inputs and writes
-// the sum to every output. One op spans every device, so the dag executor cannot run the devices'
-// parts of a collective in different orders: there is nothing to match up and nothing to deadlock.
+// On cpu devices (one process's memory) the op reduces and broadcasts in one pass on the host: each
+// thread of its OpenMP team takes a range of elements, sums it across the inputs and writes the sum
+// to every output. On asynchronous devices (sim) it runs as one kernel per device
+// (runtime/collective.h): rank r waits until every rank's input is ready, sums the r-th of n equal
+// slices of the elements across all inputs into every output (reading its peers' memory, as NCCL
+// does over NVLink), and waits until every rank has written its slice. Both add the inputs in
+// input order for every element, so the sums are bit-identical whichever way it runs.
 // NCCL (CUDA devices, engine "NCCL") and Gloo (processes, engine "GLOO") kernels register under the
 // same schema.
 //
@@ -15,16 +18,24 @@
 
 #include <vector>
 
+#include "runtime/collective.h"
 #include "runtime/operator.h"
 
 namespace braid {
 
-class AllreduceOp final : public OperatorBase {
+class AllreduceOp final : public OperatorBase, public CollectiveOp {
  public:
   AllreduceOp(const OperatorDef& def, Workspace* ws);
   void Run() override;
+  std::vector<Device> RankDevices() const override;
+  void RunRank(int rank, CollectiveRendezvous& peers) override;
 
  private:
+  // Checks input i and takes its pointers into in_ and out_.
+  void Bind(int i);
+  // Sums elements [begin, end) over the inputs into every output.
+  void Reduce(int64_t begin, int64_t end);
+
   float scale_ = 1.f;             // 1 / inputs when averaging
   std::vector<const float*> in_;  // per run; sized once here, so Run allocates nothing
   std::vector<float*> out_;
