@@ -25,10 +25,11 @@ void CollectiveRendezvous::Arrive(int rank, const std::string& stage) {
   cv_.notify_all();
   auto ready = [&] { return !failed_.ok() || arrivals_[barrier] == size(); };
   if (SimStream::Current() != nullptr) {
-    const std::string what = what_ + ", rank " + std::to_string(rank) + " of " +
-                             std::to_string(size()) + " on " + ranks_[rank].ToString() +
-                             ", at its '" + stage + "' barrier: waits for " + Waiting(barrier);
-    SimDevice::WaitInKernel(lock, cv_, ready, what);
+    SimDevice::WaitInKernel(lock, cv_, ready, [&] {
+      return what_ + ", rank " + std::to_string(rank) + " of " + std::to_string(size()) + " on " +
+             ranks_[rank].ToString() + ", at its '" + stage + "' barrier: waits for " +
+             Waiting(barrier);
+    });
   } else {
     cv_.wait(lock, ready);
   }

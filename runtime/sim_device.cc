@@ -295,12 +295,18 @@ std::string SimDevice::DescribeStreams() const {
 
 void SimDevice::WaitInKernel(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                              const std::function<bool()>& ready, const std::string& what) {
+  WaitInKernel(lock, cv, ready, [&] { return what; });
+}
+
+void SimDevice::WaitInKernel(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                             const std::function<bool()>& ready,
+                             const std::function<std::string()>& what) {
   SimStream* stream = SimStream::Current();
   CHECK(stream != nullptr) << "SimDevice::WaitInKernel outside a sim kernel";
   if (ready()) return;
-  stream->SetKernelWait(what, &cv);
   Status why;
   while (!ready()) {
+    stream->SetKernelWait(what(), &cv);
     if (stream->KernelAborted(&why)) {
       stream->SetKernelWait("", nullptr);
       throw Error(why);

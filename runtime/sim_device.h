@@ -104,10 +104,15 @@ class SimDevice final : public DeviceContext {
 
   // For a kernel running on one of this process's sim streams: blocks until ready() holds (checked
   // with `lock` held; notify `cv` when it may have changed). `what` is what the kernel waits for,
-  // for the watchdog's report. Throws braid::Error with the watchdog's message if the kernel's
-  // device is aborted meanwhile. Collectives wait for their peers with this.
+  // for the watchdog's report; the overload with a function asks it again at each wakeup (with
+  // `lock` held), so the report says what the kernel waits for now. Throws braid::Error with the
+  // watchdog's message if the kernel's device is aborted meanwhile. Collectives wait for their
+  // peers with this.
   static void WaitInKernel(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                            const std::function<bool()>& ready, const std::string& what);
+  static void WaitInKernel(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                           const std::function<bool()>& ready,
+                           const std::function<std::string()>& what);
 
   // Aborts the device now, as its watchdog would (tests): queued kernels fail with `why`.
   void Abort(const Status& why);
