@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 
@@ -66,6 +67,32 @@ TEST(DataParallelTest, EveryDeviceGetsScopedOpsAndEachGradientOneAllreduce) {
       EXPECT_EQ(op.input(0).substr(0, 4), "cpu_");
       EXPECT_EQ(op.device_option().device_id(), op.input(0)[4] - '0');
     }
+  }
+}
+
+TEST(DataParallelTest, AllreducesFormOneChainInTheOrderGradientsAreReady) {
+  const TrainingNets dp = ReplicateForDevices(SmallNets(8), {Cpu(0), Cpu(1)});
+  std::map<std::string, int> last_writer;  // before the allreduces
+  std::vector<int> allreduces;
+  for (int i = 0; i < dp.train.op_size(); ++i) {
+    const OperatorDef& op = dp.train.op(i);
+    if (op.type() == "Allreduce") {
+      allreduces.push_back(i);
+      continue;
+    }
+    if (allreduces.empty()) {
+      for (const std::string& out : op.output()) last_writer[out] = i;
+    }
+  }
+  ASSERT_GE(allreduces.size(), 4u);
+  EXPECT_EQ(dp.train.op(allreduces[0]).control_input_size(), 0);
+  for (size_t k = 1; k < allreduces.size(); ++k) {
+    const OperatorDef& op = dp.train.op(allreduces[k]);
+    const OperatorDef& before = dp.train.op(allreduces[k - 1]);
+    ASSERT_EQ(op.control_input_size(), 1) << op.name();
+    EXPECT_EQ(op.control_input(0), before.output(0)) << op.name();
+    EXPECT_LE(last_writer[before.input(1)], last_writer[op.input(1)])
+        << before.name() << " is ready after " << op.name();
   }
 }
 

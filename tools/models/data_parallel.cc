@@ -1,6 +1,9 @@
 #include "tools/models/data_parallel.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "planner/op_seed.h"
 #include "runtime/device.h"
@@ -29,6 +32,25 @@ OperatorDef ScopedOp(const OperatorDef& op, const std::string& prefix, const Dev
   if (!RunsOnHostOnly(op)) *out.mutable_device_option() = device;
   if (!out.name().empty()) out.set_name(prefix + out.name());
   return out;
+}
+
+// The gradients the updates of `train` read, in the order the backward pass finishes them (by
+// the position of each one's last writer).
+std::vector<std::string> GradientsInReadyOrder(const NetDef& train) {
+  std::map<std::string, int> last_writer;
+  for (int i = 0; i < train.op_size(); ++i) {
+    if (train.op(i).type() == "MomentumSGDUpdate") continue;  // it rewrites the gradient too
+    for (const std::string& out : train.op(i).output()) last_writer[out] = i;
+  }
+  std::vector<std::pair<int, std::string>> ready;
+  for (const OperatorDef& op : train.op()) {
+    if (op.type() == "MomentumSGDUpdate") ready.push_back({last_writer[op.input(0)], op.input(0)});
+  }
+  std::stable_sort(ready.begin(), ready.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> gradients;
+  for (auto& [position, gradient] : ready) gradients.push_back(std::move(gradient));
+  return gradients;
 }
 
 bool IsUpdate(const OperatorDef& op) {
@@ -67,15 +89,17 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
         *train.add_op() = ScopedOp(single.op(i), dp.device_prefixes[d], devices[d]);
     }
   }
-  for (const OperatorDef& op : single.op()) {
-    if (op.type() != "MomentumSGDUpdate") continue;
+  std::string previous;  // the last Allreduce's first output: the next one's control input
+  for (const std::string& gradient : GradientsInReadyOrder(single)) {
     OperatorDef* allreduce = train.add_op();
     allreduce->set_type("Allreduce");
-    allreduce->set_name("allreduce_" + op.input(0));
+    allreduce->set_name("allreduce_" + gradient);
     for (size_t d = 0; d < devices.size(); ++d) {
-      allreduce->add_input(dp.OnDevice(d, op.input(0)));
-      allreduce->add_output(dp.OnDevice(d, op.input(0)));
+      allreduce->add_input(dp.OnDevice(d, gradient));
+      allreduce->add_output(dp.OnDevice(d, gradient));
     }
+    if (!previous.empty()) allreduce->add_control_input(previous);
+    previous = allreduce->output(0);
     AddIntArg(allreduce, "average", 1);
     *allreduce->mutable_device_option() = devices[0];
   }

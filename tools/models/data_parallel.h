@@ -13,8 +13,11 @@
 //          (ops/collective/allreduce_op.h, averaging, so the update equals one device training
 //          on the whole batch); each device's Iter, LearningRate and updates.
 //   test   on device 0, reading device 0's parameters.
-// One Allreduce spans all devices, so the dag executor may run the collectives in any order
-// relative to each other: no device waits for a peer (see allreduce_op.h).
+// The Allreduces run in one global order, the order their gradients are ready in the backward
+// pass: each names the previous one's first output as a control input, as Caffe2's
+// data_parallel_model chained its all-reduces. Every executor keeps that order on every device,
+// and a rank kernel waiting for its peers (runtime/collective.h) never waits for a collective that
+// some device queued behind another.
 //
 //   TrainingNets single = BuildTrainingNets(spec);        // reader batch: the global batch
 //   TrainingNets dp = ReplicateForDevices(single, {cpu0, cpu1});
