@@ -9,6 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include "runtime/device_context.h"
+
 namespace braid {
 namespace {
 
@@ -107,6 +109,11 @@ std::map<std::string, AlgorithmChoice> ReadFile(const std::string& path) {
 }
 
 }  // namespace
+
+int64_t SearchWorkspaceLimit(const Device& device) {
+  if (device.is_host()) return -1;
+  return GetDeviceContext(device)->free_bytes();
+}
 
 std::mutex& DefaultSearchMutex(const Device& device) {
   static std::mutex map_mu;

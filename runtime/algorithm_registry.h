@@ -143,6 +143,10 @@ class AlgorithmRegistry {
   SearchGuard guard_;                     // guarded by mu_; empty: the default per-device mutex
 };
 
+// The workspace limit of a search on `device`: its free bytes for a device with memory of its own
+// (sim; later cuda, less the caching allocator's reserve), -1 (unlimited) for host devices.
+int64_t SearchWorkspaceLimit(const Device& device);
+
 // The default search guard's mutex for `device` (host devices share one).
 std::mutex& DefaultSearchMutex(const Device& device);
 
