@@ -2,6 +2,7 @@
 //
 //   braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K]
 //                 [--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]
+//                 [--algo-cache PATH]
 //
 // Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, builds NET (with
 // --executor replacing NetDef.type, --threads its "num_workers" argument and --device the
@@ -18,7 +19,10 @@
 //
 // fnv is FNV-1a (64 bit) over the tensor's raw bytes, so two runs agree bit for bit exactly when
 // their lines are equal (runs with --memory-plan on and off, or on cpu:0 and sim:0, compare this
-// way; outputs on a device are copied to the host first). Exit codes: 0
+// way; outputs on a device are copied to the host first). Last, "algorithm searches: N": Conv
+// times its algorithms per shape (ops/nn/conv_algorithm.h), so two processes may choose
+// differently; --algo-cache PATH loads the choices from PATH when it exists and saves them there,
+// so runs sharing PATH choose alike (BRAID_ALGORITHM_SEARCH=rule: the fixed rule, no timing). Exit codes: 0
 // success, 1 the net failed (its Status on one stderr line), 2 bad flags.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -38,6 +42,7 @@
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
+#include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
 #include "tools/plan_summary.h"
 
@@ -52,6 +57,9 @@ DEFINE_string(device, "",
 DEFINE_string(memory_plan, "off",
               "on: plan the net's memory (inference mode) into one arena per device before "
               "running it, and print the plan's naive/planned/lower-bound bytes");
+DEFINE_string(algo_cache, "",
+              "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
+              "when it exists, saved to it at exit");
 
 namespace braid {
 namespace {
@@ -65,6 +73,7 @@ struct RunOptions {
   std::string trace_path;
   bool memory_plan = false;
   std::string device;
+  std::string algo_cache;
 };
 
 [[noreturn]] void ExitBadFlags(const std::string& message) {
@@ -92,7 +101,8 @@ RunOptions ParseFlags(int argc, char** argv) {
     if (!device.ok()) ExitBadFlags("--device: " + device.message());
   }
   return {nets[0],     FLAGS_init,  FLAGS_executor,           FLAGS_threads,
-          FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on", FLAGS_device};
+          FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on", FLAGS_device,
+          FLAGS_algo_cache};
 }
 
 void ThrowIfError(const Status& status) {
@@ -198,6 +208,7 @@ void PrintChecksums(const NetDef& def, const Workspace& ws) {
 }
 
 void RunAndReport(const RunOptions& options) {
+  AlgorithmCache algorithms(options.algo_cache);
   OpTypeProfile profile;  // observers outlive the workspace, which owns the net they watch
   ChromeTraceWriter trace;
   Workspace ws;
@@ -229,6 +240,8 @@ void RunAndReport(const RunOptions& options) {
     std::cout << "trace written to " << options.trace_path << "\n";
   }
   PrintChecksums(def, ws);
+  algorithms.Save();
+  std::cout << algorithms.SummaryLine() << "\n";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ops/common/op_checks.h"
+#include "ops/nn/conv_algorithm.h"
 #include "runtime/argument.h"
 #include "runtime/op_registry.h"
 
@@ -13,38 +14,27 @@ namespace {
 using dnnl::convolution_backward_data;
 using dnnl::convolution_backward_weights;
 
-ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx) {
-  const ConvPoolWindow& w = s.window;
-  const dnnl::memory::dims x = ToDnnlDims(s.x_dims), y = ToDnnlDims(s.y_dims);
+// The algorithms of each direction, as the AlgorithmRegistry chose them for every device.
+struct ConvBackwardAlgorithms {
+  dnnl::algorithm forward, weights, data;
+};
+
+ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx,
+                                      const ConvBackwardAlgorithms& algorithms) {
   const dnnl::memory::dims weights = s.DnnlWeightDims();
   ConvBackwardPlan plan;
   try {
-    const dnnl::convolution_forward::primitive_desc hint = MakeConvForwardDesc(s);
-    const dnnl::memory::desc bias =
-        s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
-    const auto bw = WithConvAlgorithm<convolution_backward_weights::primitive_desc>(
-        s, [&](dnnl::algorithm algorithm) {
-          return convolution_backward_weights::primitive_desc(
-              convolution_backward_weights::desc(algorithm, AnyDesc(x), AnyDesc(weights), bias,
-                                                 AnyDesc(y), w.Strides(), w.DnnlDilation(),
-                                                 w.PadBegin(), w.PadEnd()),
-              UserScratchpadAttr(), Engine(), hint);
-        });
+    const dnnl::convolution_forward::primitive_desc hint =
+        MakeConvForwardDesc(s, algorithms.forward);
+    const auto bw = MakeConvBackwardWeightsDesc(s, algorithms.weights, hint);
     plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), bw.src_desc(), true);
     plan.diff_dst_for_weights =
         LayoutBridge(TensorDesc(s.y_dims, s.y_layout), bw.diff_dst_desc(), true);
     plan.diff_weights = LayoutBridge(PlainDesc(weights), bw.diff_weights_desc(), false);
-    plan.diff_bias = bias;
+    plan.diff_bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
     plan.backward_weights = DnnlPrimitive::Of<convolution_backward_weights>(bw);
     if (!with_dx) return plan;
-    const auto bd = WithConvAlgorithm<convolution_backward_data::primitive_desc>(
-        s, [&](dnnl::algorithm algorithm) {
-          return convolution_backward_data::primitive_desc(
-              convolution_backward_data::desc(algorithm, AnyDesc(x), AnyDesc(weights), AnyDesc(y),
-                                              w.Strides(), w.DnnlDilation(), w.PadBegin(),
-                                              w.PadEnd()),
-              UserScratchpadAttr(), Engine(), hint);
-        });
+    const auto bd = MakeConvBackwardDataDesc(s, algorithms.data, hint);
     plan.weights = LayoutBridge(PlainDesc(weights), bd.weights_desc(), true);
     plan.diff_dst_for_data =
         LayoutBridge(TensorDesc(s.y_dims, s.y_layout), bd.diff_dst_desc(), true);
@@ -97,6 +87,11 @@ void ConvGradientOp::Prepare() {
   if (outputs_.dx >= 0) shapes_.dx_layout = RequestedLayout(def(), outputs_.dx);
   const ConvShapes& s = shapes_;
   const bool with_dx = outputs_.dx >= 0;
+  const ConvBackwardAlgorithms algorithms{
+      ChooseConvAlgorithm(s, ConvDirection::kForward, device()),
+      ChooseConvAlgorithm(s, ConvDirection::kBackwardWeights, device()),
+      with_dx ? ChooseConvAlgorithm(s, ConvDirection::kBackwardData, device())
+              : dnnl::algorithm::convolution_direct};
   const std::string key = CacheKey("ConvGradient")
                               .Add(s.x_dims)
                               .Add(s.filter_dims)
@@ -110,9 +105,12 @@ void ConvGradientOp::Prepare() {
                               .Add(s.x_layout)
                               .Add(s.y_layout)
                               .Add(s.dx_layout)
+                              .Add(ConvAlgorithmName(algorithms.forward))
+                              .Add(ConvAlgorithmName(algorithms.weights))
+                              .Add(ConvAlgorithmName(algorithms.data))
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvBackwardPlan>(
-      key, [&s, with_dx] { return MakeConvBackwardPlan(s, with_dx); });
+      key, [&s, with_dx, &algorithms] { return MakeConvBackwardPlan(s, with_dx, algorithms); });
   Bind(*plan_);
   prepared_dims_.clear();
   for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ops/common/op_checks.h"
+#include "ops/nn/conv_algorithm.h"
 #include "runtime/argument.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
@@ -34,10 +35,10 @@ void CheckChannels(const OperatorDef& def, const std::vector<ShapeInfo>& in, int
   }
 }
 
-ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s) {
+ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorithm) {
   ConvForwardPlan plan;
   try {
-    const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s);
+    const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
     plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), pd.src_desc(), true);
     plan.weights = LayoutBridge(PlainDesc(s.DnnlWeightDims()), pd.weights_desc(), true);
     plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
@@ -80,19 +81,6 @@ bool WinogradEligible(const ConvShapes& s) {
          m >= 16 && c * m <= kMaxWinogradChannelProduct;
 }
 
-dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s) {
-  const ConvPoolWindow& w = s.window;
-  const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
-  const auto make = [&](dnnl::algorithm algorithm) {
-    const dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_training, algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
-        AnyDesc(s.DnnlWeightDims()), bias, AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
-        w.DnnlDilation(), w.PadBegin(), w.PadEnd());
-    return dnnl::convolution_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
-  };
-  return WithConvAlgorithm<dnnl::convolution_forward::primitive_desc>(s, make);
-}
-
 void ConvOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputeConvShapes(def(), in);
@@ -115,6 +103,7 @@ void ConvOp::Prepare() {
 void ConvOp::Bind(int64_t chunk) {
   ConvShapes s = shapes_;
   s.x_dims[0] = s.y_dims[0] = std::max<int64_t>(chunk, 1);
+  const dnnl::algorithm algorithm = ChooseConvAlgorithm(s, ConvDirection::kForward, device());
   const std::string key = CacheKey("Conv")
                               .Add(s.x_dims)
                               .Add(s.filter_dims)
@@ -126,9 +115,10 @@ void ConvOp::Bind(int64_t chunk) {
                               .Add(s.window.PadEnd())
                               .Add(s.x_layout)
                               .Add(s.y_layout)
+                              .Add(ConvAlgorithmName(algorithm))
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
-      key, [&s] { return MakeConvForwardPlan(s); });
+      key, [&s, algorithm] { return MakeConvForwardPlan(s, algorithm); });
   scratch_ = ScratchLayout();
   src_ = BoundTensor(plan_->src, &scratch_);
   dst_ = BoundTensor(plan_->dst, &scratch_);

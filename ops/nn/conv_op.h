@@ -61,11 +61,11 @@ struct ConvForwardPlan {
   dnnl::memory::desc bias;
   DnnlPrimitive conv;
 };
-// oneDNN's forward (training) primitive descriptor for `s`, layouts left to oneDNN.
-dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s);
-
-// Algorithm: Winograd F(4x4, 3x3) for 3x3, stride-1, undilated, ungrouped convolutions with
-// 16 <= C, M and C * M <= 256 * 256, where oneDNN has a kernel for it (AVX-512); else direct.
+// Algorithm: the AlgorithmRegistry times oneDNN's direct and Winograd F(4x4, 3x3) kernels per
+// shape and direction and every device runs the faster (ops/nn/conv_algorithm.h). Winograd is a
+// candidate only for 3x3, stride-1, undilated, ungrouped convolutions with 16 <= C, M and
+// C * M <= 256 * 256, where oneDNN has a kernel for it (AVX-512): WinogradEligible, which was the
+// whole rule before the registry and still is with BRAID_ALGORITHM_SEARCH=rule.
 // Below 16 channels the blocked tiles would be mostly padding. The Winograd scratchpads grow with
 // C * M: forward + backward, 8x256x14x14 takes 71 MB for a 1.6 MB activation, 8x512x7x7 175 MB
 // for a 1.3x gain on the layer, hence the cap. (Since scratchpads live in one area per worker,
@@ -79,18 +79,6 @@ dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& 
 // transforms add float32 noise of ~1e-5 of |Y|), well inside training noise.
 inline constexpr int64_t kMaxWinogradChannelProduct = 256 * 256;
 bool WinogradEligible(const ConvShapes& s);
-// make(dnnl::algorithm) -> a primitive descriptor: Winograd when eligible and oneDNN builds it,
-// else direct.
-template <typename PrimitiveDesc, typename Make>
-PrimitiveDesc WithConvAlgorithm(const ConvShapes& s, const Make& make) {
-  if (WinogradEligible(s)) {
-    try {
-      return make(dnnl::algorithm::convolution_winograd);
-    } catch (const dnnl::error&) {  // no Winograd kernel for this ISA or shape
-    }
-  }
-  return make(dnnl::algorithm::convolution_direct);
-}
 
 class ConvOp final : public OperatorBase {
  public:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # braid_train end to end on synthetic data: trains, evaluates, checkpoints, resumes from the
 # checkpoint, dumps readable nets, trains data parallel on two devices with a summary and a trace;
-# bad flags, models and device lists exit 2.
+# --algo-cache saves and reloads algorithm choices; bad flags, models and device lists exit 2.
 #
 #   braid_train_smoke.sh BRAID_TRAIN
 set -uo pipefail
@@ -46,6 +46,19 @@ expect_line "$dir/dp.log" "^  test net extra +0 B shared"
 expect_line "$dir/dp.log" "^  scratch areas +[0-9.]+ [KMG]iB train, [0-9.]+ ([KMG]i)?B test$"
 expect_line "$dir/dp.log" "^  peak resident +[0-9.]+ [KMG]iB$"
 grep -q '"traceEvents"' "$dir/trace.json" || fail "no trace written"
+
+# --algo-cache: the first run searches and saves its choices, the second loads them and searches
+# nothing; a malformed cache exits 1 naming the file and line.
+for run in first second; do
+  "$braid_train" "${common[@]}" --iters 1 --eval=false --algo-cache "$dir/algo.txt" \
+    >"$dir/algo_$run.log" 2>&1 || fail "--algo-cache $run run exited $?: $(cat "$dir/algo_$run.log")"
+done
+expect_line "$dir/algo_first.log" "^  algorithm searches: [1-9][0-9]* \(0 keys loaded from $dir/algo.txt\)$"
+expect_line "$dir/algo_second.log" "^  algorithm searches: 0 \([1-9][0-9]* keys loaded from $dir/algo.txt\)$"
+echo "not an algorithm cache" >"$dir/bad_algo.txt"
+"$braid_train" "${common[@]}" --iters 1 --algo-cache "$dir/bad_algo.txt" >"$dir/bad_algo.log" 2>&1
+[[ $? -eq 1 ]] || fail "a malformed --algo-cache should exit 1"
+expect_line "$dir/bad_algo.log" "bad_algo.txt' line 1: expected the version line"
 
 # On a terminal (script(1) provides one) the progress line is redrawn in place instead of logged.
 if command -v script >/dev/null; then

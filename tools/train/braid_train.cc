@@ -5,7 +5,7 @@
 //               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
 //               [--executor simple|dag] [--threads N] [--memory-plan on|off]
 //               [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
-//               [--device-memory 16G]
+//               [--device-memory 16G] [--algo-cache PATH]
 //
 // --devices sim:0,sim:1 trains on simulated GPUs (runtime/sim_device.h): parameters, gradients,
 // activations and the planned arenas live in their memory (--device-memory each), the reader
@@ -17,7 +17,9 @@
 // --log-every iterations. After each epoch: the test set's accuracy. At the end a summary:
 // images/s, test accuracy, each device's naive / planned / lower-bound bytes, the test net's extra
 // bytes with and without sharing the train net's arena, the nets' scratch areas (ops' temporary
-// buffers), each sim device's peak memory and peak resident memory. --batch-size is
+// buffers), each sim device's peak memory and peak resident memory, and the algorithm searches
+// made (Conv times direct against Winograd per shape; --algo-cache PATH loads the choices from PATH
+// when it exists and saves them there, so a second run makes none). --batch-size is
 // the global batch, split evenly across --devices. Exit codes: 0 success, 1 training failed (its
 // Status on one stderr line), 2 bad flags, an unknown model, missing data files or an unusable
 // device list.
@@ -39,6 +41,7 @@
 #include "runtime/proto_io.h"
 #include "runtime/sim_device.h"
 #include "runtime/status.h"
+#include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
 #include "tools/models/model_builder.h"
 #include "tools/plan_summary.h"
@@ -78,6 +81,9 @@ DEFINE_string(trace, "",
 DEFINE_string(memory_plan, "on",
               "on: plan the train net's gradients and activations into one arena that the test "
               "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
+DEFINE_string(algo_cache, "",
+              "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
+              "when it exists, saved to it at exit; a second run makes no searches");
 DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into this directory");
 
 namespace braid {
@@ -137,7 +143,8 @@ int64_t PeakResidentBytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;
 }
 
-void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const Evaluation& last) {
+void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const Evaluation& last,
+                  const AlgorithmCache& algorithms) {
   std::printf("\nsummary: %s on %s, executor %s\n", options.model.c_str(), FLAGS_devices.c_str(),
               options.executor.c_str());
   std::printf("  training images/s  %.1f\n", trainer.images_per_second());
@@ -168,13 +175,16 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
                 static_cast<long long>(stats.kernels_launched));
   }
   std::printf("  peak resident      %s\n", HumanBytes(PeakResidentBytes()).c_str());
+  std::printf("  %s\n", algorithms.SummaryLine().c_str());
 }
 
 void Train(const TrainerOptions& options) {
+  AlgorithmCache algorithms(FLAGS_algo_cache);
   Trainer trainer(options);
   if (!FLAGS_dump_nets.empty()) DumpNets(trainer.nets(), FLAGS_dump_nets);
   const Evaluation last = trainer.Run(std::cout);
-  PrintSummary(trainer, options, last);
+  algorithms.Save();
+  PrintSummary(trainer, options, last, algorithms);
 }
 
 }  // namespace

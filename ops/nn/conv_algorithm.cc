@@ -1,0 +1,241 @@
+#include "ops/nn/conv_algorithm.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ops/common/op_checks.h"
+#include "ops/nn/dnnl_util.h"
+#include "runtime/algorithm_registry.h"
+
+namespace braid {
+namespace {
+
+using dnnl::convolution_backward_data;
+using dnnl::convolution_backward_weights;
+using dnnl::convolution_forward;
+using ExecArgs = std::vector<std::pair<int, dnnl::memory::desc>>;
+
+// oneDNN's name for the ISA its kernels use on this CPU, the part of the key that says which
+// machine the timings hold for.
+std::string CpuIsaName() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: {
+      char hex[32];
+      std::snprintf(hex, sizeof(hex), "0x%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+      return hex;
+    }
+  }
+}
+
+std::string Joined(const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  return out;
+}
+
+// Runs `pd`'s primitive on zeroed buffers of `args`: one warm-up, then kSearchRuns timed; the
+// median in ms.
+template <typename Primitive>
+double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& args) {
+  const Primitive primitive(pd);
+  std::unordered_map<int, dnnl::memory> memories;
+  for (const auto& [arg, md] : args) {
+    if (md.get_size() == 0) continue;
+    dnnl::memory m(md, Engine());
+    std::memset(m.get_data_handle(), 0, md.get_size());
+    memories.emplace(arg, m);
+  }
+  dnnl::stream& stream = ThreadStream();
+  std::vector<double> ms;
+  for (int run = 0; run <= kSearchRuns; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    primitive.execute(stream, memories);
+    stream.wait();
+    const std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    if (run > 0) ms.push_back(elapsed.count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
+}
+
+double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm) {
+  const convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
+  return MedianMs<convolution_forward>(
+      pd, {{DNNL_ARG_SRC, pd.src_desc()},
+           {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+           {DNNL_ARG_BIAS, s.has_bias ? pd.bias_desc() : dnnl::memory::desc()},
+           {DNNL_ARG_DST, pd.dst_desc()},
+           {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
+}
+
+double TimeBackward(const ConvShapes& s, ConvDirection direction, dnnl::algorithm algorithm,
+                    const convolution_forward::primitive_desc& hint) {
+  if (direction == ConvDirection::kBackwardData) {
+    const auto pd = MakeConvBackwardDataDesc(s, algorithm, hint);
+    return MedianMs<convolution_backward_data>(pd, {{DNNL_ARG_DIFF_DST, pd.diff_dst_desc()},
+                                                    {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                                    {DNNL_ARG_DIFF_SRC, pd.diff_src_desc()},
+                                                    {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
+  }
+  const auto pd = MakeConvBackwardWeightsDesc(s, algorithm, hint);
+  return MedianMs<convolution_backward_weights>(
+      pd, {{DNNL_ARG_SRC, pd.src_desc()},
+           {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()},
+           {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
+           {DNNL_ARG_DIFF_BIAS, s.has_bias ? pd.diff_bias_desc() : dnnl::memory::desc()},
+           {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
+}
+
+// The scratchpad bytes of `algorithm` in `direction`; throws dnnl::error when it does not build.
+int64_t ScratchpadBytes(const ConvShapes& s, ConvDirection direction, dnnl::algorithm algorithm,
+                        dnnl::algorithm forward) {
+  const convolution_forward::primitive_desc fwd = MakeConvForwardDesc(
+      s, direction == ConvDirection::kForward ? algorithm : forward);
+  switch (direction) {
+    case ConvDirection::kForward:
+      return static_cast<int64_t>(fwd.scratchpad_desc().get_size());
+    case ConvDirection::kBackwardData:
+      return MakeConvBackwardDataDesc(s, algorithm, fwd).scratchpad_desc().get_size();
+    case ConvDirection::kBackwardWeights:
+      return MakeConvBackwardWeightsDesc(s, algorithm, fwd).scratchpad_desc().get_size();
+  }
+  return 0;
+}
+
+// Winograd (where eligible and built) then direct, each timed on demand.
+std::vector<AlgorithmCandidate> FindConvCandidates(const ConvShapes& s, ConvDirection direction,
+                                                   dnnl::algorithm forward) {
+  std::vector<dnnl::algorithm> algorithms{dnnl::algorithm::convolution_direct};
+  if (WinogradEligible(s)) algorithms.insert(algorithms.begin(), dnnl::algorithm::convolution_winograd);
+  std::vector<AlgorithmCandidate> candidates;
+  for (const dnnl::algorithm algorithm : algorithms) {
+    int64_t bytes = 0;
+    try {
+      bytes = ScratchpadBytes(s, direction, algorithm, forward);
+    } catch (const dnnl::error&) {  // no kernel for this ISA or shape
+      if (algorithm == dnnl::algorithm::convolution_winograd) continue;
+      throw;
+    }
+    candidates.push_back({ConvAlgorithmName(algorithm), bytes, [=, &s] {
+                            if (direction == ConvDirection::kForward) return TimeForward(s, algorithm);
+                            return TimeBackward(s, direction, algorithm,
+                                                MakeConvForwardDesc(s, forward));
+                          }});
+  }
+  return candidates;
+}
+
+dnnl::algorithm AlgorithmNamed(const std::string& name, const std::string& key) {
+  if (name == "winograd") return dnnl::algorithm::convolution_winograd;
+  if (name == "direct") return dnnl::algorithm::convolution_direct;
+  throw Error(Status::InvalidArgument("algorithm registry: key '" + key + "' has algorithm '" +
+                                      name + "', which Conv does not know (direct, winograd)"));
+}
+
+std::string BaseKey(const ConvShapes& s, ConvDirection direction) {
+  const ConvPoolWindow& w = s.window;
+  std::ostringstream key;
+  key << "Conv/" << ConvDirectionName(direction) << "|onednn-cpu|isa=" << CpuIsaName()
+      << "|f32|x=" << Joined(s.x_dims) << "|w=" << Joined(s.filter_dims) << "|g=" << s.group
+      << "|bias=" << s.has_bias << "|stride=" << Joined(w.Strides())
+      << "|dilation=" << Joined(w.DnnlDilation()) << "|pad=" << Joined(w.PadBegin()) << ","
+      << Joined(w.PadEnd()) << "|layout=any";
+  return key.str();
+}
+
+}  // namespace
+
+const char* ConvDirectionName(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::kForward: return "forward";
+    case ConvDirection::kBackwardData: return "backward_data";
+    case ConvDirection::kBackwardWeights: return "backward_weights";
+  }
+  return "?";
+}
+
+const char* ConvAlgorithmName(dnnl::algorithm algorithm) {
+  return algorithm == dnnl::algorithm::convolution_winograd ? "winograd" : "direct";
+}
+
+std::string ConvAlgorithmKey(const ConvShapes& s, ConvDirection direction,
+                             dnnl::algorithm forward) {
+  if (direction == ConvDirection::kForward) return BaseKey(s, direction);
+  return BaseKey(s, direction) + "|hint=" + ConvAlgorithmName(forward);
+}
+
+dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction,
+                                    const Device& device) {
+  // The backward hint first, outside the backward search (the search guard is not re-entrant).
+  const dnnl::algorithm forward =
+      direction == ConvDirection::kForward
+          ? dnnl::algorithm::convolution_direct
+          : ChooseConvAlgorithm(s, ConvDirection::kForward, device);
+  const AlgorithmRequest request{ConvAlgorithmKey(s, direction, forward), device,
+                                 SearchWorkspaceLimit(device)};
+  const AlgorithmChoice choice = AlgorithmRegistry::Global().Choose(request, [&]() -> std::vector<AlgorithmCandidate> {
+    try {
+      return FindConvCandidates(s, direction, forward);
+    } catch (const dnnl::error& e) {
+      ThrowDnnlError(e, std::string("the ") + ConvDirectionName(direction) +
+                            " convolution candidates for X " + DimsString(s.x_dims) +
+                            " and filter " + DimsString(s.filter_dims));
+    }
+  });
+  return AlgorithmNamed(choice.algorithm, request.key);
+}
+
+convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
+                                                        dnnl::algorithm algorithm) {
+  const ConvPoolWindow& w = s.window;
+  const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
+  const convolution_forward::desc desc(
+      dnnl::prop_kind::forward_training, algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
+      AnyDesc(s.DnnlWeightDims()), bias, AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
+      w.DnnlDilation(), w.PadBegin(), w.PadEnd());
+  return convolution_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+}
+
+convolution_backward_weights::primitive_desc MakeConvBackwardWeightsDesc(
+    const ConvShapes& s, dnnl::algorithm algorithm,
+    const convolution_forward::primitive_desc& hint) {
+  const ConvPoolWindow& w = s.window;
+  const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
+  return convolution_backward_weights::primitive_desc(
+      convolution_backward_weights::desc(algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
+                                         AnyDesc(s.DnnlWeightDims()), bias,
+                                         AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
+                                         w.DnnlDilation(), w.PadBegin(), w.PadEnd()),
+      UserScratchpadAttr(), Engine(), hint);
+}
+
+convolution_backward_data::primitive_desc MakeConvBackwardDataDesc(
+    const ConvShapes& s, dnnl::algorithm algorithm,
+    const convolution_forward::primitive_desc& hint) {
+  const ConvPoolWindow& w = s.window;
+  return convolution_backward_data::primitive_desc(
+      convolution_backward_data::desc(algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
+                                      AnyDesc(s.DnnlWeightDims()), AnyDesc(ToDnnlDims(s.y_dims)),
+                                      w.Strides(), w.DnnlDilation(), w.PadBegin(), w.PadEnd()),
+      UserScratchpadAttr(), Engine(), hint);
+}
+
+}  // namespace braid

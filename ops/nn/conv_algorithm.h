@@ -1,0 +1,68 @@
+// Which oneDNN algorithm, direct or Winograd, a convolution runs in each direction (forward,
+// backward-data, backward-weights), chosen by timing both through the process-wide
+// AlgorithmRegistry (runtime/algorithm_registry.h), and the primitive descriptors of each
+// direction for a given algorithm. Conv and ConvGradient (ops/nn/conv_op.h, conv_gradient_op.h)
+// ask ChooseConvAlgorithm when they prepare a shape.
+//
+// Candidates: Winograd only where WinogradEligible (ops/nn/conv_op.h) allows it and oneDNN builds
+// it for this CPU, then direct. With the registry in SearchMode::kMeasure (the default) the faster
+// of those that fit the workspace limit wins; with BRAID_ALGORITHM_SEARCH=rule the first that fits
+// (the old size rule: Winograd when eligible), without timing, the same in every process.
+//
+// A search builds both primitives, runs each once to warm up and kSearchRuns times on zeroed
+// scratch buffers of the primitive's own layouts (no tensor of the net is touched) and takes the
+// median. The key (ConvAlgorithmKey) names the direction, engine, CPU ISA, data type, shapes
+// (batch included), window, group, bias and the primitive's layouts (format_tag::any: the
+// tensors' own layouts only add reorders, the same for both candidates, so plain and blocked nets
+// share choices and bits). It names no device: cpu and sim devices, and every replica of a
+// data-parallel net, run the same algorithm, so sim and cpu training agree bit for bit. Across
+// processes choices may differ (timings are noisy); --algo_cache in the tools, or the rule mode,
+// pins them.
+//
+// Thread safety: every function may be called from any thread (the registry serialises searches
+// per key and per device).
+//
+//   const dnnl::algorithm a = ChooseConvAlgorithm(shapes, ConvDirection::kForward, device());
+//   const auto pd = MakeConvForwardDesc(shapes, a);
+#ifndef BRAID_OPS_NN_CONV_ALGORITHM_H_
+#define BRAID_OPS_NN_CONV_ALGORITHM_H_
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+
+#include "ops/nn/conv_op.h"
+#include "runtime/device.h"
+
+namespace braid {
+
+enum class ConvDirection { kForward, kBackwardData, kBackwardWeights };
+const char* ConvDirectionName(ConvDirection direction);  // "forward", "backward_data", ...
+const char* ConvAlgorithmName(dnnl::algorithm algorithm);  // "direct", "winograd"
+
+// Timed runs per candidate in a search (after one warm-up run); the median counts.
+inline constexpr int kSearchRuns = 3;
+
+// The registry key of `s` in `direction`. Backward keys also name the `forward` algorithm, whose
+// primitive is the hint that shapes the backward primitives' layouts (ignored for kForward).
+std::string ConvAlgorithmKey(const ConvShapes& s, ConvDirection direction,
+                             dnnl::algorithm forward = dnnl::algorithm::convolution_direct);
+
+// The algorithm every device runs for `s` in `direction`; searches (on `device`, with its
+// workspace limit) when no one has yet. Throws braid::Error when nothing fits or builds.
+dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction,
+                                    const Device& device);
+
+// Primitive descriptors for `algorithm` (layouts left to oneDNN). They throw dnnl::error when
+// oneDNN has no kernel for it.
+dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
+                                                              dnnl::algorithm algorithm);
+dnnl::convolution_backward_weights::primitive_desc MakeConvBackwardWeightsDesc(
+    const ConvShapes& s, dnnl::algorithm algorithm,
+    const dnnl::convolution_forward::primitive_desc& hint);
+dnnl::convolution_backward_data::primitive_desc MakeConvBackwardDataDesc(
+    const ConvShapes& s, dnnl::algorithm algorithm,
+    const dnnl::convolution_forward::primitive_desc& hint);
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_NN_CONV_ALGORITHM_H_
