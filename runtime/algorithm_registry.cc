@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "runtime/caching_allocator.h"
 #include "runtime/device_context.h"
 
 namespace braid {
@@ -112,6 +113,9 @@ std::map<std::string, AlgorithmChoice> ReadFile(const std::string& path) {
 
 int64_t SearchWorkspaceLimit(const Device& device) {
   if (device.is_host()) return -1;
+  if (const CachingAllocator* allocator = CachingAllocatorOf(device)) {
+    return allocator->AvailableWithoutReserve();
+  }
   return GetDeviceContext(device)->free_bytes();
 }
 

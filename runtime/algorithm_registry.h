@@ -26,10 +26,13 @@
 //
 // Quiescing allocation: a search runs while the registry holds the search guard of the asking
 // device. By default that is a process-wide mutex per device (host devices, cpu:N, share one), so
-// searches on one device never overlap (their timings would disturb each other). The caching
-// allocator plugs its per-device lock in with SetSearchGuard, so no allocation on the device runs
-// while a search measures; the finder must then take its scratch memory from the host or from raw
-// device memory, never through the guarded allocator (the guard is not re-entrant).
+// searches on one device never overlap (their timings would disturb each other). Ops search from
+// their kernel, on the device's stream: no raw allocation or free on that device can run meanwhile,
+// since each drains the device first (runtime/device_context.h), which is what quiesces
+// allocation. That is also why the guard must never be the device's DeviceLock
+// (runtime/device_lock.h): a raw allocation holds it while it waits for the searching kernel.
+// SetSearchGuard replaces the guard (tests); the finder must not allocate through an allocator
+// whose lock the guard holds.
 //
 // Persistence: Save and Load a text file (see algorithm_registry.cc for the format), so a second
 // process makes no searches and chooses as the first did. Loaded entries never replace an answer
@@ -143,8 +146,9 @@ class AlgorithmRegistry {
   SearchGuard guard_;                     // guarded by mu_; empty: the default per-device mutex
 };
 
-// The workspace limit of a search on `device`: its free bytes for a device with memory of its own
-// (sim; later cuda, less the caching allocator's reserve), -1 (unlimited) for host devices.
+// The workspace limit of a search on `device`: what its caching allocator can give without eating
+// into the reserve (CachingAllocator::AvailableWithoutReserve) for a device with memory of its own,
+// -1 (unlimited) for host devices. Safe to call from a kernel.
 int64_t SearchWorkspaceLimit(const Device& device);
 
 // The default search guard's mutex for `device` (host devices share one).

@@ -32,10 +32,7 @@ CachingAllocator::Pool& CachingAllocator::PoolOf(const Block* b) {
 }
 
 CachingAllocator::CachingAllocator(DeviceContext* device)
-    : device_(device),
-      reserve_bytes_(device->capacity_bytes() > 0
-                         ? static_cast<int64_t>(device->capacity_bytes() * kDefaultReserveFraction)
-                         : 0) {}
+    : device_(device), reserve_bytes_(-1) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -84,7 +81,7 @@ CachingAllocator::Block* CachingAllocator::BestFit(Pool& pool, int stream, size_
 CachingAllocator::Block* CachingAllocator::NewSegment(size_t size, bool small, int stream,
                                                       size_t request) {
   const int64_t free = device_->free_bytes();
-  if (free >= 0 && free - static_cast<int64_t>(size) < reserve_bytes_) ReleaseCacheLocked();
+  if (free >= 0 && free - static_cast<int64_t>(size) < reserve_bytes()) ReleaseCacheLocked();
   auto* b = new Block;
   b->ptr = static_cast<char*>(RawAllocateWithRetry(size, request));
   b->size = size;
@@ -253,19 +250,19 @@ AllocatorStats CachingAllocator::stats() const {
 }
 
 void CachingAllocator::set_reserve_bytes(int64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  reserve_bytes_ = std::max<int64_t>(0, bytes);
+  reserve_bytes_.store(bytes < 0 ? -1 : bytes);
 }
 
 int64_t CachingAllocator::reserve_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return reserve_bytes_;
+  const int64_t set = reserve_bytes_.load();
+  if (set >= 0) return set;
+  const int64_t capacity = device_->capacity_bytes();  // the sim's may change (tests)
+  return capacity > 0 ? static_cast<int64_t>(static_cast<double>(capacity) * kDefaultReserveFraction)
+                      : 0;
 }
 
 int64_t CachingAllocator::AvailableWithoutReserve() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int64_t beyond_reserve = std::max<int64_t>(0, device_->free_bytes() - reserve_bytes_);
-  return std::max(beyond_reserve, LargestFreeLocked());
+  return std::max<int64_t>(0, device_->free_bytes() - reserve_bytes());
 }
 
 Status CachingAllocator::OutOfMemory(size_t request, size_t size, const Status& cause) const {

@@ -30,6 +30,7 @@
 #ifndef BRAID_RUNTIME_CACHING_ALLOCATOR_H_
 #define BRAID_RUNTIME_CACHING_ALLOCATOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -62,11 +63,13 @@ class CachingAllocator final : public Allocator {
   void RecordStream(void* ptr, Stream* stream);
   // Returns every cached segment with no live block to the device.
   void ReleaseCache();
-  // Bytes kept free on the device (default 5% of its capacity).
+  // Bytes kept free on the device: `bytes` from now on, or (the default, bytes < 0) 5% of its
+  // capacity.
   void set_reserve_bytes(int64_t bytes);
   int64_t reserve_bytes() const;
-  // What Allocate can give without eating into the reserve: the device's free bytes beyond the
-  // reserve plus the largest cached block (an algorithm search's workspace limit).
+  // What a new raw allocation can take without eating into the reserve: the device's free bytes
+  // beyond it (an algorithm search's workspace limit). Takes no lock, so kernels may call it (a
+  // kernel waiting for this allocator's mutex could deadlock with a raw call draining its device).
   int64_t AvailableWithoutReserve() const;
   // The rounded size a request of `bytes` takes.
   static size_t RoundedSize(size_t bytes);
@@ -100,7 +103,7 @@ class CachingAllocator final : public Allocator {
   Pool small_free_, large_free_;                  // guarded by mu_
   std::unordered_map<void*, Block*> allocated_;   // guarded by mu_: live blocks by address
   std::deque<PendingFree> pending_;               // guarded by mu_: freed, awaiting events
-  int64_t reserve_bytes_;                         // guarded by mu_
+  std::atomic<int64_t> reserve_bytes_;           // < 0: the default fraction of the capacity
   AllocatorStats stats_;                          // guarded by mu_ (cache fields computed)
 };
 
