@@ -1,6 +1,7 @@
 #include "runtime/memory_planning.h"
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <map>
 #include <set>
@@ -17,17 +18,24 @@
 namespace braid {
 namespace {
 
+// Where a planned blob lives: arena `arena` of its NetMemory, `offset` bytes in. Resolved at each
+// use, so the regions follow an arena that a borrower grows (NetMemory::GrowArena).
 struct Region {
-  char* begin;
+  int arena;
+  int64_t offset;
   size_t bytes;
+  bool operator==(const Region& other) const {
+    return arena == other.arena && offset == other.offset;
+  }
 };
 
 // Fills each planned blob's region with NaN just before the op that first writes it, except where
 // an input of that op starts at the same address (it dies in place into the blob).
 class Poisoner : public NetObserver {
  public:
-  Poisoner(const NetDef& def, const std::vector<std::pair<std::string, Region>>& placed)
-      : regions_(def.op_size()) {
+  Poisoner(const NetDef& def, const std::vector<std::pair<std::string, Region>>& placed,
+           const std::vector<std::shared_ptr<void>>* arenas)
+      : regions_(def.op_size()), arenas_(arenas) {
     std::map<std::string, Region> region_of(placed.begin(), placed.end());
     std::set<std::string> born;
     for (int k = 0; k < def.op_size(); ++k) {
@@ -43,7 +51,9 @@ class Poisoner : public NetObserver {
   void OnOpStart(const Net& /*net*/, int op) override {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (const Region& r : regions_[op]) {
-      float* p = reinterpret_cast<float*>(r.begin);
+      char* base = static_cast<char*>((*arenas_)[r.arena].get());
+      if (base == nullptr) continue;  // a failed growth left no arena (NetMemory::GrowArena)
+      float* p = reinterpret_cast<float*>(base + r.offset);
       std::fill(p, p + r.bytes / sizeof(float), nan);
     }
   }
@@ -55,12 +65,14 @@ class Poisoner : public NetObserver {
     for (const std::string& in : op.input()) {
       auto it = region_of.find(in);
       if (it == region_of.end()) continue;
-      if (it->second.begin == r.begin) return true;  // dies in place into r
+      if (it->second == r) return true;  // dies in place into r
     }
     return false;
   }
 
   std::vector<std::vector<Region>> regions_;  // per op; read-only after construction
+  // The owning NetMemory's arenas: changed only while its net is not running.
+  const std::vector<std::shared_ptr<void>>* arenas_;
 };
 
 std::shared_ptr<void> AllocateArena(const DeviceOption& option, int64_t bytes) {
@@ -105,21 +117,6 @@ PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
 
 namespace {
 
-// The memory for `arena`: the matching arena of `lender` if it is big enough, else a new one.
-std::shared_ptr<void> ArenaFor(const ArenaPlan& arena, const NetMemory* lender, bool* borrowed) {
-  *borrowed = false;
-  if (lender != nullptr) {
-    const std::vector<ArenaPlan>& theirs = lender->plan().arenas;
-    for (size_t i = 0; i < theirs.size(); ++i) {
-      if (theirs[i].device.SerializeAsString() != arena.device.SerializeAsString()) continue;
-      if (theirs[i].arena_bytes < arena.arena_bytes) break;
-      *borrowed = true;
-      return lender->arena(static_cast<int>(i));
-    }
-  }
-  return AllocateArena(arena.device, arena.arena_bytes);
-}
-
 // The lender's recycled blobs hold garbage between its runs and sit in memory the borrower plans
 // over: a borrower may neither read nor write them.
 void CheckTouchesNoBlobOf(const NetDef& def, const Workspace& ws,
@@ -139,6 +136,64 @@ void CheckTouchesNoBlobOf(const NetDef& def, const Workspace& ws,
 
 }  // namespace
 
+int NetMemory::ArenaOn(const DeviceOption& device) const {
+  for (size_t i = 0; i < plan_.arenas.size(); ++i) {
+    if (plan_.arenas[i].device.SerializeAsString() == device.SerializeAsString()) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void NetMemory::AddArena(const ArenaPlan& arena, NetMemory* lender) {
+  const int lent = lender == nullptr ? -1 : lender->ArenaOn(arena.device);
+  if (lent < 0) {
+    arenas_.push_back(AllocateArena(arena.device, arena.arena_bytes));
+    arena_bytes_.push_back(arena.arena_bytes);
+    allocated_bytes_ += arena.arena_bytes;
+    return;
+  }
+  const int64_t lent_bytes = lender->arena_bytes_[lent];
+  if (lent_bytes < arena.arena_bytes) {
+    lender->GrowArena(lent, arena.arena_bytes);
+    allocated_bytes_ += arena.arena_bytes - lent_bytes;
+  }
+  arenas_.push_back(lender->arenas_[lent]);
+  arena_bytes_.push_back(lender->arena_bytes_[lent]);
+}
+
+void NetMemory::GrowArena(int i, int64_t bytes) {
+  // Released before the larger one is allocated, as a Caffe blob frees before it grows: the
+  // device's peak is the larger size, not both.
+  const char* old_base = static_cast<const char*>(arenas_[i].get());
+  std::vector<const View*> moving;
+  for (const View& view : views_[i]) {
+    const std::shared_ptr<Storage>& storage = view.tensor->storage();
+    if (storage == nullptr || storage->data() != old_base + view.offset) continue;  // left it
+    moving.push_back(&view);
+    view.tensor->FreeMemory();
+  }
+  const int64_t old_bytes = arena_bytes_[i];
+  arenas_[i].reset();   // the old memory goes here unless another net still views it
+  arena_bytes_[i] = 0;  // until one is allocated; should none be, a later borrower allocates it
+  const DeviceOption& device = plan_.arenas[i].device;
+  std::exception_ptr failure;
+  try {
+    arenas_[i] = AllocateArena(device, bytes);
+    arena_bytes_[i] = bytes;
+  } catch (...) {
+    failure = std::current_exception();
+    arenas_[i] = AllocateArena(device, old_bytes);  // fits where the old one was released
+    arena_bytes_[i] = old_bytes;
+  }
+  char* base = static_cast<char*>(arenas_[i].get());
+  for (const View* view : moving) {
+    view->tensor->SetExternalStorage(base + view->offset, static_cast<size_t>(view->bytes),
+                                     arenas_[i]);
+  }
+  if (failure != nullptr) std::rethrow_exception(failure);
+}
+
 std::unique_ptr<NetMemory> PlanNetMemory(Net& net, Workspace* ws,
                                          const MemoryPlanOptions& options) {
   const NetDef& def = net.def();
@@ -154,20 +209,21 @@ std::unique_ptr<NetMemory> PlanNetMemory(Net& net, Workspace* ws,
   }
   std::vector<std::pair<std::string, Region>> placed;
   for (const ArenaPlan& arena : memory->plan_.arenas) {
-    bool borrowed = false;
-    memory->arenas_.push_back(ArenaFor(arena, options.share_arenas_of, &borrowed));
-    if (!borrowed) memory->allocated_bytes_ += arena.arena_bytes;
+    const int i = static_cast<int>(memory->arenas_.size());
+    memory->AddArena(arena, options.share_arenas_of);
+    memory->views_.emplace_back();
     char* base = static_cast<char*>(memory->arenas_.back().get());
     for (const BlobOffset& blob : arena.blobs) {
       Tensor* tensor = ws->CreateBlob(blob.blob);
       tensor->SetExternalStorage(base + blob.offset, blob.bytes, memory->arenas_.back());
       memory->bound_.insert(tensor);
+      memory->views_.back().push_back({tensor, blob.offset, blob.bytes});
       if (DeviceFromProto(arena.device).type == DeviceType::kCuda) continue;  // not host-addressable
-      placed.push_back({blob.blob, Region{base + blob.offset, static_cast<size_t>(blob.bytes)}});
+      placed.push_back({blob.blob, Region{i, blob.offset, static_cast<size_t>(blob.bytes)}});
     }
   }
   if (options.poison) {
-    memory->poisoner_ = std::make_unique<Poisoner>(def, placed);
+    memory->poisoner_ = std::make_unique<Poisoner>(def, placed, &memory->arenas_);
     net.AddObserver(memory->poisoner_.get());
   }
   return memory;

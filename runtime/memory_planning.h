@@ -15,6 +15,21 @@
 // The arenas live as long as any view onto them (tensors keep them alive), so NetMemory may be
 // dropped early unless it poisons. Plan while the net is not running. Throws braid::Error when the
 // plan fails verification or the net's shapes are inconsistent.
+//
+// Sharing (MemoryPlanOptions::share_arenas_of, Caffe's train/test nets): a second net that never
+// runs at the same time as the first plans into the first net's arena on each device. Where it
+// needs more, the shared arena grows as a capacity-aware Caffe blob does: the old arena is
+// released and one of the larger size replaces it for both nets (a device holds only the larger),
+// the lender's views re-pointed at their planned offsets in it, its poisoning following. That is
+// safe because only recycled blobs live in arenas (their bytes are garbage between runs;
+// parameters, momenta and kept blobs never live there) and because growing happens while neither
+// net runs:
+//
+//   std::unique_ptr<NetMemory> train_memory = PlanNetMemory(*train, &ws, train_options);
+//   MemoryPlanOptions test_options;
+//   test_options.share_arenas_of = train_memory.get();  // may grow train_memory's arenas
+//   std::unique_ptr<NetMemory> test_memory = PlanNetMemory(*test, &test_ws, test_options);
+//   // test_memory->allocated_bytes(): what the test net needs beyond the train net's arenas
 #ifndef BRAID_RUNTIME_MEMORY_PLANNING_H_
 #define BRAID_RUNTIME_MEMORY_PLANNING_H_
 
@@ -49,9 +64,16 @@ struct MemoryPlanOptions {
   bool poison = false;
   // Plan into this other net's arenas instead of new ones (Caffe's train/test sharing: a test net
   // run between training iterations reuses the train net's activation memory). The two nets must
-  // never run at the same time and may not share recyclable blob names. An arena too small for
-  // this plan is replaced by one of this plan's own.
-  const NetMemory* share_arenas_of = nullptr;
+  // never run at the same time and may not share recyclable blob names. A device the lender has
+  // no arena on gets an arena of this plan's own. The lender's arena on a device is grown when
+  // this plan needs more (see the file comment), which modifies the lender: while PlanNetMemory
+  // runs, the lender's net must not be running (on a sim or cuda device, its Run has returned)
+  // and no other thread may use the lender; the lender's workspace must still hold its tensors.
+  // When the larger arena cannot be allocated, PlanNetMemory throws and the lender's views get an
+  // arena of their old size again (should even that fail, they are left without storage and
+  // allocate their own on their next write). A third net planned into the lender's arenas before
+  // a growth keeps the arena it had (valid, but no longer shared with the lender).
+  NetMemory* share_arenas_of = nullptr;
 };
 
 // A net's plan and the arenas backing it.
@@ -59,17 +81,42 @@ class NetMemory {
  public:
   const MemoryPlan& plan() const { return plan_; }
   // Arena i's memory (plan().arenas[i]); shared with views and with nets planned into it
-  // (MemoryPlanOptions::share_arenas_of).
+  // (MemoryPlanOptions::share_arenas_of). A borrower that grows it replaces it here.
   const std::shared_ptr<void>& arena(int i) const { return arenas_.at(i); }
-  // Bytes this plan allocated: its arenas' sizes, minus those it borrowed (share_arenas_of).
+  // Bytes of arena i's memory: plan().arenas[i].arena_bytes, or more when it is shared with a
+  // larger plan (borrowed from a larger lender, or grown by a borrower).
+  int64_t arena_bytes(int i) const { return arena_bytes_.at(i); }
+  // Bytes this plan added to the arenas: the sizes of arenas of its own, and for each arena shared
+  // with share_arenas_of only the growth (this plan's size less the lender's arena's, 0 when it
+  // fits). A lender keeps reporting what it allocated itself, so summed over a lender and its
+  // borrowers this is the size of their arenas.
   int64_t allocated_bytes() const { return allocated_bytes_; }
 
  private:
+  // A planned blob's tensor, a view of `bytes` bytes at `offset` in its arena.
+  struct View {
+    Tensor* tensor;  // owned by the workspace
+    int64_t offset;
+    int64_t bytes;
+  };
+
   NetMemory() = default;
+  // The index of the arena on `device`, or -1.
+  int ArenaOn(const DeviceOption& device) const;
+  // Appends the memory for `arena`: lender's arena on its device (grown first if smaller), or a
+  // new one when the lender is null or has none there.
+  void AddArena(const ArenaPlan& arena, NetMemory* lender);
+  // Replaces arena i by one of `bytes` bytes and re-points its views at their offsets in it. The
+  // old memory is released first (unless another net still views it). If the larger one cannot be
+  // allocated, the views get an arena of the old size again and the allocation's error is thrown.
+  // The net must not be running.
+  void GrowArena(int i, int64_t bytes);
 
   MemoryPlan plan_;
   std::vector<std::shared_ptr<void>> arenas_;
-  std::set<const Tensor*> bound_;  // the tensors made views into arenas_
+  std::vector<int64_t> arena_bytes_;      // per arena: its memory's size
+  std::vector<std::vector<View>> views_;  // per arena: the tensors made views into it
+  std::set<const Tensor*> bound_;         // the tensors made views into arenas_
   int64_t allocated_bytes_ = 0;
   std::unique_ptr<NetObserver> poisoner_;  // attached to the net when options.poison
   friend std::unique_ptr<NetMemory> PlanNetMemory(Net&, Workspace*, const MemoryPlanOptions&);

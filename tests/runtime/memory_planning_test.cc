@@ -3,12 +3,18 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "planner/renaming.h"
 #include "planner/reorder.h"
 #include "runtime/allocator.h"
+#include "runtime/autodiff.h"
 #include "runtime/net.h"
+#include "runtime/sim_device.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
@@ -256,6 +262,239 @@ TEST(MemoryPlanningTest, SharingAnArenaRefusesToWriteABlobTheLenderRecycles) {
     op { type: "Tanh" input: "x" output: "r1" })"),
                                         {"x", "w1", "b1"});  // the MLP recycles r1
   EXPECT_NE(error.find("uses blob 'r1'"), std::string::npos) << error;
+}
+
+// Growing a shared arena: a train step (batch 8) whose test net (batch 64) needs a larger arena.
+NetDef OnDevice(NetDef net, const Device& device) {
+  *net.mutable_device_option() = DeviceToProto(device);
+  return net;
+}
+
+NetDef GrowthInitNet(const Device& device) {
+  return OnDevice(testing::NetFromText(R"(name: "init"
+    op { type: "GaussianFill" output: "w" arg { name: "shape" ints: 64 ints: 32 }
+         arg { name: "seed" i: 2 } arg { name: "std" f: 0.2 } }
+    op { type: "ConstantFill" output: "b" arg { name: "shape" ints: 64 }
+         arg { name: "value" f: 0.1 } }
+    op { type: "ConstantFill" output: "w_momentum" arg { name: "shape" ints: 64 ints: 32 } }
+    op { type: "ConstantFill" output: "b_momentum" arg { name: "shape" ints: 64 } }
+    op { type: "ConstantFill" output: "lr" arg { name: "shape" ints: 1 }
+         arg { name: "value" f: 0.5 } })"),
+                  device);
+}
+
+// x -> FC(w, b) -> Tanh -> mean as the loss, and a momentum SGD step on w and b.
+NetDef GrowthTrainNet(const std::string& type, const Device& device) {
+  NetDef net = testing::NetFromText(R"(name: "train"
+    op { type: "GaussianFill" output: "x" arg { name: "shape" ints: 8 ints: 32 }
+         arg { name: "seed" i: 1 } }
+    op { type: "FC" input: "x" input: "w" input: "b" output: "h" }
+    op { type: "Tanh" input: "h" output: "t" }
+    op { type: "AveragedLoss" input: "t" output: "loss" })");
+  AddGradientOperators(&net, {"loss"});
+  for (const char* param : {"w", "b"}) {
+    OperatorDef* update = net.add_op();
+    update->set_type("MomentumSGDUpdate");
+    for (const std::string& in : {std::string(param) + "_grad", std::string(param) + "_momentum",
+                                  std::string("lr"), std::string(param)}) {
+      update->add_input(in);
+    }
+    for (const std::string& out :
+         {std::string(param) + "_grad", std::string(param) + "_momentum", std::string(param)}) {
+      update->add_output(out);
+    }
+    Argument* momentum = update->add_arg();
+    momentum->set_name("momentum");
+    momentum->set_f(0.9f);
+  }
+  net.set_type(type);
+  return OnDevice(net, device);
+}
+
+NetDef GrowthTestNet(const Device& device) {
+  return OnDevice(testing::NetFromText(R"(name: "test" external_output: "test/out"
+    op { type: "GaussianFill" output: "test/x" arg { name: "shape" ints: 64 ints: 32 }
+         arg { name: "seed" i: 3 } }
+    op { type: "FC" input: "test/x" input: "w" input: "b" output: "test/h" }
+    op { type: "Tanh" input: "test/h" output: "test/t" }
+    op { type: "Relu" input: "test/t" output: "test/out" })"),
+                  device);
+}
+
+std::string HostBytes(const Workspace& ws, const std::string& blob) {
+  Tensor host;
+  host.CopyFrom(*ws.GetBlob(blob));
+  return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
+}
+
+// The train and test nets of the growth tests, planned with poisoning, the test net into the
+// train net's arenas when `shared`.
+struct GrowthNets {
+  GrowthNets(const std::string& type, const Device& device, bool shared) {
+    EXPECT_TRUE(ws.RunNetOnce(GrowthInitNet(device)).ok());
+    train = ws.CreateNet(GrowthTrainNet(type, device));
+    test = test_ws.CreateNet(GrowthTestNet(device));
+    MemoryPlanOptions train_options;
+    train_options.mode = PlanMode::kTraining;
+    train_options.share_activations = true;
+    train_options.share_parameter_gradients = true;
+    train_options.keep = {"loss"};
+    train_options.verify = true;
+    train_options.poison = true;
+    train_memory = PlanNetMemory(*train, &ws, train_options);
+    MemoryPlanOptions test_options;
+    test_options.verify = true;
+    test_options.poison = true;
+    if (shared) test_options.share_arenas_of = train_memory.get();
+    test_memory = PlanNetMemory(*test, &test_ws, test_options);
+  }
+
+  Workspace ws;
+  Workspace test_ws{&ws};
+  Net* train = nullptr;
+  Net* test = nullptr;
+  std::unique_ptr<NetMemory> train_memory;
+  std::unique_ptr<NetMemory> test_memory;
+};
+
+// Whether every planned blob of `memory`'s arena 0 in `ws` is a view at its offset into `arena`.
+::testing::AssertionResult ViewsInto(const NetMemory& memory, const Workspace& ws,
+                                     const std::shared_ptr<void>& arena) {
+  for (const BlobOffset& blob : memory.plan().arenas.at(0).blobs) {
+    const void* data = ws.GetBlob(blob.blob)->storage()->data();
+    if (data != static_cast<char*>(arena.get()) + blob.offset) {
+      return ::testing::AssertionFailure() << "blob '" << blob.blob << "' is not in the arena";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+const Device kDevices[] = {Device{DeviceType::kCpu, 0}, Device{DeviceType::kSim, 0}};
+
+TEST(MemoryPlanningTest, ALargerTestNetGrowsTheSharedArenaForBothNets) {
+  for (const Device& device : kDevices) {
+    SCOPED_TRACE(device.ToString());
+    Workspace ws;
+    ASSERT_TRUE(ws.RunNetOnce(GrowthInitNet(device)).ok());
+    Net* train = ws.CreateNet(GrowthTrainNet("dag", device));
+    MemoryPlanOptions train_options;
+    train_options.mode = PlanMode::kTraining;
+    train_options.share_activations = true;
+    std::unique_ptr<NetMemory> train_memory = PlanNetMemory(*train, &ws, train_options);
+    ASSERT_TRUE(train->Run().ok());
+    const int64_t train_bytes = train_memory->plan().arena_bytes();
+    std::weak_ptr<void> old_arena = train_memory->arena(0);
+
+    Workspace test_ws(&ws);
+    Net* test = test_ws.CreateNet(GrowthTestNet(device));
+    MemoryPlanOptions options;
+    options.share_arenas_of = train_memory.get();
+    std::unique_ptr<NetMemory> test_memory = PlanNetMemory(*test, &test_ws, options);
+    const int64_t test_bytes = test_memory->plan().arena_bytes();
+    ASSERT_GT(test_bytes, train_bytes);                                   // else nothing grows
+    EXPECT_EQ(test_memory->allocated_bytes(), test_bytes - train_bytes);  // the growth only
+    EXPECT_EQ(train_memory->allocated_bytes(), train_bytes);
+    EXPECT_EQ(test_memory->arena(0), train_memory->arena(0));
+    EXPECT_EQ(train_memory->arena_bytes(0), test_bytes);
+    EXPECT_EQ(test_memory->arena_bytes(0), test_bytes);
+    EXPECT_TRUE(ViewsInto(*train_memory, ws, train_memory->arena(0)));
+    EXPECT_TRUE(ViewsInto(*test_memory, test_ws, train_memory->arena(0)));
+    EXPECT_TRUE(old_arena.expired());  // released with its last view
+    ASSERT_TRUE(test->Run().ok());
+    ASSERT_TRUE(train->Run().ok());
+  }
+}
+
+TEST(MemoryPlanningTest, AlternatingRunsInAGrownArenaMatchSeparateArenas) {
+  for (const Device& device : kDevices) {
+    for (const char* type : {"simple", "dag"}) {
+      SCOPED_TRACE(device.ToString() + " " + type);
+      GrowthNets separate(type, device, /*shared=*/false);
+      GrowthNets shared(type, device, /*shared=*/true);
+      ASSERT_GT(shared.test_memory->allocated_bytes(), 0);  // it grew
+      ASSERT_LT(shared.test_memory->allocated_bytes(), separate.test_memory->allocated_bytes());
+      for (int step = 0; step < 4; ++step) {
+        ASSERT_TRUE(separate.train->Run().ok());
+        ASSERT_TRUE(shared.train->Run().ok());
+        EXPECT_EQ(HostBytes(shared.ws, "loss"), HostBytes(separate.ws, "loss")) << "step " << step;
+        ASSERT_TRUE(separate.test->Run().ok());
+        ASSERT_TRUE(shared.test->Run().ok());
+        EXPECT_EQ(HostBytes(shared.test_ws, "test/out"), HostBytes(separate.test_ws, "test/out"))
+            << "step " << step;
+      }
+      for (const char* param : {"w", "b", "w_momentum", "b_momentum"}) {
+        EXPECT_EQ(HostBytes(shared.ws, param), HostBytes(separate.ws, param)) << param;
+      }
+    }
+  }
+}
+
+// Sets every sim device's capacity while it lives.
+class SimCapacity {
+ public:
+  explicit SimCapacity(int64_t bytes) : saved_(GetSimDeviceOptions()) {
+    SimDeviceOptions options = saved_;
+    options.capacity_bytes = bytes;
+    SetSimDeviceOptions(options);
+  }
+  ~SimCapacity() { SetSimDeviceOptions(saved_); }
+
+ private:
+  SimDeviceOptions saved_;
+};
+
+// Plans the growth tests' test net into the arena of their train net (run once), both on `sim`,
+// with the device's capacity set to what it holds then plus `spare(train arena, test arena)`
+// bytes. Returns the error of planning ("" if it planned); `loss` gets the train net's loss after
+// one more run.
+std::string GrowWithSpareBytes(int sim, const std::function<int64_t(int64_t, int64_t)>& spare,
+                               std::string* loss) {
+  const Device device{DeviceType::kSim, sim};
+  Workspace ws;
+  EXPECT_TRUE(ws.RunNetOnce(GrowthInitNet(device)).ok());
+  Net* train = ws.CreateNet(GrowthTrainNet("simple", device));
+  MemoryPlanOptions train_options;
+  train_options.mode = PlanMode::kTraining;
+  train_options.share_activations = true;
+  train_options.keep = {"loss"};
+  std::unique_ptr<NetMemory> train_memory = PlanNetMemory(*train, &ws, train_options);
+  EXPECT_TRUE(train->Run().ok());
+  Workspace test_ws(&ws);
+  Net* test = test_ws.CreateNet(GrowthTestNet(device));
+  const int64_t test_bytes =
+      PlanMemory(test->def(), PlanRequestFor(test->def(), test_ws, {})).arena_bytes();
+  const int64_t train_bytes = train_memory->plan().arena_bytes();
+  EXPECT_GT(test_bytes, train_bytes);
+  std::string error;
+  {
+    const int64_t held = SimDevice::Get(sim)->stats().bytes_in_use;
+    SimCapacity capacity(held + spare(train_bytes, test_bytes));
+    MemoryPlanOptions options;
+    options.share_arenas_of = train_memory.get();
+    error = StatusFromCall([&] { PlanNetMemory(*test, &test_ws, options); }).message();
+  }
+  EXPECT_TRUE(ViewsInto(*train_memory, ws, train_memory->arena(0)));
+  EXPECT_TRUE(train->Run().ok());
+  *loss = HostBytes(ws, "loss");
+  return error;
+}
+
+TEST(MemoryPlanningTest, GrowingAnArenaHoldsOnlyTheLargerSizeOnTheDevice) {
+  std::string loss;
+  // The old arena is released before the larger one is allocated: room for the growth suffices.
+  const std::string error = GrowWithSpareBytes(
+      7, [](int64_t train, int64_t test) { return test - train + 512; }, &loss);
+  EXPECT_EQ(error, "");
+}
+
+TEST(MemoryPlanningTest, AGrowthThatDoesNotFitThrowsAndLeavesTheTrainNetRunning) {
+  std::string loss, reference_loss;
+  const std::string error = GrowWithSpareBytes(
+      8, [](int64_t train, int64_t test) { return (test - train) / 2; }, &loss);
+  EXPECT_NE(error.find("out of memory on sim:8"), std::string::npos) << error;
+  GrowWithSpareBytes(
+      9, [](int64_t, int64_t) { return int64_t{1} << 30; }, &reference_loss);
+  EXPECT_EQ(loss, reference_loss);  // the train net computes the same in its restored arena
 }
 
 }  // namespace

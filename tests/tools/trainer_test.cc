@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/allocator.h"
+#include "runtime/device.h"
 #include "runtime/status.h"
 #include "tools/models/resnet.h"
 #include "tools/models/training_nets.h"
@@ -203,6 +204,83 @@ TEST_F(TrainerTest, MemoryPlanTrainsBitForBitAlikeAndAllocatesNothingPerStep) {
   EXPECT_EQ(CpuAllocator()->stats().allocations, allocations);
   EXPECT_TRUE(SameState(plain, planned));
   EXPECT_EQ(plain.Evaluate().accuracy, planned.Evaluate().accuracy);
+}
+
+// `count` devices of `type`: ids 0..count-1.
+struct DeviceList {
+  DeviceType type;
+  int count;
+  std::vector<DeviceOption> options() const {
+    std::vector<DeviceOption> devices;
+    for (int id = 0; id < count; ++id) devices.push_back(DeviceToProto(Device{type, id}));
+    return devices;
+  }
+  std::string name() const { return Device{type, 0}.ToString() + " x" + std::to_string(count); }
+};
+
+std::string HostBytes(const Tensor& t) {
+  Tensor host;
+  host.CopyFrom(t);
+  return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
+}
+
+// The test net (batch 96 on the first device) needs more than the train net's arena there (batch
+// 8 per device): the shared arena grows, and training and evaluation, alternating, keep the bits
+// of unplanned nets.
+TEST_F(TrainerTest, TestNetLargerThanTheTrainArenaGrowsItAndKeepsTheBits) {
+  for (const DeviceList& devices : {DeviceList{DeviceType::kCpu, 1}, {DeviceType::kSim, 2}}) {
+    SCOPED_TRACE(devices.name());
+    TrainerOptions options = SmallRun();
+    options.devices = devices.options();
+    options.batch_size = 8 * devices.count;
+    options.synthetic_test_examples = 96;
+    options.test_batch_size = 96;
+    Trainer plain(options);
+    options.memory_plan = true;
+    options.recompute = false;  // the same nets as plain's: only the memory differs
+    Trainer planned(options);
+    const int64_t extra = planned.test_memory()->allocated_bytes();
+    EXPECT_GT(extra, 0);  // it grew
+    EXPECT_LT(extra, planned.test_memory()->plan().arena_bytes());
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < 2; ++i) EXPECT_EQ(plain.Step(), planned.Step()) << "round " << round;
+      const Evaluation p = plain.Evaluate(), q = planned.Evaluate();
+      EXPECT_EQ(p.accuracy, q.accuracy) << "round " << round;
+      EXPECT_EQ(p.loss, q.loss) << "round " << round;
+    }
+    for (const std::string& name : plain.nets().CheckpointBlobs()) {
+      EXPECT_EQ(HostBytes(*plain.workspace().GetBlob(name)),
+                HostBytes(*planned.workspace().GetBlob(name)))
+          << name;
+    }
+  }
+}
+
+// braid_train --batch-size 32 (test batch 100) on Fashion-MNIST's shape: on every device list the
+// test net needs at least 80% less beside the train net than alone. Data parallel, each device's
+// train arena (batch 16) is smaller than the test net's (batch 100 on the first device).
+TEST_F(TrainerTest, SharedTestNetNeedsAtLeast80PercentLessThanAloneAtBatch32) {
+  for (const DeviceList& devices : {DeviceList{DeviceType::kCpu, 1},
+                                    {DeviceType::kCpu, 2},
+                                    {DeviceType::kSim, 1},
+                                    {DeviceType::kSim, 2}}) {
+    TrainerOptions options;
+    options.data = "synthetic";
+    options.synthetic_examples = 100;
+    options.synthetic_test_examples = 100;
+    options.batch_size = 32;
+    options.test_batch_size = 100;
+    options.iters = 1;
+    options.memory_plan = true;
+    options.devices = devices.options();
+    const Trainer trainer(options);
+    const double alone = static_cast<double>(trainer.test_memory()->plan().arena_bytes());
+    const double extra = static_cast<double>(trainer.test_memory()->allocated_bytes());
+    const double less = 1 - extra / alone;
+    std::cout << devices.name() << ": test net extra " << extra << " B shared, " << alone
+              << " B alone (" << 100 * less << "% less)\n";
+    EXPECT_GE(less, 0.8) << devices.name();
+  }
 }
 
 TEST_F(TrainerTest, RunLogsProgressEvaluatesAndCheckpointsEachEpoch) {

@@ -156,6 +156,7 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
                   HumanBytes(arena.naive_bytes).c_str(), HumanBytes(arena.arena_bytes).c_str(),
                   HumanBytes(arena.lower_bound_bytes).c_str());
     }
+    // What the test net needs alone, and what it adds by growing the train net's arenas.
     const int64_t alone = trainer.test_memory()->plan().arena_bytes();
     const int64_t extra = trainer.test_memory()->allocated_bytes();
     std::printf("  test net extra     %s shared, %s alone (%.0f%% less)\n",

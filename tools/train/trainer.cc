@@ -164,6 +164,7 @@ void Trainer::PlanNetsMemory() {
   train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), train);
   MemoryPlanOptions test;
   test.keep = {nets_.OnDevice(0, nets_.test_loss), nets_.OnDevice(0, nets_.test_accuracy)};
+  // Grows the train net's arenas where the test net needs more; neither net has run yet.
   test.share_arenas_of = train_memory_.get();
   test_memory_ = PlanNetMemory(*test_net_, test_workspace_.get(), test);
 }

@@ -21,8 +21,11 @@
 // a resumed run continues the same data stream and learning-rate schedule.
 //
 // Memory (memory_plan = true): the train net's gradients and activations are planned into one
-// arena (runtime/memory_planning.h, training mode), and the test net plans into that same arena,
-// since it runs only between training iterations. Blobs the trainer or the test net reads are kept.
+// arena per device (runtime/memory_planning.h, training mode), and the test net plans into those
+// same arenas, since it runs only between training iterations; where it needs more (a test batch
+// much larger than a device's share of the training batch), the shared arena grows to the test
+// net's size for both nets, so test_memory()->allocated_bytes() is only what the test net needs
+// beyond the train net's arenas. Blobs the trainer or the test net reads are kept.
 //
 // Devices: with one device every op runs there. With several (CPU devices of this process today),
 // the nets are data parallel (tools/models/data_parallel.h): batch_size is the global batch, split
@@ -118,7 +121,8 @@ class Trainer {
   double images_per_second() const {
     return train_seconds_ > 0 ? images_trained_ / train_seconds_ : 0;
   }
-  // The memory plans (null unless options.memory_plan).
+  // The memory plans (null unless options.memory_plan). test_memory()->allocated_bytes() is what
+  // the test net adds to the train net's arenas; its plan().arena_bytes() what it would need alone.
   const NetMemory* train_memory() const { return train_memory_.get(); }
   const NetMemory* test_memory() const { return test_memory_.get(); }
   // The train and test nets' scratch areas (runtime/scratch.h), once they have run.
@@ -153,7 +157,7 @@ class Trainer {
   std::unique_ptr<Workspace> test_workspace_;  // child of workspace_: the test net's activations
   Net* train_net_ = nullptr;                   // owned by workspace_
   Net* test_net_ = nullptr;                    // owned by test_workspace_
-  std::unique_ptr<NetMemory> train_memory_;    // with memory_plan: the arena both nets use
+  std::unique_ptr<NetMemory> train_memory_;    // with memory_plan: the arenas both nets use
   std::unique_ptr<NetMemory> test_memory_;
   std::unique_ptr<ChromeTraceWriter> trace_;  // observes train_net_ when options.trace is set
 };
