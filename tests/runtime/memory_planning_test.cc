@@ -13,6 +13,7 @@
 #include "planner/reorder.h"
 #include "runtime/allocator.h"
 #include "runtime/autodiff.h"
+#include "runtime/caching_allocator.h"
 #include "runtime/net.h"
 #include "runtime/sim_device.h"
 #include "runtime/status.h"
@@ -284,13 +285,14 @@ NetDef GrowthInitNet(const Device& device) {
 }
 
 // x -> FC(w, b) -> Tanh -> mean as the loss, and a momentum SGD step on w and b.
-NetDef GrowthTrainNet(const std::string& type, const Device& device) {
+NetDef GrowthTrainNet(const std::string& type, const Device& device, int64_t batch = 8) {
   NetDef net = testing::NetFromText(R"(name: "train"
     op { type: "GaussianFill" output: "x" arg { name: "shape" ints: 8 ints: 32 }
          arg { name: "seed" i: 1 } }
     op { type: "FC" input: "x" input: "w" input: "b" output: "h" }
     op { type: "Tanh" input: "h" output: "t" }
     op { type: "AveragedLoss" input: "t" output: "loss" })");
+  net.mutable_op(0)->mutable_arg(0)->set_ints(0, batch);
   AddGradientOperators(&net, {"loss"});
   for (const char* param : {"w", "b"}) {
     OperatorDef* update = net.add_op();
@@ -311,14 +313,15 @@ NetDef GrowthTrainNet(const std::string& type, const Device& device) {
   return OnDevice(net, device);
 }
 
-NetDef GrowthTestNet(const Device& device) {
-  return OnDevice(testing::NetFromText(R"(name: "test" external_output: "test/out"
+NetDef GrowthTestNet(const Device& device, int64_t batch = 64) {
+  NetDef net = testing::NetFromText(R"(name: "test" external_output: "test/out"
     op { type: "GaussianFill" output: "test/x" arg { name: "shape" ints: 64 ints: 32 }
          arg { name: "seed" i: 3 } }
     op { type: "FC" input: "test/x" input: "w" input: "b" output: "test/h" }
     op { type: "Tanh" input: "test/h" output: "test/t" }
-    op { type: "Relu" input: "test/t" output: "test/out" })"),
-                  device);
+    op { type: "Relu" input: "test/t" output: "test/out" })");
+  net.mutable_op(0)->mutable_arg(0)->set_ints(0, batch);
+  return OnDevice(net, device);
 }
 
 std::string HostBytes(const Workspace& ws, const std::string& blob) {
@@ -445,14 +448,15 @@ class SimCapacity {
 
 // Plans the growth tests' test net into the arena of their train net (run once), both on `sim`,
 // with the device's capacity set to what it holds then plus `spare(train arena, test arena)`
-// bytes. Returns the error of planning ("" if it planned); `loss` gets the train net's loss after
+// bytes, each as the caching allocator rounds it (batches large enough for arenas of whole 2 MiB
+// segments, so the growth needs a raw allocation). Returns the error of planning ("" if it planned); `loss` gets the train net's loss after
 // one more run.
 std::string GrowWithSpareBytes(int sim, const std::function<int64_t(int64_t, int64_t)>& spare,
                                std::string* loss) {
   const Device device{DeviceType::kSim, sim};
   Workspace ws;
   EXPECT_TRUE(ws.RunNetOnce(GrowthInitNet(device)).ok());
-  Net* train = ws.CreateNet(GrowthTrainNet("simple", device));
+  Net* train = ws.CreateNet(GrowthTrainNet("simple", device, /*batch=*/16384));
   MemoryPlanOptions train_options;
   train_options.mode = PlanMode::kTraining;
   train_options.share_activations = true;
@@ -460,10 +464,13 @@ std::string GrowWithSpareBytes(int sim, const std::function<int64_t(int64_t, int
   std::unique_ptr<NetMemory> train_memory = PlanNetMemory(*train, &ws, train_options);
   EXPECT_TRUE(train->Run().ok());
   Workspace test_ws(&ws);
-  Net* test = test_ws.CreateNet(GrowthTestNet(device));
+  Net* test = test_ws.CreateNet(GrowthTestNet(device, /*batch=*/65536));
+  const auto rounded = [](int64_t bytes) {
+    return static_cast<int64_t>(CachingAllocator::RoundedSize(static_cast<size_t>(bytes)));
+  };
   const int64_t test_bytes =
-      PlanMemory(test->def(), PlanRequestFor(test->def(), test_ws, {})).arena_bytes();
-  const int64_t train_bytes = train_memory->plan().arena_bytes();
+      rounded(PlanMemory(test->def(), PlanRequestFor(test->def(), test_ws, {})).arena_bytes());
+  const int64_t train_bytes = rounded(train_memory->plan().arena_bytes());
   EXPECT_GT(test_bytes, train_bytes);
   std::string error;
   {

@@ -32,8 +32,11 @@ std::vector<DeviceOption> SimDevices(int n) {
   return devices;
 }
 
-// Three conv layers of `channels` on images of `size`: at 16 channels and 32x32 (per device batch
-// 16), each activation and gradient takes a raw allocation of its own.
+// Three conv layers of `channels` on images of `size`, batch 16 per device. At 16 channels and
+// 64x64 each activation and gradient (4 MiB) takes a raw allocation of its own, all through the
+// backward pass: without the defences such a first iteration hangs within a few tries (1 to 19
+// measured, 100 ms each); at 8 channels and 8x8 the tensors share small segments, few raw
+// allocations happen and a try takes 10 ms.
 TrainingNets ConvNets(int devices, int64_t channels, int64_t size) {
   TrainingNetsSpec spec;
   spec.name = "wide";
@@ -98,12 +101,12 @@ class SimOptionsScope {
 
 TEST(FirstIterationDeadlockTest, ParallelLazyFirstIterationsWithoutDeviceLocksHang) {
   constexpr int kDevices = 4;
-  const TrainingNets nets = ConvNets(kDevices, 8, 8);
+  const TrainingNets nets = ConvNets(kDevices, 16, 64);
   SimOptionsScope short_watchdog(std::chrono::milliseconds(500));
   SetCollectiveAllocationExclusion(false);
   Status hung;
   int attempt = 0;
-  for (; attempt < 200 && hung.ok(); ++attempt) {
+  for (; attempt < 500 && hung.ok(); ++attempt) {
     ReleaseCaches(kDevices);
     hung = FirstIteration(nets, /*workers=*/8, FirstRun::kParallel);
   }
@@ -115,9 +118,10 @@ TEST(FirstIterationDeadlockTest, ParallelLazyFirstIterationsWithoutDeviceLocksHa
   EXPECT_NE(hung.message().find("sim:"), std::string::npos) << hung.ToString();
 }
 
-// Runs first iterations, `per_worker_count` for each of 1..8 workers; returns the first failure.
-Status ManyFirstIterations(int devices, int per_worker_count, FirstRun how) {
-  const TrainingNets nets = ConvNets(devices, 8, 8);
+// Runs first iterations of `nets`, `per_worker_count` for each of 1..8 workers; returns the first
+// failure.
+Status ManyFirstIterations(const TrainingNets& nets, int devices, int per_worker_count,
+                           FirstRun how) {
   for (int workers = 1; workers <= 8; ++workers) {
     for (int i = 0; i < per_worker_count; ++i) {
       ReleaseCaches(devices);  // so the iteration allocates raw memory again
@@ -131,21 +135,23 @@ Status ManyFirstIterations(int devices, int per_worker_count, FirstRun how) {
 TEST(FirstIterationDeadlockTest, DefaultFirstIterationsNeverHang) {
   SimOptionsScope short_watchdog(std::chrono::milliseconds(2000));
   ASSERT_TRUE(CollectiveAllocationExclusion());
-  Status s = ManyFirstIterations(/*devices=*/4, /*per_worker_count=*/125, FirstRun::kOneWorker);
+  Status s = ManyFirstIterations(ConvNets(4, 8, 8), 4, /*per_worker_count=*/125,
+                                 FirstRun::kOneWorker);
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 TEST(FirstIterationDeadlockTest, EitherDefenceAloneKeepsFirstIterationsFromHanging) {
   SimOptionsScope short_watchdog(std::chrono::milliseconds(2000));
+  const TrainingNets nets = ConvNets(4, 16, 64);  // the nets that hang without defences
   // The device locks alone (a parallel, lazily allocating first iteration).
-  Status s = ManyFirstIterations(4, 25, FirstRun::kParallel);
+  Status s = ManyFirstIterations(nets, 4, 5, FirstRun::kParallel);
   EXPECT_TRUE(s.ok()) << "device locks only: " << s.ToString();
   // A memory plan alone: the arena is allocated before the first iteration.
   SetCollectiveAllocationExclusion(false);
-  s = ManyFirstIterations(4, 25, FirstRun::kParallelPlanned);
+  s = ManyFirstIterations(nets, 4, 5, FirstRun::kParallelPlanned);
   EXPECT_TRUE(s.ok()) << "memory plan only: " << s.ToString();
   // One first-iteration worker alone.
-  s = ManyFirstIterations(4, 25, FirstRun::kOneWorker);
+  s = ManyFirstIterations(nets, 4, 5, FirstRun::kOneWorker);
   SetCollectiveAllocationExclusion(true);
   EXPECT_TRUE(s.ok()) << "one worker only: " << s.ToString();
 }
