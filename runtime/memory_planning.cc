@@ -8,6 +8,7 @@
 
 #include "planner/verify_plan.h"
 #include "runtime/allocator.h"
+#include "runtime/caching_allocator.h"
 #include "runtime/device.h"
 #include "runtime/net.h"
 #include "runtime/op_schema.h"
@@ -177,6 +178,8 @@ void NetMemory::GrowArena(int i, int64_t bytes) {
   arenas_[i].reset();   // the old memory goes here unless another net still views it
   arena_bytes_[i] = 0;  // until one is allocated; should none be, a later borrower allocates it
   const DeviceOption& device = plan_.arenas[i].device;
+  // A caching allocator would keep the old arena cached beside the new one: give it back.
+  if (CachingAllocator* cache = CachingAllocatorOf(DeviceFromProto(device))) cache->ReleaseCache();
   std::exception_ptr failure;
   try {
     arenas_[i] = AllocateArena(device, bytes);

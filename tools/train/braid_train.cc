@@ -39,6 +39,7 @@
 
 #include "runtime/device.h"
 #include "runtime/proto_io.h"
+#include "runtime/caching_allocator.h"
 #include "runtime/sim_device.h"
 #include "runtime/status.h"
 #include "tools/algorithm_cache.h"
@@ -143,6 +144,20 @@ int64_t PeakResidentBytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;
 }
 
+// The device's caching allocator (runtime/caching_allocator.h): what it hands out and holds.
+void PrintAllocatorStats(const Device& device) {
+  const CachingAllocator* allocator = CachingAllocatorOf(device);
+  if (allocator == nullptr) return;
+  const AllocatorStats a = allocator->stats();
+  std::printf("  %-8s allocator  in use %s (peak %s), reserved %s (peak %s), %lld raw allocations, "
+              "%lld raw frees, largest free block %s, fragmentation %.0f%%\n",
+              device.ToString().c_str(), HumanBytes(a.bytes_in_use).c_str(),
+              HumanBytes(a.peak_bytes_in_use).c_str(), HumanBytes(a.bytes_reserved).c_str(),
+              HumanBytes(a.peak_bytes_reserved).c_str(), static_cast<long long>(a.raw_allocations),
+              static_cast<long long>(a.raw_frees), HumanBytes(a.largest_free_block).c_str(),
+              100.0 * a.fragmentation());
+}
+
 void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const Evaluation& last,
                   const AlgorithmCache& algorithms) {
   std::printf("\nsummary: %s on %s, executor %s\n", options.model.c_str(), FLAGS_devices.c_str(),
@@ -174,6 +189,7 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
                 HumanBytes(stats.peak_bytes_in_use).c_str(),
                 HumanBytes(SimDevice::Get(device.id)->capacity_bytes()).c_str(),
                 static_cast<long long>(stats.kernels_launched));
+    PrintAllocatorStats(device);
   }
   std::printf("  peak resident      %s\n", HumanBytes(PeakResidentBytes()).c_str());
   std::printf("  %s\n", algorithms.SummaryLine().c_str());
