@@ -10,6 +10,7 @@
 #include "runtime/allocator.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/device.h"
+#include "runtime/launch_plan.h"
 #include "runtime/net.h"
 #include "runtime/op_schema.h"
 #include "runtime/shape_inference.h"
@@ -111,7 +112,11 @@ PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
   request.mode = options.mode;
   request.share_activations = options.share_activations;
   request.share_parameter_gradients = options.share_parameter_gradients;
-  request.executor = def.type() == "dag" ? PlanExecutor::kDag : PlanExecutor::kSimple;
+  // The simple executor runs host ops in listed order, but it only launches device ops: kernels on
+  // different devices (and the host ops beside them) run at once, so with any device op the
+  // listed order is not the schedule and only the dataflow DAG's order holds.
+  const bool listed_order_is_schedule = def.type() != "dag" && !LaunchPlan::NeedsPlan(def);
+  request.executor = listed_order_is_schedule ? PlanExecutor::kSimple : PlanExecutor::kDag;
   request.alignment = static_cast<int64_t>(kCpuAlignment);
   return request;
 }

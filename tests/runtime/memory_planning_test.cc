@@ -504,5 +504,18 @@ TEST(MemoryPlanningTest, AGrowthThatDoesNotFitThrowsAndLeavesTheTrainNetRunning)
   EXPECT_EQ(loss, reference_loss);  // the train net computes the same in its restored arena
 }
 
+// The simple executor only launches device ops: kernels of different devices run at once, so a
+// net with any device op is planned for every order its dataflow DAG allows, not for its listed
+// order (two sim replicas of a training step corrupted a label that way).
+TEST(MemoryPlanningTest, ASimpleNetWithDeviceOpsIsPlannedForItsDagNotItsListedOrder) {
+  const Workspace ws;
+  EXPECT_EQ(PlanRequestFor(Mlp("simple"), ws, {}).executor, PlanExecutor::kSimple);
+  NetDef on_sim = Mlp("simple");
+  for (int i = 0; i < on_sim.op_size(); ++i) {
+    *on_sim.mutable_op(i)->mutable_device_option() = DeviceToProto(Device{DeviceType::kSim, i % 2});
+  }
+  EXPECT_EQ(PlanRequestFor(on_sim, ws, {}).executor, PlanExecutor::kDag);
+}
+
 }  // namespace
 }  // namespace braid
