@@ -173,7 +173,12 @@ bool LaunchPlan::OpLaunch::PrepareOutputs(WaitParents&& wait_parents) {
   for (int o = 0; o < op_->OutputSize(); ++o) {
     Tensor* t = op_->Output(o);
     t->Resize(inferred_[o].dtype, inferred_[o].dims);
-    t->ReserveStorage();
+    try {
+      t->ReserveStorage();
+    } catch (const Error& e) {  // out of memory: say for which blob
+      throw Error(Status(e.status().code(), "output '" + op_->def().output(o) + "' " +
+                                                t->ShapeString() + ": " + e.status().message()));
+    }
   }
   return true;
 }

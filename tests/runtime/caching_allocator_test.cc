@@ -14,8 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/net.h"
 #include "runtime/sim_device.h"
 #include "runtime/status.h"
+#include "runtime/workspace.h"
+#include "testing/net_text.h"
 
 namespace braid {
 namespace {
@@ -201,6 +204,25 @@ TEST(CachingAllocatorTest, OutOfMemoryIsAStatusStatingTheRequestAndTheDeviceAndT
   a.Free(after, 16 * kMiB);
   a.Free(held, 8 * kMiB);
   EXPECT_EQ(a.stats().bytes_in_use, 0);
+}
+
+TEST(CachingAllocatorTest, OutOfMemoryInANetNamesTheNetOpBlobAndDeviceAndTheWorkspaceGoesOn) {
+  NetDef def = testing::NetFromText(R"(name: "big" device_option { device_type: 1000 device_id: 47 }
+    op { type: "GaussianFill" name: "fill" output: "x" arg { name: "shape" ints: 4096 ints: 4096 }
+    })");
+  Workspace ws;
+  Net* net = ws.CreateNet(def);
+  Status s;
+  {
+    CapacityScope capacity(32 * kMiB);  // x takes 64 MiB
+    s = net->Run();
+  }
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  for (const char* part : {"net 'big'", "op #0 (GaussianFill 'fill')", "output 'x'", "sim:47",
+                           "67108864 bytes", "32.00 MiB in total"}) {
+    EXPECT_NE(s.message().find(part), std::string::npos) << part << " missing from: " << s.message();
+  }
+  EXPECT_TRUE(net->Run().ok()) << "with room again, the same workspace runs";
 }
 
 TEST(CachingAllocatorTest, ConcurrentUseNeverHandsOutOverlappingBlocksAndCountsStayExact) {
