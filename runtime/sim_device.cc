@@ -42,6 +42,17 @@ std::mutex& DriverMutex() {
   return *mu;
 }
 
+// What holds the driver lock while it drains a device ("" when nothing): for the watchdog's report.
+struct DriverHolder {
+  std::mutex mu;
+  std::string what;  // guarded by mu
+};
+
+DriverHolder& Draining() {
+  static auto* const holder = new DriverHolder();
+  return *holder;
+}
+
 // Wakes the watchdog when the options change (its period follows the timeout).
 std::condition_variable& WatchdogWakeup() {
   static auto* const cv = new std::condition_variable();
@@ -107,6 +118,10 @@ class SimWatchdog {
     for (SimDevice* device : stuck) {
       report += (report.empty() ? "" : "; ") + device->device().ToString() + " " +
                 device->DescribeStreams();
+    }
+    {
+      std::lock_guard<std::mutex> lock(Draining().mu);
+      if (!Draining().what.empty()) report += "; the driver lock is held by " + Draining().what;
     }
     const Status why = Status::DeadlineExceeded(
         "watchdog: no progress for " + Seconds(timeout_ns / 1000000) + " (SimDeviceOptions::"
@@ -191,11 +206,17 @@ void SimDevice::Synchronize() {
   for (size_t i = 0; i < streams.size(); ++i) streams[i]->WaitServed(targets[i]);
 }
 
-void SimDevice::WaitUntilDrained() {
+void SimDevice::WaitUntilDrained(const std::string& call) {
   CHECK(SimStream::Current() == nullptr)
       << "raw memory of " << device_.ToString() << " is allocated and freed from the host, "
       << "never from a kernel";
+  {
+    std::lock_guard<std::mutex> lock(Draining().mu);
+    Draining().what = call + ", which waits for " + device_.ToString() + " to drain";
+  }
   Synchronize();
+  std::lock_guard<std::mutex> lock(Draining().mu);
+  Draining().what.clear();
 }
 
 std::unique_lock<std::mutex> SimDevice::DriverLockForLaunch() {
@@ -207,7 +228,8 @@ void* SimDevice::RawAllocate(size_t bytes) {
   std::unique_lock<std::mutex> driver;
   if (GlobalOptions().synchronizing_allocation.load(std::memory_order_relaxed)) {
     driver = std::unique_lock<std::mutex>(DriverMutex());
-    WaitUntilDrained();
+    WaitUntilDrained("a raw allocation of " + HumanBytes(Granules(bytes)) + " on " +
+                     device_.ToString());
   }
   const auto size = static_cast<int64_t>(Granules(bytes));
   const int64_t capacity = capacity_bytes();
@@ -239,7 +261,8 @@ void SimDevice::RawFree(void* ptr, size_t bytes) {
   std::unique_lock<std::mutex> driver;
   if (GlobalOptions().synchronizing_allocation.load(std::memory_order_relaxed)) {
     driver = std::unique_lock<std::mutex>(DriverMutex());
-    WaitUntilDrained();
+    WaitUntilDrained("a raw free of " + HumanBytes(Granules(bytes)) + " on " +
+                     device_.ToString());
   }
   std::free(ptr);
   in_use_.fetch_sub(static_cast<int64_t>(Granules(bytes)));

@@ -127,8 +127,9 @@ class SimDevice final : public DeviceContext {
  private:
   friend class SimWatchdog;
   explicit SimDevice(int id);
-  // Blocks until no stream of this device has work (caller holds the driver lock).
-  void WaitUntilDrained();
+  // Blocks until no stream of this device has work (caller holds the driver lock); `call` names
+  // the raw call for the watchdog's report meanwhile.
+  void WaitUntilDrained(const std::string& call);
   // Streams made so far (their count grows only).
   std::vector<SimStream*> Streams() const;
 

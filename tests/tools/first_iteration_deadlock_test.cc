@@ -106,7 +106,7 @@ TEST(FirstIterationDeadlockTest, ParallelLazyFirstIterationsWithoutDeviceLocksHa
   SetCollectiveAllocationExclusion(false);
   Status hung;
   int attempt = 0;
-  for (; attempt < 500 && hung.ok(); ++attempt) {
+  for (; attempt < 1000 && hung.ok(); ++attempt) {  // 1 to 87 measured, also under load
     ReleaseCaches(kDevices);
     hung = FirstIteration(nets, /*workers=*/8, FirstRun::kParallel);
   }
@@ -116,6 +116,10 @@ TEST(FirstIterationDeadlockTest, ParallelLazyFirstIterationsWithoutDeviceLocksHa
   EXPECT_EQ(hung.code(), StatusCode::kDeadlineExceeded) << hung.ToString();
   EXPECT_NE(hung.message().find("Allreduce"), std::string::npos) << hung.ToString();
   EXPECT_NE(hung.message().find("sim:"), std::string::npos) << hung.ToString();
+  EXPECT_NE(hung.message().find("at its 'inputs' barrier: waits for rank(s) on"), std::string::npos)
+      << hung.ToString();
+  EXPECT_NE(hung.message().find("the driver lock is held by a raw"), std::string::npos)
+      << hung.ToString();
 }
 
 // Runs first iterations of `nets`, `per_worker_count` for each of 1..8 workers; returns the first
