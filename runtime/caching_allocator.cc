@@ -36,7 +36,19 @@ CachingAllocator::CachingAllocator(DeviceContext* device)
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
+  for (PendingFree& p : pending_) {
+    for (const std::unique_ptr<Event>& e : p.events) e->HostWait();
+  }
+  ProcessPendingFrees();
   ReleaseCacheLocked();
+  if (!allocated_.empty()) {  // the owner's bug; its segments stay (their memory may be in use)
+    LOG(WARNING) << device_->device().ToString() << ": a caching allocator destroyed with "
+                 << allocated_.size() << " live blocks";
+  }
+  for (Pool* pool : {&small_free_, &large_free_}) {
+    for (Block* b : *pool) delete b;  // pieces of segments that stay
+  }
+  for (auto& [ptr, b] : allocated_) delete b;
 }
 
 size_t CachingAllocator::RoundedSize(size_t bytes) {
@@ -82,8 +94,9 @@ CachingAllocator::Block* CachingAllocator::NewSegment(size_t size, bool small, i
                                                       size_t request) {
   const int64_t free = device_->free_bytes();
   if (free >= 0 && free - static_cast<int64_t>(size) < reserve_bytes()) ReleaseCacheLocked();
+  char* ptr = static_cast<char*>(RawAllocateWithRetry(size, request));  // may throw
   auto* b = new Block;
-  b->ptr = static_cast<char*>(RawAllocateWithRetry(size, request));
+  b->ptr = ptr;
   b->size = size;
   b->small = small;
   b->stream = stream;

@@ -100,6 +100,8 @@ TEST(CachingAllocatorTest, FreedBlocksAreReusedByBestFitWithoutRawCalls) {
   EXPECT_EQ(a.Allocate(3 * kMiB), four) << "the smallest cached block that fits";
   EXPECT_EQ(a.Allocate(7 * kMiB), eight);
   EXPECT_EQ(a.stats().raw_allocations, raw);
+  a.Free(four, 3 * kMiB);
+  a.Free(eight, 7 * kMiB);
 }
 
 TEST(CachingAllocatorTest, ALargerBlockIsSplitAndItsPiecesMergeWhenFreed) {
@@ -115,6 +117,7 @@ TEST(CachingAllocatorTest, ALargerBlockIsSplitAndItsPiecesMergeWhenFreed) {
   a.Free(first, 4 * kMiB);
   EXPECT_EQ(a.stats().largest_free_block, static_cast<int64_t>(10 * kMiB));
   EXPECT_EQ(a.Allocate(10 * kMiB), base);
+  a.Free(base, 10 * kMiB);
 }
 
 TEST(CachingAllocatorTest, ABlockServesOnlyTheStreamThatAllocatedIt) {
@@ -129,8 +132,10 @@ TEST(CachingAllocatorTest, ABlockServesOnlyTheStreamThatAllocatedIt) {
   void* on_zero = a.Allocate(4 * kMiB);
   EXPECT_NE(on_zero, on_one);
   EXPECT_EQ(a.stats().raw_allocations, 2);
+  a.Free(on_zero, 4 * kMiB);
   AllocationStreamScope scope(one);
   EXPECT_EQ(a.Allocate(4 * kMiB), on_one);
+  a.Free(on_one, 4 * kMiB);
 }
 
 TEST(CachingAllocatorTest, ABlockRecordedOnAnotherStreamWaitsForThatStreamBeforeReuse) {
@@ -148,6 +153,8 @@ TEST(CachingAllocatorTest, ABlockRecordedOnAnotherStreamWaitsForThatStreamBefore
   reader.Release();
   other->Synchronize();
   EXPECT_EQ(a.Allocate(4 * kMiB), block);
+  a.Free(block, 4 * kMiB);
+  a.Free(spare, 4 * kMiB);
 }
 
 TEST(CachingAllocatorTest, ARawAllocationThatWouldEatIntoTheReserveReleasesTheCacheFirst) {

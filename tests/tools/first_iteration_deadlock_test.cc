@@ -34,8 +34,8 @@ std::vector<DeviceOption> SimDevices(int n) {
 
 // Three conv layers of `channels` on images of `size`, batch 16 per device. At 16 channels and
 // 64x64 each activation and gradient (4 MiB) takes a raw allocation of its own, all through the
-// backward pass: without the defences such a first iteration hangs within a few tries (1 to 19
-// measured, 100 ms each); at 8 channels and 8x8 the tensors share small segments, few raw
+// backward pass: without the defences such a first iteration hangs within a few tries (1 to 87
+// measured, 100-330 ms each); at 8 channels and 8x8 the tensors share small segments, few raw
 // allocations happen and a try takes 10 ms.
 TrainingNets ConvNets(int devices, int64_t channels, int64_t size) {
   TrainingNetsSpec spec;
