@@ -248,11 +248,15 @@ void LaunchPlan::PlanRankWaits(int i, const DataflowGraph& g, const std::vector<
   for (int p : g.parents[i]) {
     if (!IsAsync(devices[p])) continue;  // a host parent has finished before the launch
     if (i == g_drop_child.load() && p == g_drop_parent.load()) continue;
+    // Rank r waits for the parents on its device, rank 0 also for those on no rank's device (a
+    // rank's peers reach their barrier only after it); every rank waits for a collective parent
+    // (EventFor picks that parent's rank on its own device).
     const bool on_a_rank = std::find(ranks.begin(), ranks.end(), devices[p]) != ranks.end();
+    const bool collective_parent = !ops_[p]->ranks.empty();
     for (auto& rank : l.ranks) {
-      const bool mine = ops_[p]->ranks.empty() ? devices[p] == rank->stream->device()
-                                               : true;  // a collective parent has a rank here
-      if (!(mine || (!on_a_rank && rank->rank_ == 0))) continue;
+      const bool waits = collective_parent || devices[p] == rank->stream->device() ||
+                         (!on_a_rank && rank->rank_ == 0);
+      if (!waits) continue;
       if (Event* e = EventFor(p, rank->stream)) rank->stream_waits.push_back(e);
     }
   }
