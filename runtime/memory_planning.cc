@@ -88,8 +88,13 @@ std::shared_ptr<void> AllocateArena(const DeviceOption& option, int64_t bytes) {
 
 PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
                            const MemoryPlanOptions& options) {
+  return PlanRequestFor(def, ShapesOfWorkspaceBlobs(def, ws), options);
+}
+
+PlanRequest PlanRequestFor(const NetDef& def, const std::map<std::string, ShapeInfo>& known,
+                           const MemoryPlanOptions& options) {
   PlanRequest request;
-  request.blob_bytes = LargestWrittenBytes(def, ShapesOfWorkspaceBlobs(def, ws));
+  request.blob_bytes = LargestWrittenBytes(def, known);
   request.keep = options.keep;
   for (const OperatorDef& op : def.op()) {
     const OpSchema* schema = FindSchema(op.type());

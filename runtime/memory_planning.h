@@ -33,6 +33,7 @@
 #ifndef BRAID_RUNTIME_MEMORY_PLANNING_H_
 #define BRAID_RUNTIME_MEMORY_PLANNING_H_
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -40,6 +41,7 @@
 
 #include "planner/memory_plan.h"
 #include "runtime/observer.h"
+#include "runtime/op_schema.h"
 #include "runtime/tensor.h"
 
 namespace braid {
@@ -125,6 +127,11 @@ class NetMemory {
 // The planner's input for `def` in `ws`: blob sizes from shape inference, in-place pairs from the
 // op schemas, the executor from def.type.
 PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
+                           const MemoryPlanOptions& options);
+// The same from the shapes of the blobs `def` reads first (e.g. InferBlobShapes of its init net),
+// with no workspace: what a prediction made before anything runs plans (tools/models'
+// training_footprint.h).
+PlanRequest PlanRequestFor(const NetDef& def, const std::map<std::string, ShapeInfo>& known,
                            const MemoryPlanOptions& options);
 
 // Plans and binds `net`'s blobs in `ws` (see the file comment). With options.poison the returned

@@ -26,6 +26,14 @@
 // net) in inference mode and prints its extra bytes without sharing (its own arenas) and with
 // NET's arenas shared (only what exceeds NET's arena on each device).
 //
+// Footprint before running: `braid_plan --model NAME --device sim|cuda --batch-size N
+// [--test-batch-size M] [--image-size S] [--channels C] [--classes K] [--algo-cache PATH]
+// [--json FILE]` (no NET) builds the model's training nets as braid_train builds them
+// (tools/models/training_footprint.h) and prints each device's predicted footprint: parameters,
+// gradients outside the arena, momentum, the planned arena, the workspace cap (the largest
+// workspace of the algorithms in --algo-cache), allocator rounding and the total, as the device's
+// caching allocator will hold them; --json writes the same (tools/footprint_report.h).
+//
 // Exit codes: 0 success, 1 a failure (a bad net, shape, plan or file: one stderr line naming the
 // net, op and blob), 2 bad flags.
 #include <gflags/gflags.h>
@@ -34,6 +42,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <string>
@@ -50,7 +59,10 @@
 #include "runtime/status.h"
 #include "runtime/workspace.h"
 #include "tools/blob_spec.h"
+#include "runtime/algorithm_registry.h"
 #include "tools/command_line.h"
+#include "tools/footprint_report.h"
+#include "tools/models/training_footprint.h"
 #include "tools/plan_json.h"
 #include "tools/plan_summary.h"
 #include "tools/repeated_flag.h"
@@ -75,6 +87,15 @@ DEFINE_string(test_net, "",
               "a net run between runs of NET (a test net): report its extra bytes with and "
               "without sharing NET's arenas");
 
+DEFINE_string(model, "", "footprint: a braid_model model name (resnet20, resnet50, ...) instead of NET");
+DEFINE_string(device, "sim:0", "footprint: the device the model trains on (sim, sim:N, cuda, cuda:N)");
+DEFINE_int64(batch_size, 32, "footprint: training batch size");
+DEFINE_int64(test_batch_size, 0, "footprint: test batch size (0: the training batch)");
+DEFINE_int64(image_size, 0, "footprint: image size (0: braid_model's default)");
+DEFINE_int64(channels, 0, "footprint: image channels (0: braid_model's default)");
+DEFINE_int64(classes, 0, "footprint: classes (0: braid_model's default)");
+DEFINE_string(algo_cache, "", "footprint: algorithm choices (braid_train --algo-cache) for the workspace cap");
+
 namespace braid {
 namespace {
 
@@ -82,7 +103,9 @@ constexpr char kUsage[] =
     "braid_plan NET [--init INIT_NET] [--input NAME=DIMS[:DTYPE]]... [--gradients-of LOSS]... "
     "[--mode inference|training] [--share-activations] [--share-parameter-gradients] "
     "[--executor dag|simple] "
-    "[--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]";
+    "[--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]\n"
+    "braid_plan --model NAME --device sim|cuda --batch-size N [--test-batch-size M] "
+    "[--image-size S] [--channels C] [--classes K] [--algo-cache PATH] [--json FILE]";
 
 struct PlanToolOptions {
   std::string net_path, init_path, out_path, json_path;
@@ -121,11 +144,16 @@ PlanToolOptions ParseFlags(int argc, char** argv) {
   for (std::string& arg : args) rest.push_back(arg.data());
   const std::vector<std::string> nets =
       ParseCommandLine(static_cast<int>(rest.size()), rest.data(), kUsage);
+  PlanToolOptions options;
+  if (!FLAGS_model.empty()) {
+    if (!nets.empty()) ExitBadFlags("--model takes no NET file");
+    if (FLAGS_batch_size <= 0 || FLAGS_test_batch_size < 0) ExitBadFlags("batch sizes must be > 0");
+    return options;
+  }
   if (nets.size() != 1) {
     ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()) +
                  " (braid_plan --help lists the flags)");
   }
-  PlanToolOptions options;
   options.net_path = nets[0];
   options.init_path = FLAGS_init;
   options.out_path = FLAGS_out;
@@ -326,6 +354,42 @@ void PlanAndReport(const PlanToolOptions& options) {
   if (!options.test_net_path.empty()) ReportTestNet(options.test_net_path, ws, plan);
 }
 
+// The largest workspace among the algorithm choices in `path` ("" : none known, 0).
+int64_t WorkspaceCap(const std::string& path) {
+  if (path.empty()) return 0;
+  AlgorithmRegistry registry;
+  ThrowIfError(registry.Load(path));
+  int64_t cap = 0;
+  for (const auto& [key, choice] : registry.Entries()) cap = std::max(cap, choice.workspace_bytes);
+  return cap;
+}
+
+void FootprintAndReport() {
+  FootprintModel model;
+  model.model = FLAGS_model;
+  model.batch = FLAGS_batch_size;
+  model.test_batch = FLAGS_test_batch_size;
+  model.image_size = FLAGS_image_size;
+  model.channels = FLAGS_channels;
+  model.classes = FLAGS_classes;
+  std::string device = FLAGS_device;
+  if (device.find(':') == std::string::npos) device += ":0";
+  model.device = DeviceToProto(ParseDevice(device));
+  const TrainingNets nets = BuildFootprintNets(model);
+  FootprintOptions options;
+  options.workspace_cap = WorkspaceCap(FLAGS_algo_cache);
+  const std::vector<DeviceFootprint> footprint = PredictTrainingFootprint(nets, options);
+  std::printf("%s batch %lld (test batch %lld) on %s, memory plan as braid_train's\n",
+              model.model.c_str(), static_cast<long long>(model.batch),
+              static_cast<long long>(model.test_batch > 0 ? model.test_batch : model.batch),
+              device.c_str());
+  std::cout << FootprintTable(footprint);
+  if (!FLAGS_json.empty()) {
+    std::ofstream(FLAGS_json) << FootprintJson(footprint);
+    std::printf("footprint JSON written to %s\n", FLAGS_json.c_str());
+  }
+}
+
 }  // namespace
 }  // namespace braid
 
@@ -333,5 +397,6 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
   const braid::PlanToolOptions options = braid::ParseFlags(argc, argv);
+  if (!FLAGS_model.empty()) return braid::RunTool("braid_plan", [] { braid::FootprintAndReport(); });
   return braid::RunTool("braid_plan", [&] { braid::PlanAndReport(options); });
 }

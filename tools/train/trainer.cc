@@ -8,6 +8,7 @@
 #include "runtime/status.h"
 #include "tools/models/data_parallel.h"
 #include "tools/models/resnet.h"
+#include "tools/models/training_footprint.h"
 #include "tools/train/checkpoint.h"
 
 namespace braid {
@@ -150,20 +151,9 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
 Trainer::~Trainer() = default;
 
 void Trainer::PlanNetsMemory() {
-  MemoryPlanOptions train;
-  train.mode = PlanMode::kTraining;
-  train.share_activations = true;
-  train.share_parameter_gradients = true;  // nothing reads them after a step
-  for (int d = 0; d < nets_.num_devices(); ++d) {  // read after each step
-    for (const std::string& blob : {nets_.loss, nets_.accuracy, nets_.lr, nets_.iter}) {
-      train.keep.insert(nets_.OnDevice(d, blob));
-    }
-  }
-  for (const OperatorDef& op : nets_.test.op())
-    train.keep.insert(op.input().begin(), op.input().end());
-  train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), train);
-  MemoryPlanOptions test;
-  test.keep = {nets_.OnDevice(0, nets_.test_loss), nets_.OnDevice(0, nets_.test_accuracy)};
+  // The plans tools/models/training_footprint.h predicts the device memory of.
+  train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), TrainNetPlanOptions(nets_));
+  MemoryPlanOptions test = TestNetPlanOptions(nets_);
   // Grows the train net's arenas where the test net needs more; neither net has run yet.
   test.share_arenas_of = train_memory_.get();
   test_memory_ = PlanNetMemory(*test_net_, test_workspace_.get(), test);

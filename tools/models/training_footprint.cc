@@ -1,0 +1,231 @@
+#include "tools/models/training_footprint.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "planner/memory_plan.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/caching_allocator_model.h"
+#include "runtime/device.h"
+#include "runtime/shape_inference.h"
+#include "tools/models/resnet.h"
+
+namespace braid {
+namespace {
+
+enum class Kind { kParameter, kGradient, kMomentum, kOther };
+
+// The footprints being predicted, one per device, each with its allocator's replay.
+class Ledger {
+ public:
+  explicit Ledger(int64_t workspace_cap) : workspace_cap_(workspace_cap) {}
+
+  // The device's entry, or null for the host (not device memory).
+  DeviceFootprint* On(const DeviceOption& option) {
+    const Device device = DeviceFromProto(option);
+    if (device.is_host()) return nullptr;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (devices_[i] == device) return &footprints_[i];
+    }
+    devices_.push_back(device);
+    footprints_.emplace_back();
+    models_.emplace_back();
+    DeviceFootprint& f = footprints_.back();
+    f.device = option;
+    f.workspace_cap = workspace_cap_;
+    f.workspace_on_device = device.type == DeviceType::kCuda;
+    return &f;
+  }
+  CachingAllocatorModel& ModelOf(const DeviceFootprint* f) {
+    return models_[static_cast<size_t>(f - footprints_.data())];
+  }
+  // One allocation of `bytes` for a blob of `kind` that lives for the run.
+  void Keep(const DeviceOption& option, Kind kind, int64_t bytes) {
+    DeviceFootprint* f = On(option);
+    if (f == nullptr) return;
+    ModelOf(f).Allocate(bytes);
+    int64_t* counts[] = {&f->parameters, &f->gradients, &f->momentum, &f->other};
+    *counts[static_cast<int>(kind)] += bytes;
+  }
+  std::vector<DeviceFootprint> Finish() {
+    for (size_t i = 0; i < footprints_.size(); ++i) {
+      footprints_[i].reserved = models_[i].reserved_bytes();
+      footprints_[i].cached = models_[i].cached_bytes();
+      footprints_[i].rounding = models_[i].reserved_bytes() - models_[i].requested_bytes() -
+                                models_[i].cached_bytes();
+      footprints_[i].small_segments = models_[i].small_segments();
+    }
+    return footprints_;
+  }
+
+ private:
+  int64_t workspace_cap_;
+  std::vector<Device> devices_;
+  std::vector<DeviceFootprint> footprints_;
+  std::vector<CachingAllocatorModel> models_;
+};
+
+Kind InitKind(const TrainingNets& nets, const std::set<std::string>& momenta,
+              const std::string& blob) {
+  if (momenta.count(blob)) return Kind::kMomentum;
+  for (int d = 0; d < nets.num_devices(); ++d) {
+    const std::string& prefix = nets.num_devices() > 1 ? nets.device_prefixes[d] : "";
+    if (blob.rfind(prefix, 0) == 0 && nets.params.Find(blob.substr(prefix.size())) != nullptr)
+      return Kind::kParameter;
+  }
+  return Kind::kOther;
+}
+
+// Step 1 of the header: the init net's outputs. Returns every blob it writes.
+std::set<std::string> KeepInitOutputs(const TrainingNets& nets,
+                                      const std::map<std::string, ShapeInfo>& shapes,
+                                      Ledger* ledger) {
+  std::set<std::string> momenta;
+  for (int d = 0; d < nets.num_devices(); ++d) {
+    for (const std::string& m : nets.momentum_blobs) momenta.insert(nets.OnDevice(d, m));
+  }
+  const NetDef& init = nets.params.init_net;
+  std::set<std::string> written;
+  for (int k = 0; k < init.op_size(); ++k) {
+    for (const std::string& out : init.op(k).output()) {
+      if (!written.insert(out).second) continue;
+      const ShapeInfo& shape = shapes.at(out);
+      if (!shape.known) {
+        if (DeviceFootprint* f = ledger->On(OpDevice(init, k))) ++f->unsized_blobs;
+        continue;
+      }
+      ledger->Keep(OpDevice(init, k), InitKind(nets, momenta, out),
+                   static_cast<int64_t>(shape.nbytes()));
+    }
+  }
+  return written;
+}
+
+// Step 2: each device's arena, grown to the test net's where it needs more.
+void KeepArenas(const MemoryPlan& train, const MemoryPlan* test, Ledger* ledger) {
+  std::vector<std::pair<DeviceOption, int64_t>> arenas;
+  for (const ArenaPlan& a : train.arenas) arenas.emplace_back(a.device, a.arena_bytes);
+  if (test != nullptr) {
+    for (const ArenaPlan& a : test->arenas) {
+      auto same = std::find_if(arenas.begin(), arenas.end(), [&](const auto& e) {
+        return DeviceFromProto(e.first) == DeviceFromProto(a.device);
+      });
+      if (same == arenas.end()) arenas.emplace_back(a.device, -a.arena_bytes);  // test's own
+    }
+  }
+  for (const auto& [device, signed_bytes] : arenas) {
+    DeviceFootprint* f = ledger->On(device);
+    if (f == nullptr) continue;
+    const int64_t bytes = std::abs(signed_bytes);
+    int64_t needed = bytes;
+    if (test != nullptr && signed_bytes >= 0) {
+      for (const ArenaPlan& a : test->arenas) {
+        if (DeviceFromProto(a.device) == DeviceFromProto(device))
+          needed = std::max(needed, a.arena_bytes);
+      }
+    }
+    ledger->ModelOf(f).Allocate(std::max<int64_t>(bytes, 1));
+    f->arena = bytes;
+    if (needed > bytes) {  // MemoryPlanOptions::share_arenas_of: freed into the cache, regrown
+      // A small old arena goes back to a small segment the model does not track: counted in use.
+      if (bytes > static_cast<int64_t>(CachingAllocator::kSmallRequest))
+        ledger->ModelOf(f).FreeLarge(bytes);
+      ledger->ModelOf(f).Allocate(needed);
+      f->arena = needed;
+      f->test_growth = needed - bytes;
+    }
+  }
+}
+
+// Steps 3 and 4: a net's outputs outside its arenas, not yet allocated, in op order.
+void KeepOwnOutputs(const NetDef& net, const PlanRequest& request, const MemoryPlan& plan,
+                    std::set<std::string>* allocated, Ledger* ledger) {
+  std::set<std::string> recycled;
+  for (const ArenaPlan& a : plan.arenas) {
+    for (const BlobOffset& b : a.blobs) recycled.insert(b.blob);
+  }
+  for (int k = 0; k < net.op_size(); ++k) {
+    for (const std::string& out : net.op(k).output()) {
+      if (recycled.count(out) || !allocated->insert(out).second) continue;
+      const DeviceOption device = BlobDevice(net, request, out, k);
+      auto bytes = request.blob_bytes.find(out);
+      if (bytes == request.blob_bytes.end()) {
+        if (DeviceFootprint* f = ledger->On(device)) ++f->unsized_blobs;
+        continue;
+      }
+      const bool gradient = out.find("_grad") != std::string::npos;
+      ledger->Keep(device, gradient ? Kind::kGradient : Kind::kOther, bytes->second);
+    }
+  }
+}
+
+}  // namespace
+
+MemoryPlanOptions TrainNetPlanOptions(const TrainingNets& nets) {
+  MemoryPlanOptions train;
+  train.mode = PlanMode::kTraining;
+  train.share_activations = true;
+  train.share_parameter_gradients = true;  // nothing reads them after a step
+  for (int d = 0; d < nets.num_devices(); ++d) {  // read after each step
+    for (const std::string& blob : {nets.loss, nets.accuracy, nets.lr, nets.iter}) {
+      train.keep.insert(nets.OnDevice(d, blob));
+    }
+  }
+  for (const OperatorDef& op : nets.test.op())
+    train.keep.insert(op.input().begin(), op.input().end());
+  return train;
+}
+
+MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets) {
+  MemoryPlanOptions test;
+  test.keep = {nets.OnDevice(0, nets.test_loss), nets.OnDevice(0, nets.test_accuracy)};
+  return test;
+}
+
+TrainingNets BuildFootprintNets(const FootprintModel& m) {
+  const bool imagenet = ResNetSpecFromName(m.model, 1, 1).style == ResNetStyle::kImageNet;
+  auto or_default = [imagenet](int64_t v, int64_t cifar, int64_t in) {
+    return v > 0 ? v : (imagenet ? in : cifar);
+  };
+  const SyntheticImages train{m.batch, or_default(m.channels, 1, 3),
+                              or_default(m.image_size, 28, 224), or_default(m.classes, 10, 1000)};
+  SyntheticImages test = train;
+  if (m.test_batch > 0) test.batch = m.test_batch;
+  const ResNetSpec spec = ResNetSpecFromName(m.model, train.channels, train.classes);
+  TrainingNetsSpec nets_spec;
+  nets_spec.name = m.model;
+  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, spec, data);
+  };
+  nets_spec.train_input = SyntheticImageReader(train, "train_reader");
+  nets_spec.test_input = SyntheticImageReader(test, "test_reader");
+  nets_spec.optimizer.lr.policy = "fixed";  // the schedule changes no memory
+  nets_spec.device = m.device;
+  nets_spec.recompute_bn_relu = true;  // braid_train with --memory-plan on
+  TrainingNets nets = BuildTrainingNets(nets_spec);
+  nets.train.set_type(m.executor);
+  nets.test.set_type(m.executor);
+  return nets;
+}
+
+std::vector<DeviceFootprint> PredictTrainingFootprint(const TrainingNets& nets,
+                                                      const FootprintOptions& options) {
+  Ledger ledger(options.workspace_cap);
+  const std::map<std::string, ShapeInfo> shapes = InferBlobShapes(nets.params.init_net, {});
+  std::set<std::string> allocated = KeepInitOutputs(nets, shapes, &ledger);
+  const PlanRequest train_request = PlanRequestFor(nets.train, shapes, TrainNetPlanOptions(nets));
+  const MemoryPlan train_plan = PlanMemory(nets.train, train_request);
+  PlanRequest test_request;
+  MemoryPlan test_plan;
+  if (options.test_net) {
+    test_request = PlanRequestFor(nets.test, shapes, TestNetPlanOptions(nets));
+    test_plan = PlanMemory(nets.test, test_request);
+  }
+  KeepArenas(train_plan, options.test_net ? &test_plan : nullptr, &ledger);
+  KeepOwnOutputs(nets.train, train_request, train_plan, &allocated, &ledger);
+  if (options.test_net) KeepOwnOutputs(nets.test, test_request, test_plan, &allocated, &ledger);
+  return ledger.Finish();
+}
+
+}  // namespace braid

@@ -1,0 +1,93 @@
+// The device memory a planned training run will hold, predicted before anything runs: what each
+// device's caching allocator (runtime/caching_allocator.h) reserves for a Trainer with
+// memory_plan on (tools/train/trainer.h), per device and by kind of blob.
+//
+// The nets are planned exactly as the Trainer plans them (TrainNetPlanOptions,
+// TestNetPlanOptions, which the Trainer itself uses), with blob sizes from shape inference of the
+// init net (no workspace, no device touched). Every blob that does not live in an arena is one
+// allocation that lasts the run; they are replayed in the order the Trainer makes them through
+// CachingAllocatorModel (runtime/caching_allocator_model.h), so rounding and the small pool's
+// 2 MiB segments are counted as the allocator will count them:
+//   1. the init net's outputs (parameters, momenta, the iteration counter), in op order;
+//   2. the train net's arena; where the test net needs more, the larger arena (the train net's
+//      old one is freed into the cache first: the new one reuses it when it fits, else it stays
+//      reserved, `cached`);
+//   3. the train net's own unplanned outputs (loss, accuracy, lr, kept gradients), first iteration;
+//   4. the test net's own unplanned outputs (its loss and accuracy), first evaluation.
+// Host blobs (the readers' outputs) are not on a device and are not counted.
+//
+// The workspace: convolution algorithms (runtime/algorithm_registry.h) get a workspace of at most
+// the registry's search limit. On cuda it is device memory, taken per op, so the footprint adds
+// the cap (the largest workspace a chosen algorithm needs, FootprintOptions::workspace_cap) to
+// the total; on sim oneDNN's scratchpads live in host scratch memory (runtime/scratch.h), so the
+// cap is shown but not part of the device's total.
+//
+//   TrainingNets nets = BuildFootprintNets({.model = "resnet50", .batch = 32, .device = sim0});
+//   for (const DeviceFootprint& f : PredictTrainingFootprint(nets, {})) ... f.total_bytes() ...
+//
+// Throws braid::Error when a net's shapes are inconsistent. Thread safety: pure functions.
+#ifndef BRAID_TOOLS_MODELS_TRAINING_FOOTPRINT_H_
+#define BRAID_TOOLS_MODELS_TRAINING_FOOTPRINT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "runtime/memory_planning.h"
+#include "tools/models/training_nets.h"
+
+namespace braid {
+
+// The Trainer's plan of the train net: training mode, activations and parameter gradients
+// recycled, the blobs the trainer reads after a step and everything the test net reads kept.
+MemoryPlanOptions TrainNetPlanOptions(const TrainingNets& nets);
+// The Trainer's plan of the test net (share_arenas_of is left for the caller to set).
+MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets);
+
+// A ResNet trained on synthetic images, built as braid_train builds it (recompute and blocked
+// layouts on, as with --memory-plan on); image size, channels and classes 0 take braid_model's
+// defaults (28, 1, 10 CIFAR-style; 224, 3, 1000 ImageNet-style).
+struct FootprintModel {
+  std::string model = "resnet20";
+  int64_t batch = 64;
+  int64_t test_batch = 0;  // 0: the training batch
+  int64_t image_size = 0, channels = 0, classes = 0;
+  DeviceOption device;
+  std::string executor = "simple";
+};
+TrainingNets BuildFootprintNets(const FootprintModel& model);
+
+struct FootprintOptions {
+  int64_t workspace_cap = 0;  // the largest workspace of the chosen algorithms (see above)
+  bool test_net = true;       // the test net shares the train arena and runs between steps
+};
+
+// One device's prediction. Byte counts by kind are requested bytes; `rounding` is what the
+// allocator adds to them (rounding up, the unused rest of small segments).
+struct DeviceFootprint {
+  DeviceOption device;
+  int64_t parameters = 0;  // trained parameters and state (batch-norm running statistics)
+  int64_t gradients = 0;   // parameter gradients not in the arena
+  int64_t momentum = 0;
+  int64_t other = 0;       // the rest kept on the device: iter, lr, loss, accuracy, ...
+  int64_t arena = 0;       // the planned arena both nets use (the larger of theirs)
+  int64_t test_growth = 0;  // of which the test net's need beyond the train net's arena
+  int64_t cached = 0;       // reserved but free: the train arena's old segment after a growth
+  int64_t workspace_cap = 0;
+  bool workspace_on_device = false;  // cuda: the cap is device memory (see above)
+  int64_t rounding = 0;
+  int64_t reserved = 0;    // what the caching allocator holds: all of the above but the workspace
+  int64_t small_segments = 0;
+  int unsized_blobs = 0;   // outputs shape inference cannot size (not counted; they allocate)
+
+  int64_t total_bytes() const { return reserved + (workspace_on_device ? workspace_cap : 0); }
+};
+
+// Per device the nets use other than the host, in order of first use.
+std::vector<DeviceFootprint> PredictTrainingFootprint(const TrainingNets& nets,
+                                                      const FootprintOptions& options);
+
+}  // namespace braid
+
+#endif  // BRAID_TOOLS_MODELS_TRAINING_FOOTPRINT_H_
