@@ -3,7 +3,8 @@
 # the simple executor, ResNet-20 training written by braid_model, and a small net whose name needs
 # JSON escaping (blob shapes from --input); checks every --json file with check_plan_json.py (the
 # exact key set, lower bound <= planned <= naive, every blob inside the arena), that --out writes a
-# net braid_run accepts, and the error contract (bad flags exit 2, bad nets exit 1 on one line).
+# net braid_run accepts, the footprint --model predicts (its parts add up; ResNet-50 at batch 32
+# on sim within 3,000 MiB), and the error contract (bad flags exit 2, bad nets exit 1 on one line).
 #
 #   braid_plan_json.sh BRAID_PLAN BRAID_MODEL CHECK_PLAN_JSON_PY MLP MLP_INIT
 set -uo pipefail
@@ -74,6 +75,28 @@ plan = json.load(open(sys.argv[1]))
 assert plan["net"] == "quote\" back\\ tab\t", repr(plan["net"])
 assert plan["blobs"], "nothing recycled although --input sized x"' "$work/escape.json" ||
   fail "escaped net name or --input shapes"
+
+# The footprint of a training net before running it (--model): the parts add up to the total, the
+# total is whole 2 MiB segments, and ResNet-50 at batch 32 on sim stays within 3,000 MiB.
+for model in resnet20:8 resnet50:32; do
+  if ! "$braid_plan" --model "${model%%:*}" --device sim --batch-size "${model##*:}" \
+      --json "$work/footprint.json" >"$work/out" 2>&1; then
+    cat "$work/out" >&2
+    fail "braid_plan --model $model"
+    continue
+  fi
+  grep -E '^  total' "$work/out"
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+parts = ["parameters", "gradients", "momentum", "other", "arena", "cached", "rounding"]
+total = sum(d[p] for p in parts) + (d["workspace"] if d["workspace_on_device"] else 0)
+assert total == d["total"], (total, d)
+assert d["total"] % (2 << 20) == 0, d["total"]
+assert d["arena"] > 0 and d["parameters"] > 0, d
+if sys.argv[2] == "resnet50:32":
+    assert d["total"] <= 3000 << 20, d["total"] / 2**20' "$work/footprint.json" "$model" ||
+    fail "braid_plan --model $model: footprint JSON"
+done
 
 expect_exit 2 "--mode must be" "$mlp" --mode bogus
 expect_exit 2 "--executor must be" "$mlp" --executor threaded
