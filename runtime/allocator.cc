@@ -91,8 +91,6 @@ class AlignedCpuAllocator final : public Allocator {
   AllocatorCounters counters_;
 };
 
-std::atomic<Allocator*> g_cuda_allocator{nullptr};
-
 }  // namespace
 
 Allocator* CpuAllocator() {
@@ -102,14 +100,6 @@ Allocator* CpuAllocator() {
 
 Allocator* GetAllocator(const Device& device) {
   if (device.is_host()) return CpuAllocator();
-  if (device.type == DeviceType::kCuda) {
-    Allocator* a = g_cuda_allocator.load(std::memory_order_acquire);
-    if (a == nullptr) {
-      throw Error(Status::InvalidArgument("no allocator for " + device.ToString() +
-                                          " (braid was built without the CUDA backend)"));
-    }
-    return a;
-  }
   return GetDeviceContext(device)->allocator();
 }
 
@@ -127,8 +117,5 @@ Status MemoryInfo(const Device& device, DeviceMemoryInfo* info) {
   });
 }
 
-void SetCudaAllocator(Allocator* allocator) {
-  g_cuda_allocator.store(allocator, std::memory_order_release);
-}
 
 }  // namespace braid

@@ -80,8 +80,6 @@ struct DeviceMemoryInfo {
 };
 Status MemoryInfo(const Device& device, DeviceMemoryInfo* info);
 
-// Installs the allocator of every CUDA device (the CUDA backend registers itself at load time).
-void SetCudaAllocator(Allocator* allocator);
 
 }  // namespace braid
 

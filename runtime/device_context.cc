@@ -1,5 +1,6 @@
 #include "runtime/device_context.h"
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@ namespace {
 
 thread_local Device tls_current_device;  // cpu:0 unless a CurrentDeviceScope says otherwise
 thread_local Stream* tls_allocation_stream = nullptr;
+std::atomic<DeviceContext* (*)(int)> g_cuda_contexts{nullptr};
 
 class CpuEvent final : public Event {
  public:
@@ -91,10 +93,15 @@ DeviceContext* GetDeviceContext(const Device& device) {
     case DeviceType::kSim:
       return SimDevice::Get(device.id);
     case DeviceType::kCuda:
+      if (auto* get = g_cuda_contexts.load(std::memory_order_acquire)) return get(device.id);
       break;
   }
   throw Error(Status::InvalidArgument(device.ToString() +
-                                      ": braid's executors do not run CUDA devices yet"));
+                                      ": braid was built without the CUDA backend"));
+}
+
+void SetCudaDeviceContexts(DeviceContext* (*get)(int id)) {
+  g_cuda_contexts.store(get, std::memory_order_release);
 }
 
 const Device& CurrentDevice() { return tls_current_device; }

@@ -111,8 +111,12 @@ class DeviceContext {
 };
 
 // The context of `device`, made on first use. Throws braid::Error for a device braid cannot use
-// (a CUDA device in a build or on a machine without one).
+// (a CUDA device in a build without the CUDA backend, or on a machine without one: the error
+// carries CUDA's).
 DeviceContext* GetDeviceContext(const Device& device);
+// Installs the contexts of CUDA devices (the CUDA backend, runtime/cuda/cuda_device.h, registers
+// itself when libbraid loads): `get(id)` returns cuda:id's or throws braid::Error.
+void SetCudaDeviceContexts(DeviceContext* (*get)(int id));
 
 // The device whose kernel the calling thread is running: a sim device's id on its stream threads,
 // cpu:0 on every other thread. Host code may not dereference memory of a non-host device.

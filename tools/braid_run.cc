@@ -97,8 +97,14 @@ RunOptions ParseFlags(int argc, char** argv) {
     ExitBadFlags("--memory-plan must be 'on' or 'off', got '" + FLAGS_memory_plan + "'");
   }
   if (!FLAGS_device.empty()) {
-    const Status device = StatusFromCall([] { ParseDevice(FLAGS_device); });
-    if (!device.ok()) ExitBadFlags("--device: " + device.message());
+    std::vector<Device> devices;
+    const Status device =
+        StatusFromCall([&] { devices = ParseDeviceList(FLAGS_device, "braid_run", "--device"); });
+    if (!device.ok()) {  // one line, naming the tool and the flag (and CUDA's error for cuda:N)
+      std::cerr << device.message() << "\n";
+      std::exit(kExitBadFlags);
+    }
+    if (devices.size() != 1) ExitBadFlags("--device " + FLAGS_device + ": name one device");
   }
   return {nets[0],     FLAGS_init,  FLAGS_executor,           FLAGS_threads,
           FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on", FLAGS_device,

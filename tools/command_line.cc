@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "runtime/device_context.h"
 #include "runtime/sim_device.h"
 #include "runtime/status.h"
 
@@ -85,7 +86,11 @@ std::vector<Device> ParseDeviceList(const std::string& list, const std::string& 
     const Status parsed = StatusFromCall([&] { device = ParseDevice(item); });
     if (!parsed.ok()) bad(parsed.message());
     if (device.type == DeviceType::kCuda) {
-      bad(item + ": braid's executors do not run CUDA devices yet; use cpu:N or sim:N");
+      // Without a GPU (or the backend) the context refuses with CUDA's error; with one, the CUDA
+      // kernels are still to come.
+      const Status usable = StatusFromCall([&] { GetDeviceContext(device); });
+      if (!usable.ok()) bad(usable.message());
+      bad(item + ": braid has no CUDA kernels yet; use cpu:N or sim:N");
     }
     if (!devices.empty() && device.type != devices[0].type) {
       bad("mixes " + devices[0].ToString() + " and " + device.ToString() +

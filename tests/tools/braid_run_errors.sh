@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # braid_run's error contract: a malformed net exits 1 with one stderr line naming file:line:column;
-# a missing file exits 1; a bad flag exits 2.
+# a missing file exits 1; a bad flag (a CUDA device among them, as braid has no CUDA kernels yet)
+# exits 2.
 #
 #   braid_run_errors.sh BRAID_RUN MALFORMED_NET
 set -uo pipefail
@@ -28,7 +29,10 @@ expect_exit 1 "^InvalidArgument: .*malformed_net\.pbtxt:[0-9]+:[0-9]+: " "$malfo
 expect_exit 1 "^NotFound: .*no_such_net\.pbtxt" /nonexistent/no_such_net.pbtxt
 expect_exit 2 "unknown command line flag" "$malformed" --no_such_flag
 expect_exit 2 "--executor must be" "$malformed" --executor threaded
-expect_exit 2 "exactly one NET" 
+expect_exit 2 "exactly one NET"
+# A CUDA device is refused in one line naming it (with CUDA's error where there is no GPU).
+expect_exit 2 "^braid_run: --device cuda:0 " "$malformed" --device cuda:0
+expect_exit 2 "^braid_run: --device sim:0,sim:1: name one device" "$malformed" --device sim:0,sim:1 
 
 if [[ $(wc -l <<<"$("$braid_run" "$malformed" 2>&1 >/dev/null)") -ne 1 ]]; then
   echo "FAILED: a malformed net must give exactly one stderr line" >&2
