@@ -84,6 +84,7 @@ class LaunchPlan::OpLaunch final : public KernelTask {
   const OpSchema* const schema_;
   Stream* stream = nullptr;          // null for host ops
   std::unique_ptr<Event> event;      // recorded after the kernel when the op has children
+  CollectiveOp* collective = nullptr;                    // set when it launches ranks
   std::vector<std::unique_ptr<RankLaunch>> ranks;        // a collective's kernels, by rank
   std::unique_ptr<CollectiveRendezvous> rendezvous;      // where they meet
   std::vector<Event*> stream_waits;  // parents' events its stream waits for
@@ -110,7 +111,7 @@ class LaunchPlan::RankLaunch final : public KernelTask {
       op_->rendezvous->Fail(Status::FailedPrecondition(Describe() + ": the run failed before it started"));
       return;
     }
-    Status s = plan_->RunRank(*op_, rank_);
+    Status s = plan_->RunRank(*this);
     if (s.ok()) return;
     op_->rendezvous->Fail(s);
     op_->net_->RecordError(std::move(s));
@@ -224,6 +225,7 @@ void LaunchPlan::AddRanks(int i, int stream_index) {
     distinct.insert({static_cast<int>(d.type), d.id});
   }
   if (ranks.size() < 2 || distinct.size() != ranks.size()) return;  // one kernel does it all
+  l.collective = collective;
   l.rendezvous = std::make_unique<CollectiveRendezvous>(l.Describe(), ranks);
   for (size_t r = 0; r < ranks.size(); ++r) {
     Stream* stream = GetDeviceContext(ranks[r])->stream(stream_index);
@@ -329,20 +331,19 @@ void LaunchPlan::LaunchRanks(OpLaunch& l) {
   }
 }
 
-Status LaunchPlan::RunRank(OpLaunch& l, int rank) {
+Status LaunchPlan::RunRank(RankLaunch& rank) {
+  OpLaunch& l = *rank.op_;
   const int i = l.op_->net_position();
   SetIntraOpThreads(net_->intra_op_threads_[i]);
-  OpEvent* event = rank == 0 && !net_->observers_.empty() ? &net_->events_[i] : nullptr;
+  OpEvent* event = rank.rank_ == 0 && !net_->observers_.empty() ? &net_->events_[i] : nullptr;
   if (event != nullptr) {
     event->thread = CurrentThreadIndex();
     event->start_ns = NowNanos();
   }
-  Status s = StatusFromCall(
-      [&] { dynamic_cast<CollectiveOp&>(*l.op_).RunRank(rank, *l.rendezvous); });
+  Status s = StatusFromCall([&] { l.collective->RunRank(rank.rank_, *l.rendezvous); });
   if (event != nullptr) event->end_ns = NowNanos();
   if (s.ok() || s.message().rfind(net_->OpLabel(i), 0) == 0) return s;  // a peer's, labelled
-  return Status(s.code(), net_->OpLabel(i) + ", rank " + std::to_string(rank) + " on " +
-                              l.rendezvous->ranks()[rank].ToString() + ": " + s.message());
+  return Status(s.code(), rank.Describe() + ": " + s.message());
 }
 
 Status LaunchPlan::RunSynchronously(OpLaunch& l) {

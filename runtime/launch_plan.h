@@ -95,7 +95,8 @@ class LaunchPlan {
   Status Launch(OpLaunch& l);
   void LaunchRanks(OpLaunch& l);
   Status RunSynchronously(OpLaunch& l);
-  Status RunRank(OpLaunch& l, int rank);
+  // Runs one rank's kernel (on its stream's thread); its error is labelled with the rank.
+  Status RunRank(RankLaunch& rank);
 
   Net* const net_;
   std::vector<std::unique_ptr<OpLaunch>> ops_;  // by op index
