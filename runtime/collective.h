@@ -73,6 +73,12 @@ class CollectiveOp {
   virtual std::vector<Device> RankDevices() const = 0;
   // Rank `rank`'s kernel (on its device's stream); throws braid::Error on failure.
   virtual void RunRank(int rank, CollectiveRendezvous& peers) = 0;
+  // Called on the launching thread before and after it launches every rank (the group launch).
+  // A CUDA stream runs a rank's RunRank on the launching thread to queue it, and one thread
+  // queuing NCCL kernels for several GPUs must bracket them in ncclGroupStart/ncclGroupEnd.
+  // EndRanks is called even when a rank failed; it throws braid::Error on failure.
+  virtual void BeginRanks() {}
+  virtual void EndRanks() {}
 };
 
 }  // namespace braid

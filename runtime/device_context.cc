@@ -8,6 +8,12 @@
 #include "runtime/sim_device.h"
 
 namespace braid {
+
+void Stream::RunHere(const std::function<void()>& kernel) {
+  CurrentDeviceScope on_device(device());
+  kernel();
+}
+
 namespace {
 
 thread_local Device tls_current_device;  // cpu:0 unless a CurrentDeviceScope says otherwise

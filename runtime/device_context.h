@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -76,6 +77,11 @@ class Stream {
   virtual void Wait(Event* event, WaitSpan* span = nullptr) = 0;
   // Blocks the calling thread until all work queued so far has run.
   virtual void Synchronize() = 0;
+  // Runs `kernel` now on the calling thread, as this stream's work, with shapes free to change
+  // (an op whose output sizes its launcher could not know; the caller waited for its inputs).
+  // cpu and sim run it with the device current; cuda also makes this stream the one its CUDA
+  // calls queue on, so work queued later on the stream follows it.
+  virtual void RunHere(const std::function<void()>& kernel);
 };
 
 class DeviceContext {

@@ -309,7 +309,10 @@ Status LaunchPlan::Launch(OpLaunch& l) {
   if (!prepared.ok()) return Status(prepared.code(), net_->OpLabel(i) + ": " + prepared.message());
   if (!queue) return RunSynchronously(l);
   if (!l.ranks.empty()) {
-    LaunchRanks(l);
+    Status launched = LaunchRanks(l);
+    if (!launched.ok()) {
+      return Status(launched.code(), net_->OpLabel(i) + ": " + launched.message());
+    }
   } else {
     for (Event* e : l.stream_waits) l.stream->Wait(e, trace != nullptr ? &trace->wait : nullptr);
     l.stream->Launch(&l);
@@ -319,16 +322,21 @@ Status LaunchPlan::Launch(OpLaunch& l) {
   return Status::OK();
 }
 
-void LaunchPlan::LaunchRanks(OpLaunch& l) {
+Status LaunchPlan::LaunchRanks(OpLaunch& l) {
   l.rendezvous->Reset();  // the last run's rank kernels have all run (Finish)
   OpEvent* trace = net_->observers_.empty() ? nullptr : &net_->events_[l.op_->net_position()];
   DevicesLock group(l.rendezvous->ranks());
+  Status began = StatusFromCall([&] { l.collective->BeginRanks(); });
+  if (!began.ok()) return began;
   for (const auto& rank : l.ranks) {
     WaitSpan* span = trace != nullptr && rank->rank_ == 0 ? &trace->wait : nullptr;
     for (Event* e : rank->stream_waits) rank->stream->Wait(e, span);
     rank->stream->Launch(rank.get());
-    rank->stream->Record(rank->event.get());
   }
+  Status ended = StatusFromCall([&] { l.collective->EndRanks(); });
+  // Recorded after the group ends: a CUDA group queues its kernels only at ncclGroupEnd.
+  for (const auto& rank : l.ranks) rank->stream->Record(rank->event.get());
+  return ended;
 }
 
 Status LaunchPlan::RunRank(RankLaunch& rank) {
@@ -349,10 +357,7 @@ Status LaunchPlan::RunRank(RankLaunch& rank) {
 Status LaunchPlan::RunSynchronously(OpLaunch& l) {
   for (Event* e : l.parent_events) e->HostWait();
   Status s;
-  {
-    CurrentDeviceScope on_device(l.op_->device());
-    s = net_->RunOp(*l.op_);
-  }
+  l.stream->RunHere([&] { s = net_->RunOp(*l.op_); });
   if (l.event != nullptr) l.stream->Record(l.event.get());
   OpEvent* trace = net_->observers_.empty() ? nullptr : &net_->events_[l.op_->net_position()];
   if (trace != nullptr) trace->launch_end_ns = NowNanos();

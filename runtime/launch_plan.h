@@ -93,7 +93,7 @@ class LaunchPlan {
   Event* EventFor(int p, const Stream* stream) const;
   void PlanRankWaits(int i, const DataflowGraph& g, const std::vector<Device>& devices);
   Status Launch(OpLaunch& l);
-  void LaunchRanks(OpLaunch& l);
+  Status LaunchRanks(OpLaunch& l);
   Status RunSynchronously(OpLaunch& l);
   // Runs one rank's kernel (on its stream's thread); its error is labelled with the rank.
   Status RunRank(RankLaunch& rank);

@@ -7,6 +7,7 @@
 
 #include "runtime/caching_allocator.h"
 #include "runtime/status.h"
+#include "runtime/tensor.h"
 
 namespace braid {
 namespace {
@@ -31,6 +32,22 @@ class DeviceGuard {
   const Device device_;
   int previous_ = 0;
 };
+
+// Lets kernels and copies on cuda:`from` reach cuda:`to`'s memory directly (NVLink or PCIe peer
+// to peer) where the hardware allows; elsewhere copies go through the host (cudaMemcpyPeerAsync).
+void EnablePeerAccess(int from, int to) {
+  const Device device{DeviceType::kCuda, from};
+  int can = 0;
+  CheckCuda(cudaDeviceCanAccessPeer(&can, from, to), "cudaDeviceCanAccessPeer", device);
+  if (can == 0) return;
+  DeviceGuard guard(device);
+  const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
+  if (err == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();
+    return;
+  }
+  CheckCuda(err, "cudaDeviceEnablePeerAccess", device);
+}
 
 class CudaEvent final : public Event {
  public:
@@ -70,12 +87,20 @@ class CudaStream final : public Stream {
   const Device& device() const override { return device_; }
   int index() const override { return index_; }
   void Launch(KernelTask* task) override {
+    FixedTensorsScope fixed;  // as on a sim stream: the launcher fixed the kernel's tensors
+    RunHere([task] { task->Execute(); });  // queues its kernels; reports its own failures
+  }
+  void RunHere(const std::function<void()>& kernel) override {
     DeviceGuard guard(device_);
     CurrentDeviceScope on_device(device_);
+    AllocationStreamScope allocating_for(this);  // scratch blocks belong to this stream
     const cudaStream_t previous = tls_stream;
     tls_stream = stream_;
-    task->Execute();  // queues the task's kernels on stream_; reports its own failures
-    tls_stream = previous;
+    struct Restore {
+      cudaStream_t previous;
+      ~Restore() { tls_stream = previous; }
+    } restore{previous};
+    kernel();
   }
   void Record(Event* event) override {
     CheckCuda(cudaEventRecord(static_cast<CudaEvent*>(event)->get(), stream_), "cudaEventRecord",
@@ -132,7 +157,15 @@ CudaDevice* CudaDevice::Get(int id) {
   std::atomic<CudaDevice*>& slot = (*devices)[id];
   if (CudaDevice* made = slot.load(std::memory_order_acquire)) return made;
   std::lock_guard<std::mutex> lock(*make_mu);
-  if (slot.load(std::memory_order_acquire) == nullptr) slot.store(new CudaDevice(id));
+  if (slot.load(std::memory_order_acquire) == nullptr) {
+    for (int peer = 0; peer < count && peer < kMaxDevices; ++peer) {
+      if (peer != id && (*devices)[peer].load(std::memory_order_acquire) != nullptr) {
+        EnablePeerAccess(id, peer);
+        EnablePeerAccess(peer, id);
+      }
+    }
+    slot.store(new CudaDevice(id));
+  }
   return slot.load(std::memory_order_acquire);
 }
 
@@ -185,9 +218,17 @@ int64_t CudaDevice::free_bytes() const {
   return static_cast<int64_t>(free);
 }
 
-void CudaDevice::CopyInKernel(void* dst, const Device&, const void* src, const Device&,
+void CudaDevice::CopyInKernel(void* dst, const Device& dst_device, const void* src,
+                              const Device& src_device,
                               size_t bytes) {
   if (bytes == 0) return;
+  if (dst_device.type == DeviceType::kCuda && src_device.type == DeviceType::kCuda &&
+      dst_device.id != src_device.id) {
+    CheckCuda(cudaMemcpyPeerAsync(dst, dst_device.id, src, src_device.id, bytes,
+                                  CurrentCudaStream()),
+              "cudaMemcpyPeerAsync", device_);
+    return;
+  }
   CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, CurrentCudaStream()),
             "cudaMemcpyAsync", device_);
 }
