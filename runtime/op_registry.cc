@@ -39,6 +39,15 @@ bool HasKernel(const std::string& type, DeviceType device) {
   return Kernels().count(Key{type, KernelDevice(type, device), ""}) > 0;
 }
 
+std::vector<std::string> KernelTypes(DeviceType device) {
+  std::vector<std::string> types;
+  for (const auto& [key, creator] : Kernels()) {
+    const auto& [type, kernel_device, engine] = key;
+    if (kernel_device == device && (types.empty() || types.back() != type)) types.push_back(type);
+  }
+  return types;
+}
+
 std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws) {
   const DeviceType device = DeviceFromProto(def.device_option()).type;
   const DeviceType kernels = KernelDevice(def.type(), device);

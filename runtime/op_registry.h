@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/device.h"
 #include "runtime/operator.h"
@@ -27,6 +28,8 @@ bool RegisterOperator(const std::string& type, DeviceType device, const std::str
                       OperatorCreator creator);
 // Whether an op of `type` can run on `device` (counting a sim device's fallback to CPU kernels).
 bool HasKernel(const std::string& type, DeviceType device);
+// The op types with a kernel of their own for `device` (any engine), sorted; no sim fallbacks.
+std::vector<std::string> KernelTypes(DeviceType device);
 // Throws braid::Error when no kernel exists for the op's type and device.
 std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws);
 

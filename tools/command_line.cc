@@ -86,11 +86,9 @@ std::vector<Device> ParseDeviceList(const std::string& list, const std::string& 
     const Status parsed = StatusFromCall([&] { device = ParseDevice(item); });
     if (!parsed.ok()) bad(parsed.message());
     if (device.type == DeviceType::kCuda) {
-      // Without a GPU (or the backend) the context refuses with CUDA's error; with one, the CUDA
-      // kernels are still to come.
+      // Refused here, before anything is built, with CUDA's error where the GPU is missing.
       const Status usable = StatusFromCall([&] { GetDeviceContext(device); });
       if (!usable.ok()) bad(usable.message());
-      bad(item + ": braid has no CUDA kernels yet; use cpu:N or sim:N");
     }
     if (!devices.empty() && device.type != devices[0].type) {
       bad("mixes " + devices[0].ToString() + " and " + device.ToString() +

@@ -30,9 +30,9 @@ int RunTool(const std::string& tool, const std::function<void()>& body);
 
 // "16G", "512M", "64K", "1000": bytes (binary units). Throws braid::Error naming `flag` otherwise.
 int64_t ParseByteSize(const std::string& text, const std::string& flag);
-// "cpu:0,cpu:1" or "sim:0,sim:1": distinct devices of one type. Throws braid::Error naming
-// `tool` and `flag` otherwise; for a CUDA device, with CUDA's error where there is no GPU (braid
-// has no CUDA kernels yet, so it refuses one where there is).
+// "cpu:0,cpu:1", "sim:0,sim:1" or "cuda:0,cuda:1": distinct devices of one type. Throws
+// braid::Error naming `tool` and `flag` otherwise; for a CUDA device this machine lacks, with
+// CUDA's error ("cuda:0 does not exist: no CUDA-capable device is detected").
 std::vector<Device> ParseDeviceList(const std::string& list, const std::string& tool,
                                     const std::string& flag);
 

@@ -170,7 +170,9 @@ CudaDevice* CudaDevice::Get(int id) {
 }
 
 CudaDevice::CudaDevice(int id)
-    : device_{DeviceType::kCuda, id}, allocator_(std::make_unique<CachingAllocator>(this)) {}
+    : device_{DeviceType::kCuda, id},
+      allocator_(std::make_unique<CachingAllocator>(this)),
+      pinned_(device_) {}
 
 Stream* CudaDevice::stream(int index) {
   CHECK(index >= 0 && index < kMaxStreams)
@@ -227,6 +229,10 @@ void CudaDevice::CopyInKernel(void* dst, const Device& dst_device, const void* s
     CheckCuda(cudaMemcpyPeerAsync(dst, dst_device.id, src, src_device.id, bytes,
                                   CurrentCudaStream()),
               "cudaMemcpyPeerAsync", device_);
+    return;
+  }
+  if (src_device.is_host() && dst_device == device_) {
+    pinned_.CopyToDevice(dst, src, bytes, CurrentCudaStream());
     return;
   }
   CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, CurrentCudaStream()),

@@ -10,8 +10,11 @@
 //    ResourceExhausted, so the CachingAllocator releases its cache and retries); tensors take
 //    memory through the device's CachingAllocator (runtime/caching_allocator.h). capacity and free
 //    bytes come from cudaMemGetInfo.
-//  - Copies: CopyInKernel is cudaMemcpyAsync on the current stream; CopyToHost and CopyFromHost
-//    synchronise the device first, then copy.
+//  - Copies: CopyInKernel queues on the current stream: host to device through pinned staging
+//    buffers (runtime/cuda/pinned_host_pool.h), so the launching thread does not wait; between
+//    GPUs cudaMemcpyPeerAsync (peer access is enabled between every pair of devices braid uses
+//    that allows it); otherwise cudaMemcpyAsync. CopyToHost and CopyFromHost synchronise the
+//    device first, then copy.
 // Get throws braid::Error carrying the CUDA error (e.g. "no CUDA-capable device is detected") for a
 // device that does not exist. No code in this file has run on a GPU yet (these machines have none).
 //
@@ -26,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/pinned_host_pool.h"
 #include "runtime/device_context.h"
 
 namespace braid {
@@ -71,6 +75,7 @@ class CudaDevice final : public DeviceContext {
 
   const Device device_;
   std::unique_ptr<Allocator> allocator_;
+  PinnedHostPool pinned_;
   std::mutex streams_mu_;
   std::vector<std::unique_ptr<CudaStream>> streams_;  // guarded by streams_mu_; never shrinks
 };

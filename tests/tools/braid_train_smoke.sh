@@ -67,13 +67,14 @@ if command -v script >/dev/null; then
   expect_line "$dir/tty_lines.log" "^\[#+\.*\] iter 3/3 loss [0-9.]+ accuracy [0-9.]+ images/s [0-9.]+ ETA 0:00"
 fi
 
-# cuda:0 too: refused in one line (with CUDA's error where there is no GPU; braid has no CUDA
-# kernels yet where there is one).
-for devices in cpu:0,cpu:0 gpu:0 cpu:x "" cuda:0; do
+# A GPU the machine lacks too: refused in one line, with CUDA's error.
+for devices in cpu:0,cpu:0 gpu:0 cpu:x "" cuda:99; do
   "$braid_train" --devices "$devices" >"$dir/bad.log" 2>&1
   [[ $? -eq 2 ]] || fail "--devices '$devices' should exit 2"
   [[ $(wc -l <"$dir/bad.log") -eq 1 ]] || fail "--devices '$devices' should print one line"
 done
+grep -Eq "braid_train: --devices cuda:99 does not exist: " "$dir/bad.log" ||
+  fail "--devices cuda:99 should be refused with CUDA's error: $(cat "$dir/bad.log")"
 "$braid_train" --model resnet99 >/dev/null 2>&1
 [[ $? -ne 0 ]] || fail "an unknown model should fail"
 "$braid_train" --executor threaded >/dev/null 2>&1

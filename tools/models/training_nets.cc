@@ -191,7 +191,8 @@ TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
     ThrowInvalid("model '" + spec.name + "': the test forward pass creates parameters the train " +
                  "pass does not (e.g. '" + nets.params.params[params_before].name + "')");
   }
-  if (spec.blocked_layouts) {
+  // Blocked layouts are the oneDNN kernels' (cpu, and sim, which runs them); CUDA's are plain.
+  if (spec.blocked_layouts && DeviceFromProto(spec.device).type != DeviceType::kCuda) {
     const std::map<std::string, ShapeInfo> params = InferBlobShapes(nets.params.init_net, {});
     UseBlockedLayouts(&nets.train, params);
     UseBlockedLayouts(&nets.test, params);

@@ -74,8 +74,8 @@ DEFINE_int64(image_size, 28, "synthetic data: image height and width");
 DEFINE_int64(channels, 1, "synthetic data: image channels");
 DEFINE_int64(classes, 10, "synthetic data: classes");
 DEFINE_string(devices, "cpu:0",
-              "devices to train on, data parallel when several: cpu:0,cpu:1 or sim:0,sim:1 "
-              "(simulated GPUs); the batch is split evenly across them");
+              "devices to train on, data parallel when several: cpu:0,cpu:1, cuda:0,cuda:1 or "
+              "sim:0,sim:1 (simulated GPUs); the batch is split evenly across them");
 DEFINE_string(trace, "",
               "write a Chrome trace (Perfetto, chrome://tracing) of the first 10 "
               "training iterations to this file");

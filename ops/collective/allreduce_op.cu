@@ -1,0 +1,109 @@
+// Allreduce on CUDA devices with NCCL (ops/collective/allreduce_op.h).
+//
+// Each rank is one GPU. The launcher queues the ranks from one thread inside one group launch
+// (runtime/collective.h: BeginRanks/EndRanks), so the NCCL calls of all ranks sit between
+// ncclGroupStart and ncclGroupEnd, which NCCL requires when one thread drives several GPUs. The
+// group launch holds every participant's DeviceLock, so no cudaMalloc (which would wait for the
+// GPUs, where a half-launched all-reduce spins) runs meanwhile on those devices.
+//
+// Communicators: one clique per ordered device set, made with ncclCommInitAll on the first launch
+// and kept for the life of the process (NcclCliques). A net whose ranks are one device has
+// nothing to reduce: Run leaves the blob as it is.
+#include <nccl.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ops/collective/allreduce_op.h"
+#include "ops/common/cuda_kernel.h"
+#include "ops/common/op_checks.h"
+#include "runtime/op_registry.h"
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+void CheckNccl(ncclResult_t result, const char* call, const std::vector<Device>& devices) {
+  if (result == ncclSuccess || result == ncclInProgress) return;
+  std::string ranks;
+  for (const Device& d : devices) ranks += (ranks.empty() ? "" : ",") + d.ToString();
+  throw Error(Status::Internal(std::string("NCCL ") + call + " on " + ranks + ": " +
+                               ncclGetErrorString(result)));
+}
+
+// The communicators of each device set (rank r on devices[r]), made once. Never destroyed: a
+// clique lives as long as the process, as the devices do.
+const std::vector<ncclComm_t>& NcclClique(const std::vector<Device>& devices) {
+  static auto* const mu = new std::mutex();
+  static auto* const cliques = new std::map<std::vector<int>, std::vector<ncclComm_t>>();
+  std::vector<int> ids;
+  for (const Device& d : devices) ids.push_back(d.id);
+  std::lock_guard<std::mutex> lock(*mu);
+  auto it = cliques->find(ids);
+  if (it != cliques->end()) return it->second;
+  std::vector<ncclComm_t> comms(ids.size());
+  CheckNccl(ncclCommInitAll(comms.data(), static_cast<int>(ids.size()), ids.data()),
+            "ncclCommInitAll", devices);
+  return cliques->emplace(ids, std::move(comms)).first->second;
+}
+
+class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
+ public:
+  AllreduceNcclOp(const OperatorDef& def, Workspace* ws)
+      : OperatorBase(def, ws),
+        average_(ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0) {}
+
+  void Run() override {
+    if (InputSize() > 1) {
+      ThrowInvalidArgument("Allreduce on one CUDA device has " + std::to_string(InputSize()) +
+                           " inputs; on CUDA its inputs must be on distinct devices");
+    }
+    CheckInputType(*this, 0, {DType::kFloat32});  // one rank: the blob is its own sum and mean
+  }
+
+  std::vector<Device> RankDevices() const override {
+    std::vector<Device> devices;
+    for (int i = 0; i < InputSize(); ++i) devices.push_back(Input(i).device());
+    return devices;
+  }
+
+  void BeginRanks() override {
+    devices_ = RankDevices();
+    for (const Device& d : devices_) {
+      if (d.type != DeviceType::kCuda) {
+        ThrowInvalidArgument("NCCL Allreduce spans CUDA devices only, not " + d.ToString());
+      }
+    }
+    comms_ = &NcclClique(devices_);
+    CheckNccl(ncclGroupStart(), "ncclGroupStart", devices_);
+  }
+
+  void RunRank(int rank, CollectiveRendezvous&) override {
+    CheckInputType(*this, rank, {DType::kFloat32});
+    if (Input(rank).shape() != Input(0).shape()) {
+      ThrowInvalidArgument("input " + DescribeInput(*this, rank) +
+                           " must have the shape of input " + DescribeInput(*this, 0));
+    }
+    const Tensor& in = Input(rank);
+    float* out = Output(rank)->mutable_data<float>();  // in place: the same tensor
+    CheckNccl(ncclAllReduce(in.data<float>(), out, static_cast<size_t>(in.numel()), ncclFloat,
+                            average_ ? ncclAvg : ncclSum, (*comms_)[rank], CurrentCudaStream()),
+              "ncclAllReduce", devices_);
+  }
+
+  void EndRanks() override { CheckNccl(ncclGroupEnd(), "ncclGroupEnd", devices_); }
+
+ private:
+  const bool average_;
+  std::vector<Device> devices_;                    // per launch, on the launching thread
+  const std::vector<ncclComm_t>* comms_ = nullptr;  // the clique of devices_
+};
+
+}  // namespace
+
+BRAID_REGISTER_OPERATOR(Allreduce, kCuda, "", AllreduceNcclOp);
+BRAID_REGISTER_OPERATOR(Allreduce, kCuda, "NCCL", AllreduceNcclOp);
+
+}  // namespace braid
