@@ -1,0 +1,119 @@
+// Data-parallel training on CUDA GPUs (Trainer with --devices cuda:0,cuda:1) against the same
+// training on cpu devices: the losses and every parameter agree within fp32 tolerance (cuDNN and
+// cuBLAS sum in other orders than oneDNN and OpenBLAS, so not bit for bit), everything but the
+// reader runs on the GPUs, and nothing is allocated on them after the first iteration. Each test
+// skips, with CUDA's error, where the machine has fewer GPUs than it needs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "runtime/device_context.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+#include "runtime/workspace.h"
+#include "tools/train/trainer.h"
+
+namespace braid {
+namespace {
+
+// Why the machine cannot give `gpus` CUDA devices ("" when it can).
+std::string MissingGpus(int gpus) {
+  for (int id = 0; id < gpus; ++id) {
+    const Status usable = StatusFromCall([&] { GetDeviceContext(Device{DeviceType::kCuda, id}); });
+    if (!usable.ok()) return usable.message();
+  }
+  return "";
+}
+
+#define BRAID_REQUIRE_GPUS(n)                                                  \
+  if (const std::string why = MissingGpus(n); !why.empty()) {                  \
+    GTEST_SKIP() << "needs " << (n) << " GPU(s): " << why;                     \
+  }
+
+TrainerOptions TrainingOn(DeviceType type, int devices) {
+  TrainerOptions o;
+  o.model = "resnet20";
+  o.data = "synthetic";
+  o.synthetic_examples = 64;
+  o.synthetic_test_examples = 32;
+  o.image_size = 12;
+  o.batch_size = 16;
+  o.test_batch_size = 16;
+  o.iters = 4;
+  for (int id = 0; id < devices; ++id) o.devices.push_back(DeviceToProto(Device{type, id}));
+  o.memory_plan = true;
+  o.executor = "dag";
+  o.threads = 2;
+  return o;
+}
+
+std::vector<float> HostFloats(const Tensor& t) {
+  Tensor host;
+  host.CopyFrom(t);
+  const float* p = host.data<float>();
+  return std::vector<float>(p, p + host.numel());
+}
+
+// Trains both 4 steps: losses within 1e-3 relative, every float checkpoint blob within 1e-3 of
+// its largest magnitude.
+void ExpectCloseTraining(int devices) {
+  Trainer cpu(TrainingOn(DeviceType::kCpu, devices));
+  Trainer gpu(TrainingOn(DeviceType::kCuda, devices));
+  for (int step = 0; step < 4; ++step) {
+    const float want = cpu.Step();
+    EXPECT_NEAR(gpu.Step(), want, 1e-3 * std::abs(want)) << "step " << step;
+  }
+  const std::vector<std::string> blobs = cpu.nets().CheckpointBlobs();
+  ASSERT_EQ(blobs, gpu.nets().CheckpointBlobs());
+  for (const std::string& blob : blobs) {
+    const Tensor* on_gpu = gpu.workspace().GetBlob(blob);
+    if (on_gpu->dtype() != DType::kFloat32) continue;
+    const std::vector<float> g = HostFloats(*on_gpu);
+    const std::vector<float> c = HostFloats(*cpu.workspace().GetBlob(blob));
+    ASSERT_EQ(g.size(), c.size()) << blob;
+    float scale = 1e-6f, worst = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      scale = std::max(scale, std::abs(c[i]));
+      worst = std::max(worst, std::abs(g[i] - c[i]));
+    }
+    EXPECT_LE(worst, 1e-3f * scale) << blob;
+  }
+}
+
+TEST(CudaTrainingTest, OneGpuTrainsCloseToTheCpu) {
+  BRAID_REQUIRE_GPUS(1);
+  ExpectCloseTraining(1);
+}
+
+TEST(CudaTrainingTest, TwoGpusTrainCloseToTwoCpuDevices) {
+  BRAID_REQUIRE_GPUS(2);
+  ExpectCloseTraining(2);
+}
+
+TEST(CudaTrainingTest, OnlyTheReaderIsOnTheHost) {
+  BRAID_REQUIRE_GPUS(1);
+  Trainer gpu(TrainingOn(DeviceType::kCuda, 1));
+  for (const OperatorDef& op : gpu.nets().train.op()) {
+    const Device device = DeviceFromProto(op.device_option());
+    if (op.type() == "IdxImageInput" || op.type() == "Split") continue;
+    EXPECT_EQ(device.type, DeviceType::kCuda) << op.type() << " '" << op.name() << "'";
+  }
+}
+
+TEST(CudaTrainingTest, TheGpusAllocateNothingAfterTheFirstIteration) {
+  BRAID_REQUIRE_GPUS(2);
+  Trainer gpu(TrainingOn(DeviceType::kCuda, 2));
+  gpu.Step();
+  Allocator* a0 = GetDeviceContext(Device{DeviceType::kCuda, 0})->allocator();
+  Allocator* a1 = GetDeviceContext(Device{DeviceType::kCuda, 1})->allocator();
+  const int64_t before0 = a0->stats().raw_allocations;
+  const int64_t before1 = a1->stats().raw_allocations;
+  for (int i = 0; i < 3; ++i) gpu.Step();
+  EXPECT_EQ(a0->stats().raw_allocations, before0);
+  EXPECT_EQ(a1->stats().raw_allocations, before1);
+}
+
+}  // namespace
+}  // namespace braid
