@@ -183,13 +183,15 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
               HumanBytes(trainer.test_net().scratch_bytes()).c_str());
   for (const DeviceOption& option : options.devices) {
     const Device device = DeviceFromProto(option);
-    if (device.type != DeviceType::kSim) continue;
-    const SimDeviceStats stats = SimDevice::Get(device.id)->stats();
-    std::printf("  %-8s memory     %s peak of %s, %lld kernels\n", device.ToString().c_str(),
-                HumanBytes(stats.peak_bytes_in_use).c_str(),
-                HumanBytes(SimDevice::Get(device.id)->capacity_bytes()).c_str(),
-                static_cast<long long>(stats.kernels_launched));
-    PrintAllocatorStats(device);
+    if (device.is_host()) continue;
+    if (device.type == DeviceType::kSim) {
+      const SimDeviceStats stats = SimDevice::Get(device.id)->stats();
+      std::printf("  %-8s memory     %s peak of %s, %lld kernels\n", device.ToString().c_str(),
+                  HumanBytes(stats.peak_bytes_in_use).c_str(),
+                  HumanBytes(SimDevice::Get(device.id)->capacity_bytes()).c_str(),
+                  static_cast<long long>(stats.kernels_launched));
+    }
+    PrintAllocatorStats(device);  // cuda: the caching allocator's peak, to set beside braid_plan's
   }
   std::printf("  peak resident      %s\n", HumanBytes(PeakResidentBytes()).c_str());
   std::printf("  %s\n", algorithms.SummaryLine().c_str());
