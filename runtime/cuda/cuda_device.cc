@@ -103,6 +103,7 @@ class CudaStream final : public Stream {
     kernel();
   }
   void Record(Event* event) override {
+    DeviceGuard guard(device_);  // the event was made on device_: record it with device_ current
     CheckCuda(cudaEventRecord(static_cast<CudaEvent*>(event)->get(), stream_), "cudaEventRecord",
               device_);
   }
