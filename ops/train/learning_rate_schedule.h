@@ -16,10 +16,13 @@
 
 #include "runtime/argument.h"
 
+// Compiled for the host and, under nvcc, for CUDA devices too.
+#ifndef BRAID_HOST_DEVICE
 #ifdef __CUDACC__
 #define BRAID_HOST_DEVICE __host__ __device__
 #else
 #define BRAID_HOST_DEVICE
+#endif
 #endif
 
 namespace braid {
