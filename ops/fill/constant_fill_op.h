@@ -15,14 +15,15 @@
 
 namespace braid {
 
-class ConstantFillOp final : public FillOp {
+// Not final: the CUDA kernel (constant_fill_op.cu) derives from it to share the argument checks.
+class ConstantFillOp : public FillOp {
  public:
   ConstantFillOp(const OperatorDef& def, Workspace* ws);
 
  protected:
   void Fill(Tensor* output) override;
 
- private:
+  // The checked arguments, read by the CUDA kernel too.
   double float_value_ = 0;  // for FLOAT and DOUBLE
   int64_t int_value_ = 0;   // for the integer types and BOOL
 };

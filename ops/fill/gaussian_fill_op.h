@@ -9,14 +9,15 @@
 
 namespace braid {
 
-class GaussianFillOp final : public FillOp {
+// Not final: the CUDA kernel (gaussian_fill_op.cu) derives from it to share the argument checks.
+class GaussianFillOp : public FillOp {
  public:
   GaussianFillOp(const OperatorDef& def, Workspace* ws);
 
  protected:
   void Fill(Tensor* output) override;
 
- private:
+  // The checked arguments, read by the CUDA kernel too.
   float mean_;
   float std_;
 };

@@ -14,7 +14,8 @@
 
 namespace braid {
 
-class MSRAFillOp final : public FillOp {
+// Not final: the CUDA kernel (msra_fill_op.cu) derives from it to share the argument checks.
+class MSRAFillOp : public FillOp {
  public:
   MSRAFillOp(const OperatorDef& def, Workspace* ws) : FillOp(def, ws, DType::kFloat32) {}
 

@@ -8,14 +8,15 @@
 
 namespace braid {
 
-class UniformFillOp final : public FillOp {
+// Not final: the CUDA kernel (uniform_fill_op.cu) derives from it to share the argument checks.
+class UniformFillOp : public FillOp {
  public:
   UniformFillOp(const OperatorDef& def, Workspace* ws);
 
  protected:
   void Fill(Tensor* output) override;
 
- private:
+  // The checked arguments, read by the CUDA kernel too.
   float min_;
   float max_;
 };

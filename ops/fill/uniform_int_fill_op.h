@@ -10,14 +10,15 @@
 
 namespace braid {
 
-class UniformIntFillOp final : public FillOp {
+// Not final: the CUDA kernel (uniform_int_fill_op.cu) derives from it to share the argument checks.
+class UniformIntFillOp : public FillOp {
  public:
   UniformIntFillOp(const OperatorDef& def, Workspace* ws);
 
  protected:
   void Fill(Tensor* output) override;
 
- private:
+  // The checked arguments, read by the CUDA kernel too.
   int32_t min_;
   int32_t max_;
 };

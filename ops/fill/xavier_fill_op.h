@@ -23,7 +23,8 @@ int64_t FanIn(const std::string& output, const std::vector<int64_t>& dims);
 std::vector<ShapeInfo> InferFanInFillShape(const OperatorDef& def,
                                            const std::vector<ShapeInfo>& in);
 
-class XavierFillOp final : public FillOp {
+// Not final: the CUDA kernel (xavier_fill_op.cu) derives from it to share the argument checks.
+class XavierFillOp : public FillOp {
  public:
   XavierFillOp(const OperatorDef& def, Workspace* ws) : FillOp(def, ws, DType::kFloat32) {}
 

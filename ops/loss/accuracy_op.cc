@@ -7,7 +7,6 @@
 #include "runtime/op_registry.h"
 
 namespace braid {
-namespace {
 
 ClassScores CheckAccuracyInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
   const int top_k = ArgumentReader(def.arg()).Get<int>("top_k", 1);
@@ -15,6 +14,8 @@ ClassScores CheckAccuracyInputs(const OperatorDef& def, const std::vector<ShapeI
     ThrowInvalidArgument("argument 'top_k' must be >= 1, got " + std::to_string(top_k));
   return CheckClassScores(def, in[0], in[1]);
 }
+
+namespace {
 
 // Whether fewer than top_k scores rank above the label's (ties go to the lower index).
 bool InTopK(const float* scores, int64_t d, int32_t label, int top_k) {

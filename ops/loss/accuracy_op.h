@@ -10,9 +10,15 @@
 #ifndef BRAID_OPS_LOSS_ACCURACY_OP_H_
 #define BRAID_OPS_LOSS_ACCURACY_OP_H_
 
+#include <vector>
+
+#include "ops/loss/class_scores.h"
 #include "runtime/operator.h"
 
 namespace braid {
+
+// Checks `top_k` and the inputs (prediction, label), shared with the CUDA kernel: rows and classes.
+ClassScores CheckAccuracyInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in);
 
 class AccuracyOp final : public OperatorBase {
  public:

@@ -18,8 +18,10 @@ std::vector<ShapeInfo> InferAveragedLossShape(const OperatorDef& def,
   return {ShapeInfo{DType::kFloat32, {}, true}};
 }
 
-std::vector<ShapeInfo> InferGradientShape(const OperatorDef& def,
-                                          const std::vector<ShapeInfo>& in) {
+}  // namespace
+
+std::vector<ShapeInfo> InferAveragedLossGradientShape(const OperatorDef& def,
+                                                      const std::vector<ShapeInfo>& in) {
   if (in.size() != 2) return {};  // reported by OpSchema::Verify
   InferAveragedLossShape(def, {in[0]});
   if (in[1].dtype != DType::kFloat32 || in[1].numel() != 1) {
@@ -28,6 +30,8 @@ std::vector<ShapeInfo> InferGradientShape(const OperatorDef& def,
   }
   return {in[0]};
 }
+
+namespace {
 
 GradientOps AveragedLossGradientOps(const GradientRequest& r) {
   const OperatorDef& op = r.op;
@@ -51,7 +55,7 @@ void AveragedLossOp::Run() {
 void AveragedLossGradientOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   CheckInputType(*this, 1, {DType::kFloat32});
-  InferGradientShape(def(), InputShapeInfos(*this));
+  InferAveragedLossGradientShape(def(), InputShapeInfos(*this));
   const Tensor& x = Input(0);
   const float value = x.numel() > 0 ? Input(1).data<float>()[0] / static_cast<float>(x.numel()) : 0;
   float* dx = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
@@ -67,7 +71,7 @@ BRAID_OPERATOR_SCHEMA(AveragedLoss)
 BRAID_OPERATOR_SCHEMA(AveragedLossGradient)
     .NumInputs(2)
     .NumOutputs(1)
-    .TensorInference(InferGradientShape)
+    .TensorInference(InferAveragedLossGradientShape)
     .SetDoc("dX = dY / numel(X) everywhere, with X's shape.");
 
 BRAID_REGISTER_CPU_OPERATOR(AveragedLoss, AveragedLossOp);

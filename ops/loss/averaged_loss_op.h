@@ -5,9 +5,15 @@
 #ifndef BRAID_OPS_LOSS_AVERAGED_LOSS_OP_H_
 #define BRAID_OPS_LOSS_AVERAGED_LOSS_OP_H_
 
+#include <vector>
+
 #include "runtime/operator.h"
 
 namespace braid {
+
+// The gradient's shape inference and input checks (X, dY), shared with the CUDA kernel.
+std::vector<ShapeInfo> InferAveragedLossGradientShape(const OperatorDef& def,
+                                                      const std::vector<ShapeInfo>& in);
 
 class AveragedLossOp final : public OperatorBase {
  public:

@@ -9,10 +9,9 @@
 #include "runtime/op_registry.h"
 
 namespace braid {
-namespace {
 
-// Checks the gradient's inputs X, label, dY.
-ClassScores CheckGradientInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+ClassScores CheckLabelCrossEntropyGradientInputs(const OperatorDef& def,
+                                                 const std::vector<ShapeInfo>& in) {
   const ClassScores s = CheckClassScores(def, in[0], in[1]);
   if (in[2].dtype != DType::kFloat32 || in[2].numel() != s.n) {
     ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), in[2]) + " must be float32 with " +
@@ -22,10 +21,12 @@ ClassScores CheckGradientInputs(const OperatorDef& def, const std::vector<ShapeI
   return s;
 }
 
+namespace {
+
 std::vector<ShapeInfo> InferGradientShape(const OperatorDef& def,
                                           const std::vector<ShapeInfo>& in) {
   if (in.size() != 3) return {};  // reported by OpSchema::Verify
-  CheckGradientInputs(def, in);
+  CheckLabelCrossEntropyGradientInputs(def, in);
   return {in[0]};
 }
 
@@ -57,7 +58,7 @@ void LabelCrossEntropyGradientOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   CheckInputType(*this, 1, {DType::kInt32});
   CheckInputType(*this, 2, {DType::kFloat32});
-  const ClassScores s = CheckGradientInputs(def(), InputShapeInfos(*this));
+  const ClassScores s = CheckLabelCrossEntropyGradientInputs(def(), InputShapeInfos(*this));
   const int32_t* labels = Input(1).data<int32_t>();
   CheckLabelRange(def(), 1, labels, s);
   const float* x = Input(0).data<float>();

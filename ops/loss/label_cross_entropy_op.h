@@ -10,9 +10,16 @@
 #ifndef BRAID_OPS_LOSS_LABEL_CROSS_ENTROPY_OP_H_
 #define BRAID_OPS_LOSS_LABEL_CROSS_ENTROPY_OP_H_
 
+#include <vector>
+
+#include "ops/loss/class_scores.h"
 #include "runtime/operator.h"
 
 namespace braid {
+
+// The gradient's input checks (X, label, dY), shared with the CUDA kernel: X's rows and classes.
+ClassScores CheckLabelCrossEntropyGradientInputs(const OperatorDef& def,
+                                                 const std::vector<ShapeInfo>& in);
 
 class LabelCrossEntropyOp final : public OperatorBase {
  public:

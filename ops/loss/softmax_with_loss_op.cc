@@ -17,9 +17,10 @@ bool LabelProb(const OperatorDef& def) {
   return ArgumentReader(def.arg()).Get<bool>("label_prob", false);
 }
 
-// Checks X, T and (when `weighted`) W, the first inputs of the forward and gradient ops.
-ClassScores CheckLossInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in,
-                            bool weighted) {
+}  // namespace
+
+ClassScores CheckSoftmaxWithLossInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in,
+                                       bool weighted) {
   const SoftmaxSizes rows = ComputeSoftmaxSizes(def, in[0]);
   ClassScores s{rows.rows, rows.cols};
   if (!LabelProb(def)) {
@@ -40,16 +41,10 @@ ClassScores CheckLossInputs(const OperatorDef& def, const std::vector<ShapeInfo>
   return s;
 }
 
-std::vector<ShapeInfo> InferLossShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
-  if (in.size() < 2 || in.size() > 3) return {};  // reported by OpSchema::Verify
-  CheckLossInputs(def, in, in.size() == 3);
-  return {in[0], ShapeInfo{DType::kFloat32, {}, true}};
-}
-
-// Checks the gradient's inputs X, T, [W,] P, dloss.
-ClassScores CheckGradientInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+ClassScores CheckSoftmaxWithLossGradientInputs(const OperatorDef& def,
+                                               const std::vector<ShapeInfo>& in) {
   const int p = static_cast<int>(in.size()) - 2;
-  const ClassScores s = CheckLossInputs(def, in, p == 3);
+  const ClassScores s = CheckSoftmaxWithLossInputs(def, in, p == 3);
   CheckSameTypeAndShape(def, in, p);
   if (in[p + 1].dtype != DType::kFloat32 || in[p + 1].numel() != 1) {
     ThrowInvalidArgument("dloss " + DescribeBlob(def.input(p + 1), in[p + 1]) +
@@ -58,10 +53,18 @@ ClassScores CheckGradientInputs(const OperatorDef& def, const std::vector<ShapeI
   return s;
 }
 
+namespace {
+
+std::vector<ShapeInfo> InferLossShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  if (in.size() < 2 || in.size() > 3) return {};  // reported by OpSchema::Verify
+  CheckSoftmaxWithLossInputs(def, in, in.size() == 3);
+  return {in[0], ShapeInfo{DType::kFloat32, {}, true}};
+}
+
 std::vector<ShapeInfo> InferGradientShape(const OperatorDef& def,
                                           const std::vector<ShapeInfo>& in) {
   if (in.size() < 4 || in.size() > 5) return {};  // reported by OpSchema::Verify
-  CheckGradientInputs(def, in);
+  CheckSoftmaxWithLossGradientInputs(def, in);
   return {in[0]};
 }
 
@@ -100,7 +103,7 @@ void SoftmaxWithLossOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   CheckInputType(*this, 1, {label_prob ? DType::kFloat32 : DType::kInt32});
   if (InputSize() == 3) CheckInputType(*this, 2, {DType::kFloat32});
-  const ClassScores s = CheckLossInputs(def(), InputShapeInfos(*this), InputSize() == 3);
+  const ClassScores s = CheckSoftmaxWithLossInputs(def(), InputShapeInfos(*this), InputSize() == 3);
   CheckLabels(*this, s);
   float* p = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
   SoftmaxRows(Input(0).data<float>(), s.n, s.d, p);
@@ -131,7 +134,7 @@ void SoftmaxWithLossGradientOp::Run() {
   for (int i = 0; i < InputSize(); ++i) {
     CheckInputType(*this, i, {i == 1 && !label_prob ? DType::kInt32 : DType::kFloat32});
   }
-  const ClassScores s = CheckGradientInputs(def(), InputShapeInfos(*this));
+  const ClassScores s = CheckSoftmaxWithLossGradientInputs(def(), InputShapeInfos(*this));
   CheckLabels(*this, s);
   const int p_index = InputSize() - 2;
   const float* weights = p_index == 3 ? Input(2).data<float>() : nullptr;

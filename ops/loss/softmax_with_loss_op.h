@@ -15,9 +15,20 @@
 #ifndef BRAID_OPS_LOSS_SOFTMAX_WITH_LOSS_OP_H_
 #define BRAID_OPS_LOSS_SOFTMAX_WITH_LOSS_OP_H_
 
+#include <vector>
+
+#include "ops/loss/class_scores.h"
 #include "runtime/operator.h"
 
 namespace braid {
+
+// The checks of the schemas (shared with the CUDA kernels): the inputs X, T and, when `weighted`,
+// W of SoftmaxWithLoss, or X, T, [W,] P, dloss of its gradient. Return X's rows and classes;
+// throw braid::Error (InvalidArgument) naming the blobs.
+ClassScores CheckSoftmaxWithLossInputs(const OperatorDef& def, const std::vector<ShapeInfo>& in,
+                                       bool weighted);
+ClassScores CheckSoftmaxWithLossGradientInputs(const OperatorDef& def,
+                                               const std::vector<ShapeInfo>& in);
 
 class SoftmaxWithLossOp final : public OperatorBase {
  public:

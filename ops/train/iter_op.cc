@@ -8,10 +8,8 @@
 #include "runtime/shape_inference.h"
 
 namespace braid {
-namespace {
 
-// The counter's shape: int64 [1] when it has no input, else the input's (one int64).
-ShapeInfo CounterShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+ShapeInfo IterCounterShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
   if (in.empty()) return ShapeInfo{DType::kInt64, {1}, true};
   if (in[0].dtype != DType::kInt64 || in[0].numel() != 1) {
     ThrowInvalidArgument("counter " + DescribeBlob(def.output(0), in[0]) +
@@ -20,13 +18,11 @@ ShapeInfo CounterShape(const OperatorDef& def, const std::vector<ShapeInfo>& in)
   return in[0];
 }
 
-}  // namespace
-
 void IterOp::Run() {
   Tensor* counter = Output(0);
   const bool fresh = !counter->has_storage();
   if (fresh) counter->Resize(DType::kInt64, {1});
-  CounterShape(def(), {ShapeOf(*counter)});
+  IterCounterShape(def(), {ShapeOf(*counter)});
   int64_t* value = counter->mutable_data<int64_t>();
   if (fresh) *value = 0;
   if (*value == std::numeric_limits<int64_t>::max()) {
@@ -40,7 +36,7 @@ BRAID_OPERATOR_SCHEMA(Iter)
     .NumOutputs(1)
     .EnforceInplace({{0, 0}})
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
-      return std::vector<ShapeInfo>{CounterShape(def, in)};
+      return std::vector<ShapeInfo>{IterCounterShape(def, in)};
     })
     .SetDoc("Increments the int64 counter in place (a never-written counter starts from 0).");
 

@@ -10,9 +10,15 @@
 #ifndef BRAID_OPS_TRAIN_ITER_OP_H_
 #define BRAID_OPS_TRAIN_ITER_OP_H_
 
+#include <vector>
+
 #include "runtime/operator.h"
 
 namespace braid {
+
+// The counter's shape: int64 [1] when the op has no input, else the input's, which must be one
+// int64 (throws braid::Error otherwise). Shared with the CUDA kernel.
+ShapeInfo IterCounterShape(const OperatorDef& def, const std::vector<ShapeInfo>& in);
 
 class IterOp final : public OperatorBase {
  public:

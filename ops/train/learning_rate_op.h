@@ -37,21 +37,25 @@
 #ifndef BRAID_OPS_TRAIN_LEARNING_RATE_OP_H_
 #define BRAID_OPS_TRAIN_LEARNING_RATE_OP_H_
 
-#include <cstdint>
-#include <functional>
+#include <vector>
 
+#include "ops/train/learning_rate_schedule.h"
 #include "runtime/operator.h"
 
 namespace braid {
 
-class LearningRateOp final : public OperatorBase {
+// Shape inference and the input check (one int64), shared with the CUDA kernel.
+std::vector<ShapeInfo> InferLearningRateShape(const OperatorDef& def,
+                                              const std::vector<ShapeInfo>& in);
+
+// Not final: the CUDA kernel (learning_rate_op.cu) derives from it to share the parsed schedule.
+class LearningRateOp : public OperatorBase {
  public:
   LearningRateOp(const OperatorDef& def, Workspace* ws);
   void Run() override;
 
- private:
-  float base_lr_;
-  std::function<double(int64_t)> multiplier_;
+ protected:
+  const LearningRateSchedule schedule_;
 };
 
 }  // namespace braid

@@ -10,7 +10,9 @@ namespace {
 
 constexpr int kGrad = 0, kMoment = 1, kLr = 2, kParam = 3;
 
-std::vector<ShapeInfo> InferUpdateShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+}  // namespace
+
+std::vector<ShapeInfo> InferMomentumSGDUpdateShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
   if (in.size() != 4) return {};  // reported by OpSchema::Verify
   for (int i : {kGrad, kMoment, kLr, kParam}) {
     if (in[i].dtype != DType::kFloat32) {
@@ -25,8 +27,6 @@ std::vector<ShapeInfo> InferUpdateShape(const OperatorDef& def, const std::vecto
   return {in[kGrad], in[kMoment], in[kParam]};
 }
 
-}  // namespace
-
 MomentumSGDUpdateOp::MomentumSGDUpdateOp(const OperatorDef& def, Workspace* ws)
     : OperatorBase(def, ws),
       momentum_(args().Get<float>("momentum", 0.f)),
@@ -35,7 +35,7 @@ MomentumSGDUpdateOp::MomentumSGDUpdateOp(const OperatorDef& def, Workspace* ws)
 
 void MomentumSGDUpdateOp::Run() {
   for (int i = 0; i < InputSize(); ++i) CheckInputType(*this, i, {DType::kFloat32});
-  InferUpdateShape(def(), InputShapeInfos(*this));
+  InferMomentumSGDUpdateShape(def(), InputShapeInfos(*this));
   const std::vector<int64_t>& shape = Input(kGrad).shape();
   const int64_t n = Input(kGrad).numel();
   const float lr = Input(kLr).data<float>()[0];
@@ -66,7 +66,7 @@ BRAID_OPERATOR_SCHEMA(MomentumSGDUpdate)
     .NumInputs(4)
     .NumOutputs(3)
     .AllowInplace({{kGrad, 0}, {kMoment, 1}, {kParam, 2}})
-    .TensorInference(InferUpdateShape)
+    .TensorInference(InferMomentumSGDUpdateShape)
     .SetDoc(
         "Momentum SGD step: m' = lr * (grad + weight_decay * param) + momentum * m; "
         "param -= m' (nesterov: (1 + momentum) m' - momentum m). lr > 0 descends.");

@@ -22,16 +22,23 @@
 #ifndef BRAID_OPS_TRAIN_MOMENTUM_SGD_UPDATE_OP_H_
 #define BRAID_OPS_TRAIN_MOMENTUM_SGD_UPDATE_OP_H_
 
+#include <vector>
+
 #include "runtime/operator.h"
 
 namespace braid {
 
-class MomentumSGDUpdateOp final : public OperatorBase {
+// Shape inference and the input checks, shared with the CUDA kernel.
+std::vector<ShapeInfo> InferMomentumSGDUpdateShape(const OperatorDef& def,
+                                                   const std::vector<ShapeInfo>& in);
+
+// Not final: the CUDA kernel (momentum_sgd_update_op.cu) derives from it to share the arguments.
+class MomentumSGDUpdateOp : public OperatorBase {
  public:
   MomentumSGDUpdateOp(const OperatorDef& def, Workspace* ws);
   void Run() override;
 
- private:
+ protected:
   float momentum_;
   bool nesterov_;
   float weight_decay_;

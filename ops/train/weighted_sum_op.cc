@@ -29,14 +29,15 @@ void CheckWeightedPairs(const OperatorDef& def, const std::vector<ShapeInfo>& in
   }
 }
 
+}  // namespace
+
 std::vector<ShapeInfo> InferWeightedSumShape(const OperatorDef& def,
                                              const std::vector<ShapeInfo>& in) {
   CheckWeightedPairs(def, in, 0);
   return {in[0]};
 }
 
-// Gradient inputs: dY, X0, w0, X1, w1, ...; outputs dX0, dX1, ... [, dw0, dw1, ...].
-std::vector<ShapeInfo> InferGradientShape(const OperatorDef& def,
+std::vector<ShapeInfo> InferWeightedSumGradientShape(const OperatorDef& def,
                                           const std::vector<ShapeInfo>& in) {
   CheckWeightedPairs(def, in, 1);
   const int pairs = static_cast<int>(in.size() - 1) / 2;
@@ -49,6 +50,8 @@ std::vector<ShapeInfo> InferGradientShape(const OperatorDef& def,
   for (int k = pairs; k < def.output_size(); ++k) out.push_back(in[2 + 2 * (k - pairs)]);
   return out;
 }
+
+namespace {
 
 GradientOps WeightedSumGradientOps(const GradientRequest& r) {
   const OperatorDef& op = r.op;
@@ -86,7 +89,7 @@ void WeightedSumOp::Run() {
 
 void WeightedSumGradientOp::Run() {
   for (int i = 0; i < InputSize(); ++i) CheckInputType(*this, i, {DType::kFloat32});
-  const std::vector<ShapeInfo> out = InferGradientShape(def(), InputShapeInfos(*this));
+  const std::vector<ShapeInfo> out = InferWeightedSumGradientShape(def(), InputShapeInfos(*this));
   const int pairs = (InputSize() - 1) / 2;
   const int64_t n = Input(0).numel();
   const float* dy = Input(0).data<float>();
@@ -113,7 +116,7 @@ BRAID_OPERATOR_SCHEMA(WeightedSum)
 BRAID_OPERATOR_SCHEMA(WeightedSumGradient)
     .NumInputs(3, OpSchema::kUnbounded)
     .NumOutputs(1, OpSchema::kUnbounded)
-    .TensorInference(InferGradientShape)
+    .TensorInference(InferWeightedSumGradientShape)
     .SetDoc("dX_i = w_i * dY (and with grad_on_w, dw_i = sum(dY * X_i)) from dY, X0, w0, ...");
 
 BRAID_REGISTER_CPU_OPERATOR(WeightedSum, WeightedSumOp);

@@ -10,9 +10,18 @@
 #ifndef BRAID_OPS_TRAIN_WEIGHTED_SUM_OP_H_
 #define BRAID_OPS_TRAIN_WEIGHTED_SUM_OP_H_
 
+#include <vector>
+
 #include "runtime/operator.h"
 
 namespace braid {
+
+// Shape inference and input checks of WeightedSum and of its gradient (inputs dY, X0, w0, ...;
+// outputs dX0, dX1, ... [, dw0, dw1, ...]), shared with the CUDA kernels.
+std::vector<ShapeInfo> InferWeightedSumShape(const OperatorDef& def,
+                                             const std::vector<ShapeInfo>& in);
+std::vector<ShapeInfo> InferWeightedSumGradientShape(const OperatorDef& def,
+                                                     const std::vector<ShapeInfo>& in);
 
 class WeightedSumOp final : public OperatorBase {
  public:

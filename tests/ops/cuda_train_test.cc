@@ -1,0 +1,120 @@
+// CUDA kernels of ops/train against their CPU kernels (tests/ops/cuda_test_util.h): every
+// LearningRate policy at several iterations, MomentumSGDUpdate with and without nesterov,
+// WeightedSum with more pairs than one launch takes, and the Iter counter on the device.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/cuda_test_util.h"
+
+namespace braid::test {
+namespace {
+
+HostBlob Int64Scalar(const std::string& name, int64_t value) {
+  Tensor t(DType::kInt64, {1});
+  t.mutable_data<int64_t>()[0] = value;
+  return {name, t};
+}
+
+TEST(CudaTrain, LearningRateMatchesCpuForEveryPolicy) {
+  BRAID_REQUIRE_GPU();
+  const std::vector<std::string> policies = {
+      R"(arg { name: "policy" s: "fixed" })",
+      R"(arg { name: "policy" s: "step" } arg { name: "stepsize" i: 30 }
+         arg { name: "gamma" f: 0.5 })",
+      R"(arg { name: "policy" s: "linearWarmup" } arg { name: "start_multiplier" f: 0.1 }
+         arg { name: "num_iter" i: 100 })",
+      R"(arg { name: "policy" s: "constantWarmup" } arg { name: "multiplier" f: 0.2 }
+         arg { name: "num_iter" i: 50 })",
+      R"(arg { name: "policy" s: "cosine" } arg { name: "max_iter" i: 1000 }
+         arg { name: "min_lr" f: 0.01 })",
+      R"(arg { name: "policy" s: "cosine" } arg { name: "period" i: 100 }
+         arg { name: "t_mult" f: 2 } arg { name: "lr_shrink" f: 0.9 })",
+      R"(arg { name: "policy" s: "compositeCosine" } arg { name: "constant_warmup_num_iter" i: 10 }
+         arg { name: "linear_warmup_num_iter" i: 40 } arg { name: "cosine_period" i: 200 }
+         arg { name: "cosine_max_lr" f: 1 } arg { name: "cosine_min_lr" f: 0.05 })",
+  };
+  for (const std::string& policy : policies) {
+    for (int64_t iter : {0, 1, 9, 29, 30, 75, 150, 999, 1000, 123456}) {
+      SCOPED_TRACE(policy + " at iteration " + std::to_string(iter));
+      ExpectCudaMatchesCpu(R"(type: "LearningRate" input: "iter" output: "lr"
+                              arg { name: "base_lr" f: -0.1 } arg { name: "lr_scale" f: 0.5 } )" +
+                               policy,
+                           {Int64Scalar("iter", iter)}, Tolerance{1e-9, 1e-6});
+    }
+  }
+}
+
+TEST(CudaTrain, MomentumSGDUpdateMatchesCpuWithAndWithoutNesterov) {
+  BRAID_REQUIRE_GPU();
+  for (const char* nesterov : {"0", "1"}) {
+    SCOPED_TRACE(std::string("nesterov ") + nesterov);
+    ExpectCudaMatchesCpu(std::string(R"(type: "MomentumSGDUpdate" input: "g" input: "m"
+        input: "lr" input: "w" output: "g" output: "m" output: "w"
+        arg { name: "momentum" f: 0.9 } arg { name: "weight_decay" f: 0.0001 }
+        arg { name: "nesterov" i: )") + nesterov + "}",
+                         {RandomFloats("g", {1000, 3}, 1), RandomFloats("m", {1000, 3}, 2),
+                          Floats("lr", {1}, {0.05f}), RandomFloats("w", {1000, 3}, 3)},
+                         Tolerance{1e-6, 1e-5});
+  }
+  // Outputs apart from the inputs, no momentum, no decay.
+  ExpectCudaMatchesCpu(R"(type: "MomentumSGDUpdate" input: "g" input: "m" input: "lr" input: "w"
+                          output: "g2" output: "m2" output: "w2")",
+                       {RandomFloats("g", {17}, 4), RandomFloats("m", {17}, 5),
+                        Floats("lr", {}, {0.5f}), RandomFloats("w", {17}, 6)},
+                       Tolerance{1e-6, 1e-5});
+}
+
+TEST(CudaTrain, WeightedSumMatchesCpuInPlaceAndWithManyPairs) {
+  BRAID_REQUIRE_GPU();
+  ExpectCudaMatchesCpu(R"(type: "WeightedSum" input: "w" input: "one" input: "g" input: "lr"
+                          output: "w")",
+                       {RandomFloats("w", {33, 5}, 7), Floats("one", {1}, {1.f}),
+                        RandomFloats("g", {33, 5}, 8), Floats("lr", {1}, {-0.1f})},
+                       Tolerance{1e-6, 1e-5});
+  std::string op = R"(type: "WeightedSum" output: "Y")";
+  std::vector<HostBlob> inputs;
+  for (int k = 0; k < 11; ++k) {  // more than one launch's 8 pairs
+    const std::string x = "X" + std::to_string(k), w = "w" + std::to_string(k);
+    op += " input: \"" + x + "\" input: \"" + w + "\"";
+    inputs.push_back(RandomFloats(x, {129}, 10 + k));
+    inputs.push_back(RandomFloats(w, {1}, 30 + k));
+  }
+  ExpectCudaMatchesCpu(op, inputs, Tolerance{1e-5, 1e-5});
+}
+
+TEST(CudaTrain, WeightedSumGradientMatchesCpu) {
+  BRAID_REQUIRE_GPU();
+  const std::vector<HostBlob> inputs{RandomFloats("dY", {1000, 7}, 40), RandomFloats("X0", {1000, 7}, 41),
+                                     Floats("w0", {1}, {0.5f}), RandomFloats("X1", {1000, 7}, 42),
+                                     Floats("w1", {1}, {-2.f})};
+  ExpectCudaMatchesCpu(R"(type: "WeightedSumGradient" input: "dY" input: "X0" input: "w0"
+                          input: "X1" input: "w1" output: "dX0" output: "dX1")",
+                       inputs, Tolerance{0, 0});
+  ExpectCudaMatchesCpu(R"(type: "WeightedSumGradient" input: "dY" input: "X0" input: "w0"
+                          input: "X1" input: "w1" output: "dX0" output: "dX1" output: "dw0"
+                          output: "dw1" arg { name: "grad_on_w" i: 1 })",
+                       inputs, Tolerance{1e-6, 1e-6});
+}
+
+TEST(CudaTrain, IterIncrementsTheCounterOnTheDevice) {
+  BRAID_REQUIRE_GPU();
+  ExpectCudaMatchesCpu(R"(type: "Iter" input: "iter" output: "iter")", {Int64Scalar("iter", 41)},
+                       Tolerance{0, 0});
+  const std::vector<Tensor> out = RunOnDevice(R"(type: "Iter" output: "old_style")", {}, "cuda:0");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data<int64_t>()[0], 1);
+}
+
+TEST(CudaTrain, IterStaysAtTheMaximumInsteadOfThrowing) {
+  BRAID_REQUIRE_GPU();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<Tensor> out = RunOnDevice(R"(type: "Iter" input: "iter" output: "iter")",
+                                              {Int64Scalar("iter", kMax)}, "cuda:0");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data<int64_t>()[0], kMax);
+}
+
+}  // namespace
+}  // namespace braid::test
