@@ -21,7 +21,8 @@ __global__ void BiasGradientKernel(const float* dy, int64_t n, int64_t m, int64_
   __shared__ float partial[kCudaThreads];
   const int64_t ch = blockIdx.x;
   float sum = 0.f;
-  for (int64_t i = threadIdx.x; i < n * s; i += kCudaThreads) sum += dy[ChannelElement(i, ch, m, s)];
+  for (int64_t i = threadIdx.x; i < n * s; i += kCudaThreads)
+    sum += dy[ChannelElement(i, ch, m, s)];
   const float total = BlockSum(sum, partial);
   if (threadIdx.x == 0) db[ch] = total;
 }
@@ -44,7 +45,8 @@ class ConvGradientCudaOp final : public OperatorBase {
       db = Output(outputs_.dbias, DType::kFloat32, {p.out_channels()})->mutable_data<float>();
     }
     float* dx = nullptr;
-    if (outputs_.dx >= 0) dx = Output(outputs_.dx, DType::kFloat32, p.x_dims)->mutable_data<float>();
+    if (outputs_.dx >= 0)
+      dx = Output(outputs_.dx, DType::kFloat32, p.x_dims)->mutable_data<float>();
     if (Input(2).numel() == 0) {  // an empty batch: no contribution to dfilter and dbias
       ZeroFill(dw, Output(outputs_.dfilter)->numel());
       if (db != nullptr) ZeroFill(db, p.out_channels());
@@ -79,14 +81,14 @@ class ConvGradientCudaOp final : public OperatorBase {
   // Searches write into the outputs, which the backward convolutions then overwrite.
   void ChooseAlgorithms(const float* x, const float* w, const float* dy, float* dw, float* dx) {
     if (!filter_algorithm_) {
-      filter_algorithm_ = ChooseCudnnConvAlgorithm(
-          problem_, *descriptors_, CudnnConvDirection::kBackwardFilter, {x, nullptr, dy, dw},
-          device());
+      filter_algorithm_ =
+          ChooseCudnnConvAlgorithm(problem_, *descriptors_, CudnnConvDirection::kBackwardFilter,
+                                   {x, nullptr, dy, dw}, device());
     }
     if (dx != nullptr && !data_algorithm_) {
-      data_algorithm_ = ChooseCudnnConvAlgorithm(
-          problem_, *descriptors_, CudnnConvDirection::kBackwardData, {nullptr, w, dy, dx},
-          device());
+      data_algorithm_ =
+          ChooseCudnnConvAlgorithm(problem_, *descriptors_, CudnnConvDirection::kBackwardData,
+                                   {nullptr, w, dy, dx}, device());
     }
   }
 

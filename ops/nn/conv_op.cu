@@ -41,9 +41,9 @@ class ConvCudaOp final : public OperatorBase {
                                        workspace.get(), workspace.bytes(), &zero, d.y.get(), y),
                "cudnnConvolutionForward");
     if (problem_.has_bias) {
-      CheckCudnn(cudnnAddTensor(handle, &one, d.bias.get(), Input(2).data<float>(), &one,
-                                d.y.get(), y),
-                 "cudnnAddTensor");
+      CheckCudnn(
+          cudnnAddTensor(handle, &one, d.bias.get(), Input(2).data<float>(), &one, d.y.get(), y),
+          "cudnnAddTensor");
     }
   }
 

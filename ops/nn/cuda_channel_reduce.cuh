@@ -6,7 +6,9 @@
 //   __global__ void ChannelSum(const float* x, int64_t n, int64_t c, int64_t s, float* out) {
 //     __shared__ float partial[kCudaThreads];
 //     float sum = 0.f;
-//     for (int64_t i = threadIdx.x; i < n * s; i += kCudaThreads) sum += x[ChannelElement(i, blockIdx.x, c, s)];
+//     for (int64_t i = threadIdx.x; i < n * s; i += kCudaThreads) {
+//       sum += x[ChannelElement(i, blockIdx.x, c, s)];
+//     }
 //     const float total = BlockSum(sum, partial);
 //     if (threadIdx.x == 0) out[blockIdx.x] = total;
 //   }

@@ -12,14 +12,13 @@
 namespace braid {
 namespace {
 
-constexpr const char* kForwardNames[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm",
-                                         "direct",        "fft",                   "fft_tiling",
-                                         "winograd",      "winograd_nonfused"};
+constexpr const char* kForwardNames[] = {
+    "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+    "winograd",      "winograd_nonfused"};
 constexpr const char* kBackwardDataNames[] = {"algo_0",     "algo_1",   "fft",
                                               "fft_tiling", "winograd", "winograd_nonfused"};
-constexpr const char* kBackwardFilterNames[] = {"algo_0",   "algo_1",            "fft",
-                                                "algo_3",   "winograd",          "winograd_nonfused",
-                                                "fft_tiling"};
+constexpr const char* kBackwardFilterNames[] = {
+    "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
 static_assert(std::size(kForwardNames) == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
 static_assert(std::size(kBackwardDataNames) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
 static_assert(std::size(kBackwardFilterNames) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
@@ -50,8 +49,10 @@ CudnnConvProblem ProblemOf(const OperatorDef& def, const ConvShapes& s) {
   const ConvPoolWindow& w = s.window;
   if (w.pad_begin != w.pad_end) {
     ThrowInvalidArgument(
-        def.type() + " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
-        "pad_t=" + std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
+        def.type() +
+        " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
+        "pad_t=" +
+        std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
         " pad_l=" + std::to_string(w.pad_begin[1]) + " pad_r=" + std::to_string(w.pad_end[1]) +
         " for X " + DimsString(s.x_dims) + "; run it on the CPU or pad X explicitly");
   }
@@ -90,9 +91,12 @@ CudnnConvDescriptors::CudnnConvDescriptors(const CudnnConvProblem& p)
 
 const char* CudnnConvDirectionName(CudnnConvDirection direction) {
   switch (direction) {
-    case CudnnConvDirection::kForward: return "forward";
-    case CudnnConvDirection::kBackwardData: return "backward_data";
-    case CudnnConvDirection::kBackwardFilter: return "backward_filter";
+    case CudnnConvDirection::kForward:
+      return "forward";
+    case CudnnConvDirection::kBackwardData:
+      return "backward_data";
+    case CudnnConvDirection::kBackwardFilter:
+      return "backward_filter";
   }
   return "?";
 }
@@ -113,8 +117,10 @@ int CudnnConvAlgorithmNamed(CudnnConvDirection direction, const std::string& nam
 
 bool CudnnConvAlgorithmIsNondeterministic(CudnnConvDirection direction, int algo) {
   switch (direction) {
-    case CudnnConvDirection::kForward: return false;
-    case CudnnConvDirection::kBackwardData: return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    case CudnnConvDirection::kForward:
+      return false;
+    case CudnnConvDirection::kBackwardData:
+      return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
     case CudnnConvDirection::kBackwardFilter:
       return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 ||
              algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;

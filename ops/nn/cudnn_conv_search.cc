@@ -38,7 +38,8 @@ std::vector<PerfResult> HeuristicResults(const CudnnConvDescriptors& d, Directio
   int max = 0, n = 0;
   switch (direction) {
     case Direction::kForward: {
-      CheckCudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      CheckCudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
+                 "cudnnGetConvolutionForwardAlgorithmMaxCount");
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(max);
       CheckCudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.filter.get(), d.conv.get(),
                                                         d.y.get(), max, &n, perf.data()),
@@ -46,18 +47,20 @@ std::vector<PerfResult> HeuristicResults(const CudnnConvDescriptors& d, Directio
       return ResultsOf(perf, n);
     }
     case Direction::kBackwardData: {
-      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
+                 "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(max);
-      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.filter.get(), d.y.get(), d.conv.get(),
-                                                             d.x.get(), max, &n, perf.data()),
+      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                     h, d.filter.get(), d.y.get(), d.conv.get(), d.x.get(), max, &n, perf.data()),
                  "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       return ResultsOf(perf, n);
     }
     case Direction::kBackwardFilter: {
-      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
+                 "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(max);
-      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(),
-                                                               d.filter.get(), max, &n, perf.data()),
+      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                     h, d.x.get(), d.y.get(), d.conv.get(), d.filter.get(), max, &n, perf.data()),
                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
       return ResultsOf(perf, n);
     }
@@ -72,16 +75,18 @@ std::vector<PerfResult> FindResults(const CudnnConvDescriptors& d, Direction dir
   int max = 0, n = 0;
   switch (direction) {
     case Direction::kForward: {
-      CheckCudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      CheckCudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
+                 "cudnnGetConvolutionForwardAlgorithmMaxCount");
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(max);
-      CheckCudnn(cudnnFindConvolutionForwardAlgorithmEx(
-                     h, d.x.get(), b.x, d.filter.get(), b.filter, d.conv.get(), d.y.get(), b.out,
-                     max, &n, perf.data(), workspace, bytes),
+      CheckCudnn(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), b.x, d.filter.get(), b.filter,
+                                                        d.conv.get(), d.y.get(), b.out, max, &n,
+                                                        perf.data(), workspace, bytes),
                  "cudnnFindConvolutionForwardAlgorithmEx");
       return ResultsOf(perf, n);
     }
     case Direction::kBackwardData: {
-      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
+                 "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(max);
       CheckCudnn(cudnnFindConvolutionBackwardDataAlgorithmEx(
                      h, d.filter.get(), b.filter, d.y.get(), b.dy, d.conv.get(), d.x.get(), b.out,
@@ -90,11 +95,12 @@ std::vector<PerfResult> FindResults(const CudnnConvDescriptors& d, Direction dir
       return ResultsOf(perf, n);
     }
     case Direction::kBackwardFilter: {
-      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
+                 "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(max);
       CheckCudnn(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                     h, d.x.get(), b.x, d.y.get(), b.dy, d.conv.get(), d.filter.get(), b.out,
-                     max, &n, perf.data(), workspace, bytes),
+                     h, d.x.get(), b.x, d.y.get(), b.dy, d.conv.get(), d.filter.get(), b.out, max,
+                     &n, perf.data(), workspace, bytes),
                  "cudnnFindConvolutionBackwardFilterAlgorithmEx");
       return ResultsOf(perf, n);
     }
@@ -139,7 +145,10 @@ class FindRun {
  public:
   FindRun(const CudnnConvDescriptors& d, Direction direction, const CudnnConvBuffers& buffers,
           std::vector<Supported> candidates, int64_t limit)
-      : d_(d), direction_(direction), buffers_(buffers), candidates_(std::move(candidates)),
+      : d_(d),
+        direction_(direction),
+        buffers_(buffers),
+        candidates_(std::move(candidates)),
         limit_(limit) {}
 
   double TimeMs(int algo) {
@@ -164,10 +173,9 @@ class FindRun {
     for (const Supported& c : candidates_) {
       if (ms_.count(c.algo) > 0) return;
     }
-    throw Error(Status::Internal(std::string("cuDNN's find ran none of the ") +
-                                 CudnnConvDirectionName(direction_) +
-                                 " convolution's candidates with a workspace of " +
-                                 std::to_string(bytes) + " bytes"));
+    throw Error(Status::Internal(
+        std::string("cuDNN's find ran none of the ") + CudnnConvDirectionName(direction_) +
+        " convolution's candidates with a workspace of " + std::to_string(bytes) + " bytes"));
   }
 
   const CudnnConvDescriptors& d_;
@@ -184,13 +192,14 @@ std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direct
   std::vector<Supported> deterministic, any;
   for (const PerfResult& r : HeuristicResults(d, direction)) {
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
-    const bool seen = std::any_of(any.begin(), any.end(),
-                                  [&r](const Supported& s) { return s.algo == r.algo; });
+    const bool seen =
+        std::any_of(any.begin(), any.end(), [&r](const Supported& s) { return s.algo == r.algo; });
     if (seen) continue;  // listed again with another math type
     const std::optional<size_t> bytes = WorkspaceBytes(d, direction, r.algo);
     if (!bytes) continue;
     any.push_back({r.algo, *bytes});
-    if (!CudnnConvAlgorithmIsNondeterministic(direction, r.algo)) deterministic.push_back(any.back());
+    if (!CudnnConvAlgorithmIsNondeterministic(direction, r.algo))
+      deterministic.push_back(any.back());
   }
   return deterministic.empty() ? any : deterministic;
 }
@@ -218,16 +227,15 @@ CudnnConvAlgorithm ChooseCudnnConvAlgorithm(const CudnnConvProblem& p,
   int cuda_id = 0;
   CheckCuda(cudaGetDevice(&cuda_id), "cudaGetDevice", device);
   const AlgorithmRequest request{
-      CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(cuda_id), cudnnGetVersion()),
-      device, SearchWorkspaceLimit(device)};
+      CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(cuda_id), cudnnGetVersion()), device,
+      SearchWorkspaceLimit(device)};
   const AlgorithmChoice choice = AlgorithmRegistry::Global().Choose(
       request, [&] { return FindCandidates(d, direction, buffers, request.workspace_limit); });
   const int algo = CudnnConvAlgorithmNamed(direction, choice.algorithm);
   if (algo < 0) {
-    throw Error(Status::InvalidArgument("algorithm registry: key '" + request.key +
-                                        "' has algorithm '" + choice.algorithm +
-                                        "', which cuDNN's " + CudnnConvDirectionName(direction) +
-                                        " convolution does not have"));
+    throw Error(Status::InvalidArgument(
+        "algorithm registry: key '" + request.key + "' has algorithm '" + choice.algorithm +
+        "', which cuDNN's " + CudnnConvDirectionName(direction) + " convolution does not have"));
   }
   const std::optional<size_t> bytes = WorkspaceBytes(d, direction, algo);
   if (!bytes) {

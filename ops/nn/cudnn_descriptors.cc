@@ -14,7 +14,8 @@ int CudnnInt(int64_t value, const std::string& what) {
 }
 
 TensorDescriptor NchwTensorDescriptor(const std::vector<int64_t>& dims) {
-  if (dims.size() != 4) ThrowInvalidArgument("cuDNN tensor " + DimsString(dims) + " is not 4-D NCHW");
+  if (dims.size() != 4)
+    ThrowInvalidArgument("cuDNN tensor " + DimsString(dims) + " is not 4-D NCHW");
   int64_t numel = 1;
   for (int64_t d : dims) numel *= d;
   CudnnInt(numel, "the element count of tensor " + DimsString(dims));
@@ -47,19 +48,20 @@ ConvolutionDescriptor MakeConvolutionDescriptor(const Int64Pair& pad, const Int6
              "cudnnSetConvolution2dDescriptor");
   CheckCudnn(cudnnSetConvolutionGroupCount(desc.get(), CudnnInt(group, "group")),
              "cudnnSetConvolutionGroupCount");
-  CheckCudnn(cudnnSetConvolutionMathType(desc.get(), CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+  CheckCudnn(cudnnSetConvolutionMathType(desc.get(), CUDNN_FMA_MATH),
+             "cudnnSetConvolutionMathType");
   return desc;
 }
 
 PoolingDescriptor MakePoolingDescriptor(cudnnPoolingMode_t mode, const Int64Pair& kernel,
                                         const Int64Pair& pad, const Int64Pair& stride) {
   PoolingDescriptor desc;
-  CheckCudnn(cudnnSetPooling2dDescriptor(
-                 desc.get(), mode, CUDNN_PROPAGATE_NAN, CudnnInt(kernel[0], "kernel_h"),
-                 CudnnInt(kernel[1], "kernel_w"), CudnnInt(pad[0], "pad_h"),
-                 CudnnInt(pad[1], "pad_w"), CudnnInt(stride[0], "stride_h"),
-                 CudnnInt(stride[1], "stride_w")),
-             "cudnnSetPooling2dDescriptor");
+  CheckCudnn(
+      cudnnSetPooling2dDescriptor(desc.get(), mode, CUDNN_PROPAGATE_NAN,
+                                  CudnnInt(kernel[0], "kernel_h"), CudnnInt(kernel[1], "kernel_w"),
+                                  CudnnInt(pad[0], "pad_h"), CudnnInt(pad[1], "pad_w"),
+                                  CudnnInt(stride[0], "stride_h"), CudnnInt(stride[1], "stride_w")),
+      "cudnnSetPooling2dDescriptor");
   return desc;
 }
 

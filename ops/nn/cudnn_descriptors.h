@@ -29,7 +29,8 @@ class CudnnDescriptor {
   ~CudnnDescriptor() {
     if (handle_ != nullptr) kDestroy(handle_);
   }
-  CudnnDescriptor(CudnnDescriptor&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  CudnnDescriptor(CudnnDescriptor&& other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)) {}
   CudnnDescriptor& operator=(CudnnDescriptor&& other) noexcept {
     std::swap(handle_, other.handle_);
     return *this;

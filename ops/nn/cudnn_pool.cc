@@ -16,8 +16,10 @@ CudnnPoolProblem CudnnPoolProblemOf(const OperatorDef& def, const std::vector<Sh
   const ConvPoolWindow& w = s.window;
   if (w.pad_begin != w.pad_end) {
     ThrowInvalidArgument(
-        def.type() + " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
-        "pad_t=" + std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
+        def.type() +
+        " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
+        "pad_t=" +
+        std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
         " pad_l=" + std::to_string(w.pad_begin[1]) + " pad_r=" + std::to_string(w.pad_end[1]) +
         " for X " + DimsString(s.x_dims) + "; run it on the CPU");
   }

@@ -55,7 +55,8 @@ class PoolGradientCudaOp : public OperatorBase {
 
 class MaxPoolGradientCudaOp final : public PoolGradientCudaOp {
  public:
-  MaxPoolGradientCudaOp(const OperatorDef& def, Workspace* ws) : PoolGradientCudaOp(def, ws, false) {}
+  MaxPoolGradientCudaOp(const OperatorDef& def, Workspace* ws)
+      : PoolGradientCudaOp(def, ws, false) {}
 };
 
 class AveragePoolGradientCudaOp final : public PoolGradientCudaOp {

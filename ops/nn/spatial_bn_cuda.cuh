@@ -21,10 +21,10 @@ struct BnAffineArgs {
   const float* scale = nullptr;
   const float* bias = nullptr;
   const float* mean = nullptr;
-  const float* inv_std = nullptr;   // or null: from variance and epsilon
+  const float* inv_std = nullptr;  // or null: from variance and epsilon
   const float* variance = nullptr;
   float epsilon = 0.f;
-  const float* residual = nullptr;  // optional, x's shape
+  const float* residual = nullptr;               // optional, x's shape
   int64_t channels = 0, spatial = 1, total = 0;  // total: x's element count
   float* y = nullptr;
 };

@@ -114,7 +114,8 @@ class SpatialBNCudaOp final : public OperatorBase {
     stats.saved_inv_std = Output(4, DType::kFloat32, {c})->mutable_data<float>();
     affine->y = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
     if (affine->total == 0) return;  // no channel (N * spatial > 1 is checked)
-    BnStatisticsKernel<<<static_cast<unsigned int>(c), kCudaThreads, 0, CurrentCudaStream()>>>(stats);
+    BnStatisticsKernel<<<static_cast<unsigned int>(c), kCudaThreads, 0, CurrentCudaStream()>>>(
+        stats);
     CheckCudaLaunch("BnStatisticsKernel");
     affine->mean = stats.saved_mean;
     affine->inv_std = stats.saved_inv_std;

@@ -60,13 +60,19 @@ void ExpectConvGradientMatches(const ConvCase& c, bool bias, bool dx, uint64_t s
 
 const ConvCase kPadded{{2, 3, 8, 7}, {4, 3, 3, 3}, {2, 4, 8, 7}, R"(arg { name: "pad" i: 1 })"};
 const ConvCase kStrided{{2, 4, 9, 9}, {6, 4, 3, 3}, {2, 6, 4, 4}, R"(arg { name: "stride" i: 2 })"};
-const ConvCase kGrouped{{2, 6, 7, 7}, {4, 3, 3, 3}, {2, 4, 7, 7},
+const ConvCase kGrouped{{2, 6, 7, 7},
+                        {4, 3, 3, 3},
+                        {2, 4, 7, 7},
                         R"(arg { name: "group" i: 2 } arg { name: "pad" i: 1 })"};
-const ConvCase kDilated{{1, 4, 10, 9}, {4, 2, 3, 3}, {1, 4, 8, 5},
+const ConvCase kDilated{{1, 4, 10, 9},
+                        {4, 2, 3, 3},
+                        {1, 4, 8, 5},
                         R"(arg { name: "dilation_h" i: 2 } arg { name: "dilation_w" i: 3 }
                            arg { name: "group" i: 2 } arg { name: "pad" i: 1 })"};
 // 5x1 kernel, pads differ between dims (equal at both ends of each), stride differs per dim.
-const ConvCase kRectangular{{2, 3, 9, 6}, {5, 3, 5, 1}, {2, 5, 5, 4},
+const ConvCase kRectangular{{2, 3, 9, 6},
+                            {5, 3, 5, 1},
+                            {2, 5, 5, 4},
                             R"(arg { name: "pads" ints: [2, 1, 2, 1] }
                                arg { name: "strides" ints: [2, 2] })"};
 const ConvCase kPointwise{{3, 8, 5, 5}, {16, 8, 1, 1}, {3, 16, 5, 5}, ""};
@@ -95,7 +101,7 @@ TEST(CudaNn, ConvGradientMatchesCpu) {
 
 TEST(CudaNn, ConvGradientWithoutDxMatchesCpu) {
   BRAID_REQUIRE_GPU();
-  ExpectConvGradientMatches(kPadded, /*bias=*/true, /*dx=*/false, 30);   // dW, db
+  ExpectConvGradientMatches(kPadded, /*bias=*/true, /*dx=*/false, 30);    // dW, db
   ExpectConvGradientMatches(kGrouped, /*bias=*/false, /*dx=*/false, 31);  // dW alone
 }
 
@@ -103,7 +109,8 @@ TEST(CudaNn, ConvWithUnequalPadsIsRefusedOnCuda) {
   BRAID_REQUIRE_GPU();
   const Device cuda = ParseDevice("cuda:0");
   Workspace ws;
-  for (const HostBlob& in : {RandomFloats("X", {1, 2, 5, 5}, 1), RandomFloats("W", {2, 2, 3, 3}, 2)}) {
+  for (const HostBlob& in :
+       {RandomFloats("X", {1, 2, 5, 5}, 1), RandomFloats("W", {2, 2, 3, 3}, 2)}) {
     Tensor* blob = ws.CreateBlob(in.name);
     *blob = Tensor(cuda);
     blob->CopyFrom(in.value);
@@ -122,19 +129,20 @@ void ExpectPoolMatches(const std::string& type, const std::vector<int64_t>& x,
   ExpectCudaMatchesCpu(forward, {xb}, kNnTolerance);
   const std::vector<Tensor> y = RunOnDevice(forward, {xb}, "cpu:0");
   ASSERT_EQ(y.size(), 1u);
-  const std::string gradient = "type: \"" + type +
-                               "Gradient\" input: \"X\" input: \"Y\" input: \"dY\" output: \"dX\" " +
-                               args;
+  const std::string gradient =
+      "type: \"" + type + "Gradient\" input: \"X\" input: \"Y\" input: \"dY\" output: \"dX\" " +
+      args;
   ExpectCudaMatchesCpu(gradient, {xb, {"Y", y[0]}, RandomFloats("dY", y[0].shape(), seed + 1)},
                        kNnTolerance);
 }
 
 TEST(CudaNn, MaxPoolAndGradientMatchCpu) {
   BRAID_REQUIRE_GPU();
-  ExpectPoolMatches("MaxPool", {2, 3, 8, 8}, R"(arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 })", 40);
-  ExpectPoolMatches("MaxPool", {2, 3, 9, 7},
-                    R"(arg { name: "kernel" i: 3 } arg { name: "stride" i: 2 } arg { name: "pad" i: 1 })",
-                    41);
+  ExpectPoolMatches("MaxPool", {2, 3, 8, 8},
+                    R"(arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 })", 40);
+  ExpectPoolMatches(
+      "MaxPool", {2, 3, 9, 7},
+      R"(arg { name: "kernel" i: 3 } arg { name: "stride" i: 2 } arg { name: "pad" i: 1 })", 41);
   ExpectPoolMatches("MaxPool", {2, 4, 5, 6}, R"(arg { name: "global_pooling" i: 1 })", 42);
 }
 
@@ -143,7 +151,8 @@ TEST(CudaNn, AveragePoolAndGradientMatchCpu) {
   const std::string window =
       R"(arg { name: "kernel" i: 3 } arg { name: "stride" i: 2 } arg { name: "pad" i: 1 } )";
   ExpectPoolMatches("AveragePool", {2, 3, 9, 7}, window, 50);  // padding excluded (default)
-  ExpectPoolMatches("AveragePool", {2, 3, 9, 7}, window + R"(arg { name: "count_include_pad" i: 1 })", 51);
+  ExpectPoolMatches("AveragePool", {2, 3, 9, 7},
+                    window + R"(arg { name: "count_include_pad" i: 1 })", 51);
   ExpectPoolMatches("AveragePool", {2, 4, 5, 6}, R"(arg { name: "global_pooling" i: 1 })", 52);
   ExpectPoolMatches("AveragePool", {1, 2, 6, 8},
                     R"(arg { name: "kernel_h" i: 2 } arg { name: "kernel_w" i: 3 }
@@ -219,7 +228,8 @@ ShapeInfo Float32(std::vector<int64_t> dims) { return {DType::kFloat32, std::mov
 TEST(CudnnConvGlue, AlgorithmKeyIsDeterministicAndNamesWhatAffectsTheChoice) {
   const OperatorDef conv = ParseOp(R"(type: "Conv" input: "X" input: "W" output: "Y"
       arg { name: "pad" i: 1 })");
-  const CudnnConvProblem p = CudnnConvProblemOf(conv, {Float32({2, 4, 8, 8}), Float32({6, 4, 3, 3})});
+  const CudnnConvProblem p =
+      CudnnConvProblemOf(conv, {Float32({2, 4, 8, 8}), Float32({6, 4, 3, 3})});
   const std::string gpu = "sm_90 NVIDIA H100 80GB HBM3";
   const std::string forward = CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, gpu, 91900);
   EXPECT_EQ(forward, CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, gpu, 91900));
@@ -247,9 +257,9 @@ TEST(CudnnConvGlue, AlgorithmKeyIsDeterministicAndNamesWhatAffectsTheChoice) {
 }
 
 TEST(CudnnConvGlue, AKeyHasNoSeparatorsWhateverTheGpuIsCalled) {
-  const CudnnConvProblem p = CudnnConvProblemOf(
-      ParseOp(R"(type: "Conv" input: "X" input: "W" output: "Y")"),
-      {Float32({1, 1, 3, 3}), Float32({1, 1, 1, 1})});
+  const CudnnConvProblem p =
+      CudnnConvProblemOf(ParseOp(R"(type: "Conv" input: "X" input: "W" output: "Y")"),
+                         {Float32({1, 1, 3, 3}), Float32({1, 1, 1, 1})});
   const std::string key = CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, "odd\tname\n", 1);
   EXPECT_EQ(key.find_first_of("\t\n\r"), std::string::npos) << key;
 }
@@ -274,12 +284,12 @@ TEST(CudnnConvGlue, AlgorithmNamesRoundTripPerDirection) {
 }
 
 TEST(CudnnConvGlue, ProblemTakesTheCpuOpsWindowAndRefusesUnequalPads) {
-  const CudnnConvProblem p = CudnnConvProblemOf(
-      ParseOp(R"(type: "Conv" input: "X" input: "W" input: "b" output: "Y"
+  const CudnnConvProblem p =
+      CudnnConvProblemOf(ParseOp(R"(type: "Conv" input: "X" input: "W" input: "b" output: "Y"
           arg { name: "pads" ints: [2, 1, 2, 1] } arg { name: "stride_h" i: 2 }
           arg { name: "stride_w" i: 1 } arg { name: "dilation_h" i: 1 }
           arg { name: "dilation_w" i: 2 } arg { name: "group" i: 2 })"),
-      {Float32({2, 4, 9, 9}), Float32({6, 2, 3, 3}), Float32({6})});
+                         {Float32({2, 4, 9, 9}), Float32({6, 2, 3, 3}), Float32({6})});
   EXPECT_EQ(p.pad, (Int64Pair{2, 1}));
   EXPECT_EQ(p.stride, (Int64Pair{2, 1}));
   EXPECT_EQ(p.dilation, (Int64Pair{1, 2}));
