@@ -1,0 +1,129 @@
+// ConvGradient on CUDA devices (ops/nn/conv_gradient_op.h): cuDNN's backward-filter and
+// backward-data convolutions with the algorithms the AlgorithmRegistry chose for every replica
+// (ops/nn/cudnn_conv.h), and dbias as a per-channel sum of dY by a deterministic kernel (no
+// atomics, unlike what cuDNN may use for cudnnConvolutionBackwardBias).
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ops/common/cuda_kernel.h"
+#include "ops/common/op_checks.h"
+#include "ops/nn/cuda_channel_reduce.cuh"
+#include "ops/nn/cudnn_conv.h"
+#include "runtime/op_registry.h"
+
+namespace braid {
+namespace {
+
+// db[m] = sum of dy[n, m, :, :] over n; one block per output channel m.
+__global__ void BiasGradientKernel(const float* dy, int64_t n, int64_t m, int64_t s, float* db) {
+  __shared__ float partial[kCudaThreads];
+  const int64_t ch = blockIdx.x;
+  float sum = 0.f;
+  for (int64_t i = threadIdx.x; i < n * s; i += kCudaThreads)
+    sum += dy[ChannelElement(i, ch, m, s)];
+  const float total = BlockSum(sum, partial);
+  if (threadIdx.x == 0) db[ch] = total;
+}
+
+class ConvGradientCudaOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+
+  void Run() override {
+    bool same = prepared_dims_.size() == 3;
+    for (int i = 0; i < 3; ++i) {
+      CheckInputType(*this, i, {DType::kFloat32});
+      same = same && Input(i).shape() == prepared_dims_[i];
+    }
+    if (!same) Prepare();
+    const CudnnConvProblem& p = problem_;
+    float* dw = Output(outputs_.dfilter, DType::kFloat32, p.filter_dims)->mutable_data<float>();
+    float* db = nullptr;
+    if (outputs_.dbias >= 0) {
+      db = Output(outputs_.dbias, DType::kFloat32, {p.out_channels()})->mutable_data<float>();
+    }
+    float* dx = nullptr;
+    if (outputs_.dx >= 0)
+      dx = Output(outputs_.dx, DType::kFloat32, p.x_dims)->mutable_data<float>();
+    if (Input(2).numel() == 0) {  // an empty batch: no contribution to dfilter and dbias
+      ZeroFill(dw, Output(outputs_.dfilter)->numel());
+      if (db != nullptr) ZeroFill(db, p.out_channels());
+      return;
+    }
+    if (descriptors_ == nullptr) descriptors_ = std::make_unique<CudnnConvDescriptors>(p);
+    const float* x = Input(0).data<float>();
+    const float* w = Input(1).data<float>();
+    const float* dy = Input(2).data<float>();
+    ChooseAlgorithms(x, w, dy, dw, dx);
+    DeviceScratch workspace(std::max(filter_algorithm_->workspace_bytes,
+                                     dx != nullptr ? data_algorithm_->workspace_bytes : 0));
+    RunBackward(x, w, dy, workspace, dw, dx);
+    if (db != nullptr) {
+      const int64_t s = p.y_dims[2] * p.y_dims[3];
+      BiasGradientKernel<<<static_cast<unsigned int>(p.out_channels()), kCudaThreads, 0,
+                           CurrentCudaStream()>>>(dy, p.y_dims[0], p.out_channels(), s, db);
+      CheckCudaLaunch("BiasGradientKernel");
+    }
+  }
+
+ private:
+  void Prepare() {
+    problem_ = CudnnConvGradientProblemOf(def(), InputShapeInfos(*this), &outputs_);
+    descriptors_.reset();  // made on the first non-empty run: cuDNN refuses empty tensors
+    filter_algorithm_.reset();
+    data_algorithm_.reset();
+    prepared_dims_.clear();
+    for (int i = 0; i < 3; ++i) prepared_dims_.push_back(Input(i).shape());
+  }
+
+  // Searches write into the outputs, which the backward convolutions then overwrite.
+  void ChooseAlgorithms(const float* x, const float* w, const float* dy, float* dw, float* dx) {
+    if (!filter_algorithm_) {
+      filter_algorithm_ =
+          ChooseCudnnConvAlgorithm(problem_, *descriptors_, CudnnConvDirection::kBackwardFilter,
+                                   {x, nullptr, dy, dw}, device());
+    }
+    if (dx != nullptr && !data_algorithm_) {
+      data_algorithm_ =
+          ChooseCudnnConvAlgorithm(problem_, *descriptors_, CudnnConvDirection::kBackwardData,
+                                   {nullptr, w, dy, dx}, device());
+    }
+  }
+
+  void RunBackward(const float* x, const float* w, const float* dy, const DeviceScratch& workspace,
+                   float* dw, float* dx) {
+    const CudnnConvDescriptors& d = *descriptors_;
+    cudnnHandle_t handle = CudnnHandle();
+    const float one = 1.f, zero = 0.f;
+    CheckCudnn(cudnnConvolutionBackwardFilter(
+                   handle, &one, d.x.get(), x, d.y.get(), dy, d.conv.get(),
+                   static_cast<cudnnConvolutionBwdFilterAlgo_t>(filter_algorithm_->algo),
+                   workspace.get(), workspace.bytes(), &zero, d.filter.get(), dw),
+               "cudnnConvolutionBackwardFilter");
+    if (dx == nullptr) return;
+    CheckCudnn(cudnnConvolutionBackwardData(
+                   handle, &one, d.filter.get(), w, d.y.get(), dy, d.conv.get(),
+                   static_cast<cudnnConvolutionBwdDataAlgo_t>(data_algorithm_->algo),
+                   workspace.get(), workspace.bytes(), &zero, d.x.get(), dx),
+               "cudnnConvolutionBackwardData");
+  }
+
+  void ZeroFill(float* data, int64_t n) {
+    CheckCuda(cudaMemsetAsync(data, 0, static_cast<size_t>(n) * sizeof(float), CurrentCudaStream()),
+              "cudaMemsetAsync", device());
+  }
+
+  std::vector<std::vector<int64_t>> prepared_dims_;
+  CudnnConvProblem problem_;
+  CudnnConvGradientOutputs outputs_;
+  std::unique_ptr<CudnnConvDescriptors> descriptors_;
+  std::optional<CudnnConvAlgorithm> filter_algorithm_, data_algorithm_;
+};
+
+}  // namespace
+
+BRAID_REGISTER_OPERATOR(ConvGradient, kCuda, "", ConvGradientCudaOp);
+
+}  // namespace braid

@@ -1,0 +1,161 @@
+#include "ops/nn/cudnn_conv.h"
+
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "ops/common/op_checks.h"
+#include "ops/nn/conv_gradient_op.h"
+#include "ops/nn/conv_op.h"
+
+namespace braid {
+namespace {
+
+constexpr const char* kForwardNames[] = {
+    "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+    "winograd",      "winograd_nonfused"};
+constexpr const char* kBackwardDataNames[] = {"algo_0",     "algo_1",   "fft",
+                                              "fft_tiling", "winograd", "winograd_nonfused"};
+constexpr const char* kBackwardFilterNames[] = {
+    "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
+static_assert(std::size(kForwardNames) == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+static_assert(std::size(kBackwardDataNames) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+static_assert(std::size(kBackwardFilterNames) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+
+std::vector<const char*> NamesOf(CudnnConvDirection direction) {
+  switch (direction) {
+    case CudnnConvDirection::kForward:
+      return {std::begin(kForwardNames), std::end(kForwardNames)};
+    case CudnnConvDirection::kBackwardData:
+      return {std::begin(kBackwardDataNames), std::end(kBackwardDataNames)};
+    case CudnnConvDirection::kBackwardFilter:
+      return {std::begin(kBackwardFilterNames), std::end(kBackwardFilterNames)};
+  }
+  return {};
+}
+
+std::string Joined(const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  return out;
+}
+
+std::string Joined(const Int64Pair& values) {
+  return Joined(std::vector<int64_t>{values[0], values[1]});
+}
+
+CudnnConvProblem ProblemOf(const OperatorDef& def, const ConvShapes& s) {
+  const ConvPoolWindow& w = s.window;
+  if (w.pad_begin != w.pad_end) {
+    ThrowInvalidArgument(
+        def.type() +
+        " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
+        "pad_t=" +
+        std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
+        " pad_l=" + std::to_string(w.pad_begin[1]) + " pad_r=" + std::to_string(w.pad_end[1]) +
+        " for X " + DimsString(s.x_dims) + "; run it on the CPU or pad X explicitly");
+  }
+  CudnnConvProblem p;
+  p.x_dims = s.x_dims;
+  p.filter_dims = s.filter_dims;
+  p.y_dims = s.y_dims;
+  p.group = s.group;
+  p.has_bias = s.has_bias;
+  p.stride = w.stride;
+  p.dilation = w.dilation;
+  p.pad = w.pad_begin;
+  return p;
+}
+
+}  // namespace
+
+CudnnConvProblem CudnnConvProblemOf(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
+  return ProblemOf(def, ComputeConvShapes(def, in));
+}
+
+CudnnConvProblem CudnnConvGradientProblemOf(const OperatorDef& def,
+                                            const std::vector<ShapeInfo>& in,
+                                            CudnnConvGradientOutputs* outputs) {
+  const ConvGradientOutputs o = ConvGradientOutputsOf(def);
+  *outputs = {o.dfilter, o.dbias, o.dx};
+  return ProblemOf(def, ComputeConvGradientShapes(def, in));
+}
+
+CudnnConvDescriptors::CudnnConvDescriptors(const CudnnConvProblem& p)
+    : x(NchwTensorDescriptor(p.x_dims)),
+      y(NchwTensorDescriptor(p.y_dims)),
+      bias(NchwTensorDescriptor({1, p.out_channels(), 1, 1})),
+      filter(NchwFilterDescriptor(p.filter_dims)),
+      conv(MakeConvolutionDescriptor(p.pad, p.stride, p.dilation, p.group)) {}
+
+const char* CudnnConvDirectionName(CudnnConvDirection direction) {
+  switch (direction) {
+    case CudnnConvDirection::kForward:
+      return "forward";
+    case CudnnConvDirection::kBackwardData:
+      return "backward_data";
+    case CudnnConvDirection::kBackwardFilter:
+      return "backward_filter";
+  }
+  return "?";
+}
+
+std::string CudnnConvAlgorithmName(CudnnConvDirection direction, int algo) {
+  const std::vector<const char*> names = NamesOf(direction);
+  if (algo < 0 || algo >= static_cast<int>(names.size())) return "algo" + std::to_string(algo);
+  return names[algo];
+}
+
+int CudnnConvAlgorithmNamed(CudnnConvDirection direction, const std::string& name) {
+  const std::vector<const char*> names = NamesOf(direction);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (name == names[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool CudnnConvAlgorithmIsNondeterministic(CudnnConvDirection direction, int algo) {
+  switch (direction) {
+    case CudnnConvDirection::kForward:
+      return false;
+    case CudnnConvDirection::kBackwardData:
+      return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    case CudnnConvDirection::kBackwardFilter:
+      return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 ||
+             algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+  }
+  return true;
+}
+
+std::string CudnnConvAlgorithmKey(const CudnnConvProblem& p, CudnnConvDirection direction,
+                                  const std::string& gpu, size_t cudnn_version) {
+  std::string gpu_name = gpu;
+  for (char& ch : gpu_name) {
+    if (ch == '\t' || ch == '\n' || ch == '\r' || ch == '|') ch = ' ';
+  }
+  std::ostringstream key;
+  key << "Conv/" << CudnnConvDirectionName(direction) << "|cudnn=" << cudnn_version
+      << "|gpu=" << gpu_name << "|f32|math=fma|x=" << Joined(p.x_dims)
+      << "|w=" << Joined(p.filter_dims) << "|g=" << p.group << "|bias=" << p.has_bias
+      << "|stride=" << Joined(p.stride) << "|dilation=" << Joined(p.dilation)
+      << "|pad=" << Joined(p.pad);
+  return key.str();
+}
+
+std::string CudnnGpuDescription(int cuda_id) {
+  static std::mutex mu;
+  static auto* descriptions = new std::map<int, std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = descriptions->find(cuda_id);
+  if (it == descriptions->end()) {
+    cudaDeviceProp prop{};
+    CheckCuda(cudaGetDeviceProperties(&prop, cuda_id), "cudaGetDeviceProperties",
+              Device{DeviceType::kCuda, cuda_id});
+    const std::string sm = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    it = descriptions->emplace(cuda_id, sm + " " + prop.name).first;
+  }
+  return it->second;
+}
+
+}  // namespace braid

@@ -1,0 +1,111 @@
+// SpatialBNGradient on CUDA devices (ops/nn/spatial_bn_gradient_op.h), with braid's own kernels
+// (see ops/nn/spatial_bn_op.cu for why not cuDNN's). With xhat = (x - saved_mean) * saved_inv_var
+// and m = N * spatial, per channel:
+//   dbias = sum(dy),  dscale = sum(dy * xhat),
+//   dx = scale * saved_inv_var * (dy - dbias / m - xhat * dscale / m),
+// the gradient of training-mode batch norm, as oneDNN's backward (the CPU op) computes it. The
+// sums take one block per channel in a fixed order (no atomics), so every run computes the same
+// bits.
+#include <vector>
+
+#include "ops/common/cuda_kernel.h"
+#include "ops/common/op_checks.h"
+#include "ops/nn/cuda_channel_reduce.cuh"
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+
+namespace braid {
+namespace {
+
+struct BnGradientArgs {
+  const float* x = nullptr;
+  const float* scale = nullptr;
+  const float* dy = nullptr;
+  const float* mean = nullptr;
+  const float* inv_std = nullptr;
+  int64_t n = 0, channels = 0, spatial = 1;
+  float* dx = nullptr;
+  float* dscale = nullptr;
+  float* dbias = nullptr;
+};
+
+// One block per channel: dbias and dscale.
+__global__ void BnGradientSumsKernel(BnGradientArgs a) {
+  __shared__ float partial[kCudaThreads];
+  const int64_t ch = blockIdx.x;
+  const float mean = a.mean[ch];
+  const float inv_std = a.inv_std[ch];
+  float dy_sum = 0.f, dy_xhat_sum = 0.f;
+  for (int64_t i = threadIdx.x; i < a.n * a.spatial; i += kCudaThreads) {
+    const int64_t at = ChannelElement(i, ch, a.channels, a.spatial);
+    dy_sum += a.dy[at];
+    dy_xhat_sum += a.dy[at] * ((a.x[at] - mean) * inv_std);
+  }
+  const float dbias = BlockSum(dy_sum, partial);
+  const float dscale = BlockSum(dy_xhat_sum, partial);
+  if (threadIdx.x == 0) {
+    a.dbias[ch] = dbias;
+    a.dscale[ch] = dscale;
+  }
+}
+
+__global__ void BnGradientInputKernel(BnGradientArgs a) {
+  const int64_t total = a.n * a.channels * a.spatial;
+  const float m = static_cast<float>(a.n * a.spatial);
+  BRAID_CUDA_KERNEL_LOOP(i, total) {
+    const int64_t ch = (i / a.spatial) % a.channels;
+    const float inv_std = a.inv_std[ch];
+    const float xhat = (a.x[i] - a.mean[ch]) * inv_std;
+    a.dx[i] = a.scale[ch] * inv_std * (a.dy[i] - a.dbias[ch] / m - xhat * a.dscale[ch] / m);
+  }
+}
+
+class SpatialBNGradientCudaOp final : public OperatorBase {
+ public:
+  using OperatorBase::OperatorBase;
+
+  void Run() override {
+    bool same = prepared_dims_.size() == 5;
+    for (int i = 0; i < 5; ++i) {
+      CheckInputType(*this, i, {DType::kFloat32});
+      same = same && Input(i).shape() == prepared_dims_[i];
+    }
+    if (!same) {
+      FindSchema(type())->InferShapes(def(), InputShapeInfos(*this));  // the CPU op's checks
+      prepared_dims_.clear();
+      for (int i = 0; i < 5; ++i) prepared_dims_.push_back(Input(i).shape());
+    }
+    const Tensor& x = Input(0);
+    const int64_t c = x.dim(1);
+    BnGradientArgs a;
+    a.x = x.data<float>();
+    a.scale = Input(1).data<float>();
+    a.dy = Input(2).data<float>();
+    a.mean = Input(3).data<float>();
+    a.inv_std = Input(4).data<float>();
+    a.n = x.dim(0);
+    a.channels = c;
+    a.spatial = SizeFromDim(x.shape(), 2);
+    a.dx = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
+    a.dscale = Output(1, DType::kFloat32, {c})->mutable_data<float>();
+    a.dbias = Output(2, DType::kFloat32, {c})->mutable_data<float>();
+    cudaStream_t stream = CurrentCudaStream();
+    if (c == 0) return;
+    // An empty batch (N * spatial == 0) makes the sums zero, as on the CPU, and dx empty.
+    BnGradientSumsKernel<<<static_cast<unsigned int>(c), kCudaThreads, 0, stream>>>(a);
+    CheckCudaLaunch("BnGradientSumsKernel");
+    const int64_t total = x.numel();
+    if (total == 0) return;
+    BnGradientInputKernel<<<CudaBlocks(total), kCudaThreads, 0, stream>>>(a);
+    CheckCudaLaunch("BnGradientInputKernel");
+  }
+
+ private:
+  std::vector<std::vector<int64_t>> prepared_dims_;
+};
+
+}  // namespace
+
+BRAID_REGISTER_OPERATOR(SpatialBNGradient, kCuda, "", SpatialBNGradientCudaOp);
+
+}  // namespace braid
