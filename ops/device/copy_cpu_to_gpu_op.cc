@@ -26,6 +26,9 @@ BRAID_OPERATOR_SCHEMA(CopyCPUToGPU)
     .SetDoc("Y (on the op's device) = X (on the host).");
 
 BRAID_REGISTER_OPERATOR(CopyCPUToGPU, kSim, "", CopyOp);
+#ifdef BRAID_WITH_CUDA  // cudaMemcpyAsync on the current stream
+BRAID_REGISTER_OPERATOR(CopyCPUToGPU, kCuda, "", CopyOp);
+#endif
 BRAID_REGISTER_GRADIENT(CopyCPUToGPU, CopyCPUToGPUGradient);
 
 }  // namespace braid

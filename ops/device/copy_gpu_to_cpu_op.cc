@@ -26,6 +26,9 @@ BRAID_OPERATOR_SCHEMA(CopyGPUToCPU)
     .SetDoc("Y (on the host) = X (on the op's device).");
 
 BRAID_REGISTER_OPERATOR(CopyGPUToCPU, kSim, "", CopyOp);
+#ifdef BRAID_WITH_CUDA  // cudaMemcpyAsync on the current stream
+BRAID_REGISTER_OPERATOR(CopyGPUToCPU, kCuda, "", CopyOp);
+#endif
 BRAID_REGISTER_GRADIENT(CopyGPUToCPU, CopyGPUToCPUGradient);
 
 }  // namespace braid

@@ -28,7 +28,10 @@ void CopyOp::Run() {
   auto* to = static_cast<char*>(output->storage()->data());      // any layout, any device
   const auto* from = static_cast<const char*>(input.storage()->data());
   const int64_t bytes = static_cast<int64_t>(input.nbytes());
-  if (SameMemory(input.device(), output->device())) {
+  // Host and sim memory is host-addressable and copied here; a CUDA device's memory only through
+  // its context, on the current stream (cudaMemcpyAsync, or a peer copy between GPUs).
+  const bool host_addressable = output->device().type != DeviceType::kCuda;
+  if (host_addressable && SameMemory(input.device(), output->device())) {
     ParallelFor((bytes + 3) / 4, [=](int64_t begin, int64_t end) {  // in 4-byte words
       std::memcpy(to + 4 * begin, from + 4 * begin, std::min(4 * end, bytes) - 4 * begin);
     });
@@ -48,6 +51,9 @@ BRAID_OPERATOR_SCHEMA(Copy)
     .SetDoc("Y = X: copies type, shape, layout and data; X may be on any device, Y is on the op's.");
 
 BRAID_REGISTER_CPU_OPERATOR(Copy, CopyOp);
+#ifdef BRAID_WITH_CUDA
+BRAID_REGISTER_OPERATOR(Copy, kCuda, "", CopyOp);
+#endif
 BRAID_REGISTER_GRADIENT(Copy, CopyGradient);
 
 }  // namespace braid

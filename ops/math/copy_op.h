@@ -1,7 +1,8 @@
 // Copy: output 0 becomes a copy of input 0, any element type, any layout (Caffe2's Copy). It runs
 // on its device_option's device and writes its output there; the input may be on any device (a
 // copy between devices: host to device, device to host, device to device). As in Caffe2, Y may not
-// be X. Its gradient is a Copy of dY on the same device.
+// be X. Its gradient is a Copy of dY on the same device. On a CUDA device every copy, within the
+// device too, is its context's CopyInKernel: cudaMemcpyAsync (or a peer copy) on the current stream.
 //
 // The same kernel serves CopyCPUToGPU and CopyGPUToCPU (ops/device/): a copy whose schema places
 // its input or output on the host.

@@ -10,5 +10,8 @@ BRAID_OPERATOR_SCHEMA(NoOp)
     .SetDoc("Does nothing; orders ops in tests and benchmarks.");
 
 BRAID_REGISTER_CPU_OPERATOR(NoOp, NoOp);
+#ifdef BRAID_WITH_CUDA
+BRAID_REGISTER_OPERATOR(NoOp, kCuda, "", NoOp);
+#endif
 
 }  // namespace braid

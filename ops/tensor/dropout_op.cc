@@ -12,20 +12,6 @@
 namespace braid {
 namespace {
 
-bool IsTest(const OperatorDef& def) {
-  return ArgumentReader(def.arg()).Get<bool>("is_test", false);
-}
-
-float Ratio(const OperatorDef& def) {
-  const float ratio = ArgumentReader(def.arg()).Get<float>("ratio", 0.5f);
-  if (!(ratio >= 0 && ratio <= 1)) {
-    ThrowInvalidArgument("argument 'ratio' must be in [0, 1], got " + std::to_string(ratio));
-  }
-  return ratio;
-}
-
-float KeptScale(float ratio) { return ratio >= 1 ? 0.f : 1.f / (1.f - ratio); }
-
 void CheckFloat(const OperatorDef& def, const std::vector<ShapeInfo>& in, int i) {
   if (in[i].dtype != DType::kFloat32) {
     ThrowInvalidArgument("input " + DescribeBlob(def.input(i), in[i]) + " must be float32");
@@ -33,8 +19,8 @@ void CheckFloat(const OperatorDef& def, const std::vector<ShapeInfo>& in, int i)
 }
 
 std::vector<ShapeInfo> InferDropoutShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
-  Ratio(def);
-  if (!IsTest(def) && def.output_size() < 2) {
+  DropoutRatio(def);
+  if (!DropoutIsTest(def) && def.output_size() < 2) {
     ThrowInvalidArgument("Dropout with is_test = 0 needs the mask output");
   }
   if (in.size() != 1) return {};  // reported by OpSchema::Verify
@@ -42,12 +28,37 @@ std::vector<ShapeInfo> InferDropoutShape(const OperatorDef& def, const std::vect
   return {in[0], ShapeInfo{DType::kBool, in[0].dims, true}};
 }
 
+GradientOps DropoutGradientOps(const GradientRequest& r) {
+  const OperatorDef& op = r.op;
+  std::vector<std::string> inputs{r.output_grads[0]};
+  if (!DropoutIsTest(op)) inputs.push_back(op.output(1));
+  return GradientOps{{MakeGradientOp(op, "DropoutGrad", inputs, {r.input_grads[0]})}, {true}};
+}
+
+}  // namespace
+
+bool DropoutIsTest(const OperatorDef& def) {
+  return ArgumentReader(def.arg()).Get<bool>("is_test", false);
+}
+
+float DropoutRatio(const OperatorDef& def) {
+  const float ratio = ArgumentReader(def.arg()).Get<float>("ratio", 0.5f);
+  if (!(ratio >= 0 && ratio <= 1)) {
+    ThrowInvalidArgument("argument 'ratio' must be in [0, 1], got " + std::to_string(ratio));
+  }
+  return ratio;
+}
+
+float DropoutKeptScale(float ratio) { return ratio >= 1 ? 0.f : 1.f / (1.f - ratio); }
+
 // DropoutGrad's inputs: dY, and the mask unless is_test.
-std::vector<ShapeInfo> InferGradShape(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
-  Ratio(def);
-  if (in.size() != (IsTest(def) ? 1u : 2u)) {
-    ThrowInvalidArgument(std::string("DropoutGrad takes (dY") + (IsTest(def) ? "" : ", mask") +
-                         ") with is_test = " + (IsTest(def) ? "1" : "0") + ", got " +
+std::vector<ShapeInfo> InferDropoutGradShape(const OperatorDef& def,
+                                             const std::vector<ShapeInfo>& in) {
+  DropoutRatio(def);
+  if (in.size() != (DropoutIsTest(def) ? 1u : 2u)) {
+    ThrowInvalidArgument(std::string("DropoutGrad takes (dY") +
+                         (DropoutIsTest(def) ? "" : ", mask") +
+                         ") with is_test = " + (DropoutIsTest(def) ? "1" : "0") + ", got " +
                          std::to_string(in.size()) + " inputs");
   }
   CheckFloat(def, in, 0);
@@ -58,17 +69,8 @@ std::vector<ShapeInfo> InferGradShape(const OperatorDef& def, const std::vector<
   return {in[0]};
 }
 
-GradientOps DropoutGradientOps(const GradientRequest& r) {
-  const OperatorDef& op = r.op;
-  std::vector<std::string> inputs{r.output_grads[0]};
-  if (!IsTest(op)) inputs.push_back(op.output(1));
-  return GradientOps{{MakeGradientOp(op, "DropoutGrad", inputs, {r.input_grads[0]})}, {true}};
-}
-
-}  // namespace
-
 DropoutOp::DropoutOp(const OperatorDef& def, Workspace* ws)
-    : OperatorBase(def, ws), ratio_(Ratio(def)), is_test_(IsTest(def)) {
+    : OperatorBase(def, ws), ratio_(DropoutRatio(def)), is_test_(DropoutIsTest(def)) {
   if (!is_test_ && OutputSize() < 2) {
     ThrowInvalidArgument("Dropout with is_test = 0 needs the mask output");
   }
@@ -85,7 +87,7 @@ void DropoutOp::Run() {
     if (mask != nullptr) std::fill_n(mask, x.numel(), true);
     return;
   }
-  const float scale = KeptScale(ratio_);
+  const float scale = DropoutKeptScale(ratio_);
   std::bernoulli_distribution keep(1.0 - ratio_);
   float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
   const float* xs = x.data<float>();  // after mutable_data: Y may be X
@@ -96,18 +98,18 @@ void DropoutOp::Run() {
 }
 
 DropoutGradOp::DropoutGradOp(const OperatorDef& def, Workspace* ws)
-    : OperatorBase(def, ws), ratio_(Ratio(def)), is_test_(IsTest(def)) {}
+    : OperatorBase(def, ws), ratio_(DropoutRatio(def)), is_test_(DropoutIsTest(def)) {}
 
 void DropoutGradOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   if (InputSize() == 2) CheckInputType(*this, 1, {DType::kBool});
-  InferGradShape(def(), InputShapeInfos(*this));
+  InferDropoutGradShape(def(), InputShapeInfos(*this));
   const Tensor& dy = Input(0);
   if (is_test_) {
     CopyReshaped(dy, Output(0), dy.shape());
     return;
   }
-  const float scale = KeptScale(ratio_);
+  const float scale = DropoutKeptScale(ratio_);
   float* dx = Output(0, DType::kFloat32, dy.shape())->mutable_data<float>();
   const float* dys = dy.data<float>();  // after mutable_data: dX may be dY
   const bool* mask = Input(1).data<bool>();
@@ -125,7 +127,7 @@ BRAID_OPERATOR_SCHEMA(DropoutGrad)
     .NumInputs(1, 2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
-    .TensorInference(InferGradShape)
+    .TensorInference(InferDropoutGradShape)
     .SetDoc("dX = dY * mask / (1 - ratio), or dX = dY with is_test = 1.");
 
 BRAID_REGISTER_CPU_OPERATOR(Dropout, DropoutOp);

@@ -13,9 +13,21 @@
 #ifndef BRAID_OPS_TENSOR_DROPOUT_OP_H_
 #define BRAID_OPS_TENSOR_DROPOUT_OP_H_
 
+#include <vector>
+
+#include "runtime/op_schema.h"
 #include "runtime/operator.h"
 
 namespace braid {
+
+// Shared by the CPU and CUDA kernels: the `is_test` argument; the `ratio` argument (throws
+// braid::Error outside [0, 1]); the scale of kept elements, 1 / (1 - ratio), 0 for ratio 1; and
+// DropoutGrad's shape inference (throws naming the inputs that do not fit).
+bool DropoutIsTest(const OperatorDef& def);
+float DropoutRatio(const OperatorDef& def);
+float DropoutKeptScale(float ratio);
+std::vector<ShapeInfo> InferDropoutGradShape(const OperatorDef& def,
+                                             const std::vector<ShapeInfo>& in);
 
 class DropoutOp final : public OperatorBase {
  public:

@@ -39,6 +39,9 @@ BRAID_OPERATOR_SCHEMA(Flatten)
     .SetDoc("Reshapes X to 2-D [prod(dims before axis), prod(dims from axis)], axis default 1.");
 
 BRAID_REGISTER_CPU_OPERATOR(Flatten, FlattenOp);
+#ifdef BRAID_WITH_CUDA  // CopyReshaped copies on the current stream
+BRAID_REGISTER_OPERATOR(Flatten, kCuda, "", FlattenOp);
+#endif
 BRAID_REGISTER_GRADIENT(Flatten, FlattenGradientOps);
 
 }  // namespace braid

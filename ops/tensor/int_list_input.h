@@ -3,7 +3,8 @@
 //
 //   std::vector<int64_t> sizes = ReadIntList(*this, 1);
 //
-// Throws braid::Error naming the input when it is not a 1-D int32/int64 tensor with data.
+// Throws braid::Error naming the input when it is not a 1-D int32/int64 tensor with data. A list on
+// a CUDA device is copied to the host, waiting for the device: only for ops that run synchronously.
 #ifndef BRAID_OPS_TENSOR_INT_LIST_INPUT_H_
 #define BRAID_OPS_TENSOR_INT_LIST_INPUT_H_
 

@@ -6,6 +6,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/tensor/int_list_input.h"
 #include "runtime/argument.h"
+#include "runtime/device_context.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 #include "runtime/shape_inference.h"
@@ -86,18 +87,30 @@ void CopyReshaped(const Tensor& input, Tensor* output, std::vector<int64_t> dims
   }
   output->Resize(input.dtype(), std::move(dims));
   void* to = output->raw_mutable_data(input.dtype());
+  const void* from = input.raw_data();
   // A memory plan may put the output over the input (in place): then the bytes are already there.
-  if (to != input.raw_data()) std::memcpy(to, input.raw_data(), input.nbytes());
+  if (to == from) return;
+  if (output->device().is_host()) {
+    std::memcpy(to, from, input.nbytes());
+  } else {  // a device's memory (a CUDA device's is not host-addressable), on the current stream
+    GetDeviceContext(output->device())
+        ->CopyInKernel(to, output->device(), from, input.device(), input.nbytes());
+  }
+}
+
+std::vector<int64_t> ReshapeData(OperatorBase& op) {
+  const Tensor& data = op.Input(0);
+  CheckInputType(op, 0, {data.dtype()});
+  std::vector<int64_t> requested = RequestedFromArgument(op.def());
+  if (op.InputSize() == 2) requested = ReadIntList(op, 1);
+  std::vector<int64_t> dims = ReshapedDims(op.def(), ShapeOf(data), requested);
+  std::vector<int64_t> old_dims = data.shape();  // before: the output may be data
+  CopyReshaped(data, op.Output(0), std::move(dims));
+  return old_dims;
 }
 
 void ReshapeOp::Run() {
-  const Tensor& data = Input(0);
-  CheckInputType(*this, 0, {data.dtype()});
-  std::vector<int64_t> requested = RequestedFromArgument(def());
-  if (InputSize() == 2) requested = ReadIntList(*this, 1);
-  std::vector<int64_t> dims = ReshapedDims(def(), ShapeOf(data), requested);
-  const std::vector<int64_t> old_dims = data.shape();
-  CopyReshaped(data, Output(0), std::move(dims));
+  const std::vector<int64_t> old_dims = ReshapeData(*this);
   int64_t* old_shape =
       Output(1, DType::kInt64, {static_cast<int64_t>(old_dims.size())})->mutable_data<int64_t>();
   for (size_t i = 0; i < old_dims.size(); ++i) old_shape[i] = old_dims[i];

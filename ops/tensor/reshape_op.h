@@ -28,7 +28,11 @@ namespace braid {
 std::vector<int64_t> ReshapedDims(const OperatorDef& def, const ShapeInfo& data,
                                   const std::vector<int64_t>& requested);
 // Makes `output` hold input's type and data with `dims` (as many elements); output may be &input.
+// On a device the bytes are copied by its context (CUDA: cudaMemcpyAsync on the current stream).
 void CopyReshaped(const Tensor& input, Tensor* output, std::vector<int64_t> dims);
+// Reshape's work but old_shape, for its CPU and CUDA kernels: checks op's inputs, writes output 0
+// and returns data's dims before the reshape.
+std::vector<int64_t> ReshapeData(OperatorBase& op);
 
 class ReshapeOp final : public OperatorBase {
  public:

@@ -47,6 +47,9 @@ BRAID_OPERATOR_SCHEMA(ResizeLike)
     .SetDoc("Y = input 0's data with input 1's shape (equal element counts).");
 
 BRAID_REGISTER_CPU_OPERATOR(ResizeLike, ResizeLikeOp);
+#ifdef BRAID_WITH_CUDA  // CopyReshaped copies on the current stream
+BRAID_REGISTER_OPERATOR(ResizeLike, kCuda, "", ResizeLikeOp);
+#endif
 BRAID_REGISTER_GRADIENT(ResizeLike, ResizeLikeGradientOps);
 
 }  // namespace braid

@@ -30,6 +30,7 @@ double ValueAt(const Tensor& t, int64_t i) {
     case DType::kFloat32: return t.data<float>()[i];
     case DType::kInt32: return t.data<int32_t>()[i];
     case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kBool: return t.data<bool>()[i];
     default: ADD_FAILURE() << "cannot compare " << t.ShapeString(); return 0;
   }
 }
