@@ -13,6 +13,10 @@
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+#include "tools/models/data_parallel.h"
+#include "tools/models/training_footprint.h"
 #include "tools/train/trainer.h"
 
 namespace braid {
@@ -80,6 +84,34 @@ void ExpectCloseTraining(int devices) {
     }
     EXPECT_LE(worst, 1e-3f * scale) << blob;
   }
+}
+
+// Runs without a GPU: the nets braid_train builds for cuda:0,cuda:1 are all CUDA kernels but
+// the readers, in plain layouts (the CUDA kernels read no blocked tensor), with an Allreduce per
+// parameter gradient.
+TEST(CudaTrainingTest, TheDataParallelNetsForTwoGpusHaveACudaKernelForEveryOp) {
+  FootprintModel model;
+  model.device = DeviceToProto(Device{DeviceType::kCuda, 0});
+  model.batch = 16;
+  const TrainingNets nets =
+      ReplicateForDevices(BuildFootprintNets(model), {DeviceToProto(Device{DeviceType::kCuda, 0}),
+                                                      DeviceToProto(Device{DeviceType::kCuda, 1})});
+  int allreduces = 0;
+  for (const NetDef* net : {&nets.params.init_net, &nets.train, &nets.test}) {
+    for (const OperatorDef& op : net->op()) {
+      const Device device = DeviceFromProto(op.device_option());
+      const std::string label = net->name() + ": " + op.type() + " '" + op.name() + "'";
+      if (device.is_host()) {
+        EXPECT_TRUE(FindSchema(op.type())->host_only() || op.type() == "Split") << label;
+        continue;
+      }
+      EXPECT_EQ(device.type, DeviceType::kCuda) << label;
+      EXPECT_TRUE(HasKernel(op.type(), DeviceType::kCuda)) << label;
+      for (const Argument& arg : op.arg()) EXPECT_NE(arg.name(), kBlockedOutputsArg) << label;
+      allreduces += op.type() == "Allreduce";
+    }
+  }
+  EXPECT_GT(allreduces, 0);
 }
 
 TEST(CudaTrainingTest, OneGpuTrainsCloseToTheCpu) {
