@@ -75,7 +75,10 @@ class CollectiveOp {
   virtual void RunRank(int rank, CollectiveRendezvous& peers) = 0;
   // Called on the launching thread before and after it launches every rank (the group launch).
   // A CUDA stream runs a rank's RunRank on the launching thread to queue it, and one thread
-  // queuing NCCL kernels for several GPUs must bracket them in ncclGroupStart/ncclGroupEnd.
+  // queuing NCCL kernels for several GPUs must bracket them in ncclGroupStart/ncclGroupEnd. Such a
+  // group must be all or nothing (a rank queued without its peers spins forever), so the NCCL
+  // kernel issues its calls in EndRanks, and only when every rank's RunRank succeeded: a rank may
+  // fail its checks, or be skipped because the run already failed.
   // EndRanks is called even when a rank failed; it throws braid::Error on failure.
   virtual void BeginRanks() {}
   virtual void EndRanks() {}

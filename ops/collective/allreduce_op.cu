@@ -1,10 +1,14 @@
 // Allreduce on CUDA devices with NCCL (ops/collective/allreduce_op.h).
 //
 // Each rank is one GPU. The launcher queues the ranks from one thread inside one group launch
-// (runtime/collective.h: BeginRanks/EndRanks), so the NCCL calls of all ranks sit between
-// ncclGroupStart and ncclGroupEnd, which NCCL requires when one thread drives several GPUs. The
-// group launch holds every participant's DeviceLock, so no cudaMalloc (which would wait for the
-// GPUs, where a half-launched all-reduce spins) runs meanwhile on those devices.
+// (runtime/collective.h: BeginRanks/EndRanks). RunRank only checks its rank and notes its buffers
+// and stream; EndRanks issues every rank's ncclAllReduce between ncclGroupStart and ncclGroupEnd
+// (NCCL requires the group when one thread drives several GPUs) only when every rank got there.
+// A group must be all or nothing: a rank whose ncclAllReduce is queued while a peer's is not
+// spins on its GPU forever, so a rank that failed its checks, or was skipped because the run had
+// already failed, leaves the whole collective unqueued (the failure is reported by that rank).
+// The group launch holds every participant's DeviceLock, so no cudaMalloc (which would wait for
+// the GPUs, where a half-launched all-reduce spins) runs meanwhile on those devices.
 //
 // Communicators: one clique per ordered device set, made with ncclCommInitAll on the first launch
 // and kept for the life of the process (NcclCliques). A net whose ranks are one device has
@@ -70,6 +74,7 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
   }
 
   void BeginRanks() override {
+    ranks_.assign(InputSize(), RankCall{});  // nothing from the last launch counts as ready
     devices_ = RankDevices();
     for (const Device& d : devices_) {
       if (d.type != DeviceType::kCuda) {
@@ -77,9 +82,10 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
       }
     }
     comms_ = &NcclClique(devices_);
-    CheckNccl(ncclGroupStart(), "ncclGroupStart", devices_);
   }
 
+  // Queues nothing: an NCCL call here would start a group that a later rank's failure could
+  // leave half-launched (see EndRanks).
   void RunRank(int rank, CollectiveRendezvous&) override {
     CheckInputType(*this, rank, {DType::kFloat32});
     if (Input(rank).shape() != Input(0).shape()) {
@@ -88,17 +94,40 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
     }
     const Tensor& in = Input(rank);
     float* out = Output(rank)->mutable_data<float>();  // in place: the same tensor
-    CheckNccl(ncclAllReduce(in.data<float>(), out, static_cast<size_t>(in.numel()), ncclFloat,
-                            average_ ? ncclAvg : ncclSum, (*comms_)[rank], CurrentCudaStream()),
-              "ncclAllReduce", devices_);
+    ranks_[rank] = {in.data<float>(), out, static_cast<size_t>(in.numel()), CurrentCudaStream(),
+                    true};
   }
 
-  void EndRanks() override { CheckNccl(ncclGroupEnd(), "ncclGroupEnd", devices_); }
+  void EndRanks() override {
+    for (const RankCall& r : ranks_) {
+      if (!r.ready) return;  // that rank reported its failure; no rank may start alone
+    }
+    CheckNccl(ncclGroupStart(), "ncclGroupStart", devices_);
+    ncclResult_t queued = ncclSuccess;
+    for (size_t rank = 0; rank < ranks_.size() && queued == ncclSuccess; ++rank) {
+      const RankCall& r = ranks_[rank];
+      queued = ncclAllReduce(r.in, r.out, r.count, ncclFloat, average_ ? ncclAvg : ncclSum,
+                             (*comms_)[rank], r.stream);
+    }
+    const ncclResult_t ended = ncclGroupEnd();  // always closes the group it opened
+    CheckNccl(queued, "ncclAllReduce", devices_);
+    CheckNccl(ended, "ncclGroupEnd", devices_);
+  }
 
  private:
+  // One rank's ncclAllReduce, noted by RunRank (on the rank's stream) for EndRanks.
+  struct RankCall {
+    const float* in = nullptr;
+    float* out = nullptr;
+    size_t count = 0;
+    cudaStream_t stream = nullptr;
+    bool ready = false;  // RunRank checked the rank and got this far
+  };
+
   const bool average_;
   std::vector<Device> devices_;                    // per launch, on the launching thread
   const std::vector<ncclComm_t>* comms_ = nullptr;  // the clique of devices_
+  std::vector<RankCall> ranks_;                    // per launch, on the launching thread
 };
 
 }  // namespace

@@ -47,9 +47,11 @@ class ConvGradientCudaOp final : public OperatorBase {
     float* dx = nullptr;
     if (outputs_.dx >= 0)
       dx = Output(outputs_.dx, DType::kFloat32, p.x_dims)->mutable_data<float>();
-    if (Input(2).numel() == 0) {  // an empty batch: no contribution to dfilter and dbias
+    if (Input(2).numel() == 0) {  // an empty batch or no output channel: all gradients are zero
       ZeroFill(dw, Output(outputs_.dfilter)->numel());
       if (db != nullptr) ZeroFill(db, p.out_channels());
+      // With no output channel (filter [0, C, kH, kW]) X is not empty, yet nothing depends on it.
+      if (dx != nullptr) ZeroFill(dx, Output(outputs_.dx)->numel());
       return;
     }
     if (descriptors_ == nullptr) descriptors_ = std::make_unique<CudnnConvDescriptors>(p);

@@ -21,13 +21,15 @@ struct PerfResult {
   int algo = 0;
   cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
   float time_ms = 0;
+  cudnnDeterminism_t determinism = CUDNN_NON_DETERMINISTIC;  // as cuDNN reports it for the shape
 };
 
 template <typename Perf>
 std::vector<PerfResult> ResultsOf(const std::vector<Perf>& perf, int count) {
   std::vector<PerfResult> out;
   for (int i = 0; i < count && i < static_cast<int>(perf.size()); ++i) {
-    out.push_back({static_cast<int>(perf[i].algo), perf[i].status, perf[i].time});
+    out.push_back(
+        {static_cast<int>(perf[i].algo), perf[i].status, perf[i].time, perf[i].determinism});
   }
   return out;
 }
@@ -187,7 +189,8 @@ class FindRun {
   std::map<int, double> ms_;  // algorithm -> its fastest successful time
 };
 
-// The heuristic's supported algorithms in its order, deterministic ones only unless there are none.
+// The heuristic's supported algorithms in its order, deterministic ones only unless there are none
+// (deterministic: neither in the documented table of atomic algorithms nor reported otherwise).
 std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direction direction) {
   std::vector<Supported> deterministic, any;
   for (const PerfResult& r : HeuristicResults(d, direction)) {
@@ -198,8 +201,12 @@ std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direct
     const std::optional<size_t> bytes = WorkspaceBytes(d, direction, r.algo);
     if (!bytes) continue;
     any.push_back({r.algo, *bytes});
-    if (!CudnnConvAlgorithmIsNondeterministic(direction, r.algo))
+    // The documented table names the algorithms that always add with atomics; cuDNN's own report
+    // for this shape also catches the ones that do so only for some shapes.
+    if (!CudnnConvAlgorithmIsNondeterministic(direction, r.algo) &&
+        r.determinism == CUDNN_DETERMINISTIC) {
       deterministic.push_back(any.back());
+    }
   }
   return deterministic.empty() ? any : deterministic;
 }

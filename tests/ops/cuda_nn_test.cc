@@ -105,6 +105,16 @@ TEST(CudaNn, ConvGradientWithoutDxMatchesCpu) {
   ExpectConvGradientMatches(kGrouped, /*bias=*/false, /*dx=*/false, 31);  // dW alone
 }
 
+// An empty batch: Conv writes nothing, ConvGradient zeroes dW and db (cuDNN refuses empty
+// tensors, so neither may build a descriptor for one).
+TEST(CudaNn, ConvAndGradientOfAnEmptyBatchMatchCpu) {
+  BRAID_REQUIRE_GPU();
+  const ConvCase empty{{0, 3, 8, 7}, {4, 3, 3, 3}, {0, 4, 8, 7}, R"(arg { name: "pad" i: 1 })"};
+  ExpectConvMatches(empty, /*bias=*/true, 40);
+  ExpectConvGradientMatches(empty, /*bias=*/true, /*dx=*/true, 41);
+  ExpectConvGradientMatches(empty, /*bias=*/false, /*dx=*/false, 42);
+}
+
 TEST(CudaNn, ConvWithUnequalPadsIsRefusedOnCuda) {
   BRAID_REQUIRE_GPU();
   const Device cuda = ParseDevice("cuda:0");
