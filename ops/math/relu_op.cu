@@ -6,8 +6,13 @@
 namespace braid {
 namespace {
 
+// x unless x < 0, exactly as the CPU's std::max(x, 0.f): a NaN passes through (so a diverging
+// net shows NaN on both devices) and -0 stays -0. `x > 0 ? x : 0` would turn NaN into 0.
 __global__ void ReluKernel(const float* x, float* y, int64_t n) {
-  BRAID_CUDA_KERNEL_LOOP(i, n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+  BRAID_CUDA_KERNEL_LOOP(i, n) {
+    const float v = x[i];
+    y[i] = v < 0.f ? 0.f : v;
+  }
 }
 
 __global__ void ReluGradientKernel(const float* y, const float* dy, float* dx, int64_t n) {

@@ -1,5 +1,7 @@
 // CUDA kernels of ops/math against their CPU kernels (tests/ops/cuda_test_util.h).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "ops/cuda_test_util.h"
@@ -27,6 +29,30 @@ TEST(CudaMath, ReluGradientMatchesCpu) {
   ExpectCudaMatchesCpu(R"(type: "ReluGradient" input: "Y" input: "dY" output: "dX")",
                        {RandomFloats("Y", {7, 9}, 2), RandomFloats("dY", {7, 9}, 3)},
                        Tolerance{0, 0});
+}
+
+// Relu is std::max(x, 0.f) on the CPU: NaN stays NaN (a diverging net must look the same on both
+// devices) and -0 stays -0; ExpectCudaMatchesCpu cannot compare NaNs, so the bits are checked.
+TEST(CudaMath, ReluPassesNaNAndNegativeZeroLikeCpu) {
+  BRAID_REQUIRE_GPU();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<HostBlob> inputs{Floats("X", {6}, {nan, -0.f, 0.f, -inf, inf, -2.f})};
+  const std::string op = R"(type: "Relu" input: "X" output: "Y")";
+  const std::vector<Tensor> cpu = RunOnDevice(op, inputs, "cpu:0");
+  const std::vector<Tensor> cuda = RunOnDevice(op, inputs, "cuda:0");
+  ASSERT_EQ(cpu.size(), 1u);
+  ASSERT_EQ(cuda.size(), 1u);
+  const float* want = cpu[0].data<float>();
+  const float* got = cuda[0].data<float>();
+  EXPECT_TRUE(std::isnan(got[0]));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+    if (!std::isnan(want[i])) {
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << "element " << i;
+      EXPECT_EQ(got[i], want[i]) << "element " << i;
+    }
+  }
 }
 
 TEST(CudaMath, AddAndMulOfOneShapeMatchCpu) {
