@@ -2,6 +2,8 @@
 // device-to-device copy on the current stream (cudaMemcpy2DAsync: `outer` rows, the piece's run
 // per row). Concat's split_info is written by a kernel; Split's sizes from an input are copied to
 // the host (the op then runs synchronously: ops/tensor/int_list_input.h).
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ops/common/cuda_elementwise.cuh"
@@ -37,10 +39,30 @@ size_t WholePitch(const std::vector<PieceRun>& runs) {
   return runs.empty() ? 0 : runs.back().whole_offset + runs.back().width;
 }
 
+void CopyBytes(void* dst, const void* src, size_t bytes) {
+  CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, CurrentCudaStream()),
+            "cudaMemcpyAsync", CurrentDevice());
+}
+
 // Copies `rows` runs of `width` bytes between device buffers with the given row pitches.
+// cudaMemcpy2DAsync refuses pitches above cudaDevAttrMaxPitch (2^31 - 1 bytes), which a concat
+// along axis 0 (one row: the pitch is the whole tensor) reaches at 2 GiB. Contiguous runs are
+// therefore one plain copy, and rows too far apart are copied one by one.
 void CopyRows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
               int64_t rows) {
   if (width == 0 || rows == 0) return;
+  if (rows == 1 || (dst_pitch == width && src_pitch == width)) {
+    CopyBytes(dst, src, width * static_cast<size_t>(rows));
+    return;
+  }
+  constexpr size_t kMaxPitch = std::numeric_limits<int32_t>::max();
+  if (dst_pitch > kMaxPitch || src_pitch > kMaxPitch) {
+    for (int64_t r = 0; r < rows; ++r) {
+      CopyBytes(static_cast<char*>(dst) + static_cast<size_t>(r) * dst_pitch,
+                static_cast<const char*>(src) + static_cast<size_t>(r) * src_pitch, width);
+    }
+    return;
+  }
   CheckCuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, static_cast<size_t>(rows),
                               cudaMemcpyDeviceToDevice, CurrentCudaStream()),
             "cudaMemcpy2DAsync", CurrentDevice());
