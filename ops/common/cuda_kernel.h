@@ -3,7 +3,7 @@
 // stream the kernel is being queued on (runtime/cuda/cuda_device.h CurrentCudaStream).
 //
 //   __global__ void ReluKernel(const float* x, float* y, int64_t n) {
-//     BRAID_CUDA_KERNEL_LOOP(i, n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+//     BRAID_CUDA_KERNEL_LOOP(i, n) y[i] = x[i] < 0.f ? 0.f : x[i];  // NaN stays NaN
 //   }
 //   void ReluCudaOp::Run() {
 //     ...
