@@ -42,6 +42,10 @@ int64_t CheckedCount(const LabeledImages& images, const BatchPrefetcher::Options
   if (o.start_example < 0) {
     problem = "start_example must be >= 0, got " + std::to_string(o.start_example);
   }
+  if (o.num_shards < 1 || o.shard_id < 0 || o.shard_id >= o.num_shards) {
+    problem = "shard_id must be in [0, num_shards), got shard " + std::to_string(o.shard_id) +
+              " of " + std::to_string(o.num_shards);
+  }
   if (!problem.empty()) throw Error(Status::InvalidArgument("batch prefetcher: " + problem));
   return images.count;
 }
@@ -141,6 +145,9 @@ void BatchPrefetcher::ProduceLoop() {
 
 void BatchPrefetcher::Decode(Batch* batch) {
   const int64_t size = images_->image_size();
+  const int64_t before = options_.shard_id * options_.batch_size;  // other shards' slices
+  const int64_t after = (options_.num_shards - 1 - options_.shard_id) * options_.batch_size;
+  for (int64_t skip = 0; skip < before; ++skip) order_.Next();
   for (int64_t b = 0; b < options_.batch_size; ++b) {
     const int64_t example = order_.Next();
     const uint8_t* pixels = images_->Image(example);
@@ -148,6 +155,7 @@ void BatchPrefetcher::Decode(Batch* batch) {
     for (int64_t p = 0; p < size; ++p) out[p] = normalised_[pixels[p]];
     batch->labels[b] = images_->labels[example];
   }
+  for (int64_t skip = 0; skip < after; ++skip) order_.Next();
 }
 
 }  // namespace braid

@@ -69,6 +69,13 @@ class BatchPrefetcher {
     float std = 1.f;
     int queue_capacity = 4;
     int64_t start_example = 0;  // examples of the stream to skip (resuming a run)
+    // Sharding (one process of a multi-process job): the stream is read in global batches of
+    // batch_size * num_shards examples, and this reader serves shard shard_id's slice of each,
+    // examples [shard_id * batch_size, (shard_id + 1) * batch_size) of it. So the shards are
+    // disjoint and together read what one reader of the global batch would, in its order.
+    // start_example counts examples of the whole stream.
+    int num_shards = 1;
+    int shard_id = 0;
   };
 
   // Throws braid::Error for a non-positive batch size, queue capacity or std, or an empty set.

@@ -75,6 +75,8 @@ BatchPrefetcher::Options PrefetchOptions(const OperatorDef& def, const BatchShap
   o.std = args.Get<float>("std", 1.f);
   o.queue_capacity = args.Get<int>("prefetch", 4);
   o.start_example = args.Get<int64_t>("start_example", 0);
+  o.num_shards = args.Get<int>("num_shards", 1);
+  o.shard_id = args.Get<int>("shard_id", 0);
   return o;
 }
 

@@ -20,6 +20,9 @@
 //   synthetic_examples (1024)   the synthetic data set's size
 //   prefetch (4)          batches decoded ahead by the background thread
 //   start_example (0)     examples of the stream to skip (to resume a run where it stopped)
+//   num_shards (1), shard_id (0)   serve shard shard_id's batch_size slice of each global batch
+//                         of batch_size * num_shards examples (one rank of a multi-process job;
+//                         ops/data/batch_prefetcher.h)
 // Every batch is full: the stream runs on into the next epoch (see ops/data/batch_prefetcher.h).
 //
 // Ownership and threads: the op owns a BatchPrefetcher, whose decoding thread starts when the op

@@ -247,6 +247,48 @@ TEST(BatchPrefetcherTest, NormalisesPixelsAndIsDeterministicForASeed) {
   }
 }
 
+TEST(BatchPrefetcherTest, ShardsAreDisjointSlicesOfTheGlobalBatchesInTheirOrder) {
+  SyntheticImagesSpec spec;
+  spec.count = 30;
+  spec.height = spec.width = 2;
+  auto images = std::make_shared<const LabeledImages>(MakeSyntheticImages(spec));
+  for (const int64_t start : {int64_t{0}, int64_t{24}}) {  // 24: resuming mid-epoch
+    SCOPED_TRACE("start_example " + std::to_string(start));
+    BatchPrefetcher::Options global;
+    global.batch_size = 12;  // 3 shards of 4
+    global.seed = 3;
+    global.start_example = start;
+    BatchPrefetcher whole(images, global);
+    std::vector<std::unique_ptr<BatchPrefetcher>> shards;
+    for (int r = 0; r < 3; ++r) {
+      BatchPrefetcher::Options o = global;
+      o.batch_size = 4;
+      o.num_shards = 3;
+      o.shard_id = r;
+      shards.push_back(std::make_unique<BatchPrefetcher>(images, o));
+    }
+    for (int step = 0; step < 7; ++step) {  // 84 examples: crosses epoch boundaries
+      std::vector<float> data(12 * 4), part(4 * 4);
+      std::vector<int32_t> labels(12), part_labels(4);
+      whole.NextBatch(data.data(), labels.data());
+      for (int r = 0; r < 3; ++r) {
+        shards[r]->NextBatch(part.data(), part_labels.data());
+        EXPECT_EQ(part, std::vector<float>(data.begin() + r * 16, data.begin() + (r + 1) * 16))
+            << "shard " << r << " step " << step;
+        EXPECT_EQ(part_labels,
+                  std::vector<int32_t>(labels.begin() + r * 4, labels.begin() + (r + 1) * 4));
+      }
+    }
+  }
+  BatchPrefetcher::Options bad;
+  bad.num_shards = 2;
+  bad.shard_id = 2;
+  const Status s = ErrorOf([&] { BatchPrefetcher(images, bad); });
+  EXPECT_NE(s.message().find("shard_id must be in [0, num_shards), got shard 2 of 2"),
+            std::string::npos)
+      << s.ToString();
+}
+
 TEST(BatchPrefetcherTest, DestroysCleanlyWhileTheProducerWaits) {
   auto images = std::make_shared<const LabeledImages>(MakeSyntheticImages({}));
   BatchPrefetcher::Options options;
