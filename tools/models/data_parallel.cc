@@ -73,7 +73,7 @@ void AddBatchSplits(const OperatorDef& reader, const TrainingNets& dp,
 }
 
 NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
-                      const std::vector<DeviceOption>& devices) {
+                      const std::vector<DeviceOption>& devices, const ProcessScaleOut& processes) {
   if (single.op_size() == 0 || single.op(0).output_size() == 0) {
     throw Error(Status::InvalidArgument("net '" + single.name() + "' has no reader op first"));
   }
@@ -90,6 +90,7 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
     }
   }
   std::string previous;  // the last Allreduce's first output: the next one's control input
+  int64_t tag = 0;
   for (const std::string& gradient : GradientsInReadyOrder(single)) {
     OperatorDef* allreduce = train.add_op();
     allreduce->set_type("Allreduce");
@@ -102,6 +103,11 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
     previous = allreduce->output(0);
     AddIntArg(allreduce, "average", 1);
     *allreduce->mutable_device_option() = devices[0];
+    if (processes.world_size > 1) {
+      allreduce->set_engine("GLOO");
+      AddIntArg(allreduce, "tag", tag++);
+      AddStringArg(allreduce, "algorithm", processes.algorithm);
+    }
   }
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const OperatorDef& op : single.op()) {
@@ -144,14 +150,28 @@ std::string DeviceScope(const DeviceOption& device) {
 }
 
 TrainingNets ReplicateForDevices(const TrainingNets& single,
-                                 const std::vector<DeviceOption>& devices) {
+                                 const std::vector<DeviceOption>& devices,
+                                 const ProcessScaleOut& processes) {
   if (devices.empty())
     throw Error(Status::InvalidArgument("data parallel training needs a device"));
+  if (processes.world_size > 1) {
+    for (const DeviceOption& device : devices) {
+      if (!DeviceFromProto(device).is_host()) {
+        throw Error(Status::InvalidArgument(
+            "multi-process training runs on cpu devices so far, not " +
+            DeviceFromProto(device).ToString()));
+      }
+    }
+    if (processes.algorithm != "ring" && processes.algorithm != "halving_doubling") {
+      throw Error(Status::InvalidArgument("all-reduce algorithm must be ring or "
+                                          "halving_doubling, not '" + processes.algorithm + "'"));
+    }
+  }
   TrainingNets dp = single;
   dp.device_prefixes.clear();
   for (const DeviceOption& device : devices) dp.device_prefixes.push_back(DeviceScope(device));
   dp.params.init_net = ReplicateInit(single.params.init_net, dp, devices);
-  dp.train = ReplicateTrain(single.train, dp, devices);
+  dp.train = ReplicateTrain(single.train, dp, devices, processes);
   dp.test = single.test;
   dp.test.clear_op();
   for (const OperatorDef& op : single.test.op()) {

@@ -27,6 +27,7 @@
 #ifndef BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
 #define BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
 
+#include <string>
 #include <vector>
 
 #include "proto/braid.pb.h"
@@ -34,8 +35,20 @@
 
 namespace braid {
 
+// The processes of a multi-process job (runtime/process_group.h) the nets are one rank of. With
+// world_size > 1 every Allreduce (one per gradient even for a single local device) takes the
+// "GLOO" engine: it reduces over this process's devices, then across the processes with
+// `algorithm` ("ring" or "halving_doubling"), and averages over every device of every process;
+// its `tag`, the gradient's place in the ready order, is the same on every rank and unique
+// among the net's collectives, as Gloo requires of collectives that may run concurrently.
+struct ProcessScaleOut {
+  int world_size = 1;
+  std::string algorithm = "ring";
+};
+
 TrainingNets ReplicateForDevices(const TrainingNets& single,
-                                 const std::vector<DeviceOption>& devices);
+                                 const std::vector<DeviceOption>& devices,
+                                 const ProcessScaleOut& processes = {});
 
 // "cpu_0/" for CPU device 0, "gpu_1/" for CUDA device 1 (Caffe2's name scopes), "sim_0/" for sim.
 std::string DeviceScope(const DeviceOption& device);

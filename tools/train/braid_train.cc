@@ -41,6 +41,7 @@
 #include "runtime/proto_io.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/sim_device.h"
+#include "runtime/process_group.h"
 #include "runtime/status.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
@@ -76,6 +77,16 @@ DEFINE_int64(classes, 10, "synthetic data: classes");
 DEFINE_string(devices, "cpu:0",
               "devices to train on, data parallel when several: cpu:0,cpu:1, cuda:0,cuda:1 or "
               "sim:0,sim:1 (simulated GPUs); the batch is split evenly across them");
+DEFINE_int32(rank, 0, "this process's rank in a multi-process job (braid_launch sets it)");
+DEFINE_int32(world_size, 1, "processes in the job; > 1 needs --rendezvous");
+DEFINE_string(rendezvous, "",
+              "where the ranks meet: file:///shared/dir or redis://HOST:PORT (Gloo's stores)");
+DEFINE_string(job_name, "braid", "the job's key prefix in the rendezvous store");
+DEFINE_string(hostname, "", "address this rank binds for Gloo (default: loopback)");
+DEFINE_int32(rendezvous_timeout, 60,
+             "seconds to wait for every rank, and for any collective, before failing");
+DEFINE_string(allreduce_algorithm, "ring",
+              "cross-process all-reduce: ring or halving_doubling");
 DEFINE_string(trace, "",
               "write a Chrome trace (Perfetto, chrome://tracing) of the first 10 "
               "training iterations to this file");
@@ -126,7 +137,30 @@ TrainerOptions OptionsFromFlags() {
   o.evaluate = FLAGS_eval;
   o.memory_plan = FLAGS_memory_plan == "on";
   o.trace = FLAGS_trace;
+  o.rank = FLAGS_rank;
+  o.world_size = FLAGS_world_size;
+  o.allreduce_algorithm = FLAGS_allreduce_algorithm;
   return o;
+}
+
+// Joins the job's other ranks (world_size > 1) and installs the group the GLOO kernels use.
+void ConnectProcesses(const TrainerOptions& o) {
+  if (o.world_size <= 1) return;
+  if (FLAGS_rendezvous.empty()) {
+    throw Error(Status::InvalidArgument("braid_train: --world_size " +
+                                        std::to_string(o.world_size) + " needs --rendezvous"));
+  }
+  ProcessGroupOptions options;
+  options.rank = o.rank;
+  options.world_size = o.world_size;
+  options.rendezvous = FLAGS_rendezvous;
+  options.job_name = FLAGS_job_name;
+  options.hostname = FLAGS_hostname;
+  options.timeout = std::chrono::seconds(FLAGS_rendezvous_timeout);
+  std::unique_ptr<ProcessGroup> group;
+  const Status connected = ProcessGroup::Connect(options, &group);
+  if (!connected.ok()) throw Error(connected);
+  SetProcessGroup(std::move(group));
 }
 
 void DumpNets(const TrainingNets& nets, const std::string& dir) {
@@ -198,6 +232,7 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
 }
 
 void Train(const TrainerOptions& options) {
+  ConnectProcesses(options);
   AlgorithmCache algorithms(FLAGS_algo_cache);
   Trainer trainer(options);
   if (!FLAGS_dump_nets.empty()) DumpNets(trainer.nets(), FLAGS_dump_nets);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ops/data/idx_file.h"
+#include "runtime/process_group.h"
 #include "runtime/status.h"
 #include "tools/models/data_parallel.h"
 #include "tools/models/resnet.h"
@@ -15,11 +16,21 @@ namespace braid {
 namespace {
 
 // Fashion-MNIST's training-set pixel mean and standard deviation (on the 0..1 scale).
+// The evaluation's all-reduce tag: apart from the gradients' (tools/models/data_parallel.h
+// numbers those from 0).
+constexpr uint32_t kEvaluationTag = 1u << 30;
+
 constexpr float kPixelMean = 0.2860f;
 constexpr float kPixelStd = 0.3530f;
 
 [[noreturn]] void ThrowInvalid(const std::string& message) {
   throw Error(Status::InvalidArgument("braid_train: " + message));
+}
+
+ProcessGroup* RequireProcessGroup() {
+  ProcessGroup* group = CurrentProcessGroup();
+  if (group == nullptr) ThrowInvalid("world_size > 1 but no process group is connected");
+  return group;
 }
 
 // The first element of `tensor`, on whichever device it is.
@@ -65,10 +76,15 @@ void CheckOptions(const TrainerOptions& o) {
   }
   if (o.batch_size <= 0 || o.test_batch_size <= 0) ThrowInvalid("batch sizes must be positive");
   if (o.devices.empty()) ThrowInvalid("--devices lists no device");
-  const int64_t devices = static_cast<int64_t>(o.devices.size());
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
+    ThrowInvalid("--rank " + std::to_string(o.rank) + " is not in [0, --world-size " +
+                 std::to_string(o.world_size) + ")");
+  }
+  const int64_t devices = static_cast<int64_t>(o.devices.size()) * o.world_size;
   if (o.batch_size % devices != 0) {
     ThrowInvalid("--batch-size " + std::to_string(o.batch_size) + " does not split evenly over " +
-                 std::to_string(devices) + " devices");
+                 std::to_string(devices) + " devices" +
+                 (o.world_size > 1 ? " (of " + std::to_string(o.world_size) + " processes)" : ""));
   }
   if (o.iters <= 0 && o.epochs <= 0) ThrowInvalid("--epochs or --iters must be positive");
   if (o.log_every <= 0) ThrowInvalid("--log-every must be positive");
@@ -105,7 +121,13 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
     train_examples_ = options_.synthetic_examples;
     test_examples_ = options_.synthetic_test_examples;
   }
-  test_batch_size_ = DividingBatch(test_examples_, options_.test_batch_size);
+  if (test_examples_ % options_.world_size != 0) {
+    ThrowInvalid("the test set's " + std::to_string(test_examples_) + " images do not split " +
+                 "evenly over " + std::to_string(options_.world_size) + " processes");
+  }
+  // Each rank's share of a test batch; the job's test batch is world_size of them.
+  test_batch_size_ =
+      DividingBatch(test_examples_ / options_.world_size, options_.test_batch_size);
   iterations_per_epoch_ = (train_examples_ + options_.batch_size - 1) / options_.batch_size;
   total_iterations_ = options_.iters > 0 ? options_.iters : options_.epochs * iterations_per_epoch_;
   LearningRateSchedule& lr = options_.optimizer.lr;
@@ -126,7 +148,10 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   // Recomputing saves memory only when the planner recycles what the forward pass no longer keeps.
   nets_spec.recompute_bn_relu = options_.recompute && options_.memory_plan;
   nets_ = BuildTrainingNets(nets_spec);
-  if (options_.devices.size() > 1) nets_ = ReplicateForDevices(nets_, options_.devices);
+  if (options_.devices.size() > 1 || options_.world_size > 1) {
+    nets_ = ReplicateForDevices(nets_, options_.devices,
+                                {options_.world_size, options_.allreduce_algorithm});
+  }
   SetExecutor(options_, &nets_.train);
   SetExecutor(options_, &nets_.test);
 
@@ -164,7 +189,11 @@ OperatorDef Trainer::ReaderOp(bool train, int64_t start_example) const {
   OperatorDef op;
   op.set_type("IdxImageInput");
   op.set_name(train ? "train_reader" : "test_reader");
-  AddIntArg(&op, "batch_size", train ? o.batch_size : test_batch_size_);
+  AddIntArg(&op, "batch_size", train ? o.batch_size / o.world_size : test_batch_size_);
+  if (o.world_size > 1) {
+    AddIntArg(&op, "num_shards", o.world_size);
+    AddIntArg(&op, "shard_id", o.rank);
+  }
   AddIntArg(&op, "shuffle", train ? 1 : 0);
   AddIntArg(&op, "seed", static_cast<int64_t>(o.seed));
   AddFloatArg(&op, "mean", kPixelMean);
@@ -202,7 +231,7 @@ float Trainer::DeviceMean(const std::string& blob) const {
 Evaluation Trainer::Evaluate() {
   const double start = NowSeconds();
   Evaluation e;
-  const int64_t batches = test_examples_ / test_batch_size_;
+  const int64_t batches = test_examples_ / (test_batch_size_ * options_.world_size);
   for (int64_t i = 0; i < batches; ++i) {
     const Status status = test_net_->Run();
     if (!status.ok()) throw Error(status);
@@ -210,14 +239,23 @@ Evaluation Trainer::Evaluate() {
         FirstOnHost<float>(*test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_accuracy)));
     e.loss += FirstOnHost<float>(*test_workspace_->GetBlob(nets_.OnDevice(0, nets_.test_loss)));
   }
-  e.accuracy /= static_cast<double>(batches);
-  e.loss /= static_cast<double>(batches);
-  e.examples = batches * test_batch_size_;
+  if (options_.world_size > 1) {  // every rank's shard is the same size: the job's mean
+    float sums[2] = {static_cast<float>(e.accuracy), static_cast<float>(e.loss)};
+    const Status reduced =
+        RequireProcessGroup()->AllreduceSum(sums, 2, kEvaluationTag, AllreduceAlgorithm::kRing);
+    if (!reduced.ok()) throw Error(reduced);
+    e.accuracy = sums[0];
+    e.loss = sums[1];
+  }
+  e.accuracy /= static_cast<double>(batches * options_.world_size);
+  e.loss /= static_cast<double>(batches * options_.world_size);
+  e.examples = batches * test_batch_size_ * options_.world_size;
   e.seconds = NowSeconds() - start;
   return e;
 }
 
 void Trainer::SaveCheckpoint(const std::string& path) const {
+  if (options_.rank != 0) return;  // the ranks hold the same parameters: rank 0 writes them
   braid::SaveCheckpoint(*workspace_, nets_.CheckpointBlobs(), options_.model, path);
 }
 

@@ -87,6 +87,14 @@ struct TrainerOptions {
   int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
   bool progress_bar = false;   // redraw one progress line (for a terminal) instead of log lines
   std::vector<DeviceOption> devices{DeviceOption()};
+  // One rank of a multi-process job (world_size > 1; runtime/process_group.h's current group
+  // must be connected first): batch_size stays the job's global batch, this rank reads its shard
+  // of every global batch and of the test set, gradients are averaged over every device of every
+  // process (allreduce_algorithm: ring or halving_doubling), evaluations are the job's, and only
+  // rank 0 writes checkpoints (every rank reads them on resume).
+  int rank = 0;
+  int world_size = 1;
+  std::string allreduce_algorithm = "ring";
 };
 
 struct Evaluation {
