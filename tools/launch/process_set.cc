@@ -26,8 +26,11 @@ void ThrowErrno(const std::string& what) {
   // Ranks die with the launcher; if it is already gone, the death signal would never come.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != launcher) _exit(127);
-  // The launcher ignores SIGPIPE; ignored signals would stay ignored across exec.
-  signal(SIGPIPE, SIG_DFL);
+  // Signals are blocked until here: the launcher's handlers (inherited until exec) must not run
+  // in the child, and the ignored SIGPIPE would stay ignored across exec.
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    signal(signal_number, SIG_DFL);
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -73,8 +76,12 @@ int ProcessSet::Spawn(const std::vector<std::string>& argv, const std::vector<st
     ThrowErrno("pipe");
   }
   const pid_t launcher = getpid();
+  sigset_t all, before;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &before);
   const pid_t pid = fork();
   if (pid == 0) ExecRank(launcher, out[1], err[1], arg_pointers.data(), env_pointers.data());
+  sigprocmask(SIG_SETMASK, &before, nullptr);
   close(out[1]);
   close(err[1]);
   if (pid < 0) {
