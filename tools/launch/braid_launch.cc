@@ -94,8 +94,8 @@ class TemporaryDirectory {
  public:
   TemporaryDirectory() {
     const char* tmp = getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/braid_launch.XXXXXX";
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/braid_launch.XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       throw Error(Status::IoError("braid_launch: cannot create a rendezvous directory " + pattern +
                                   ": " + strerror(errno)));
@@ -162,8 +162,8 @@ void Launcher::StartRanks() {
   }
   for (int rank = 0; rank < options_.ranks; ++rank) {
     std::vector<std::string> argv = options_.command;
-    argv.insert(argv.end(), {"--rank", std::to_string(rank), "--world_size", world,
-                             "--rendezvous", options_.rendezvous});
+    argv.insert(argv.end(), {"--rank", std::to_string(rank), "--world_size", world, "--rendezvous",
+                             options_.rendezvous});
     std::vector<std::string> env = base_env;
     env.insert(env.end(), {"BRAID_RANK=" + std::to_string(rank), "BRAID_WORLD_SIZE=" + world,
                            "BRAID_RENDEZVOUS=" + options_.rendezvous});
@@ -188,7 +188,8 @@ void Launcher::ReadSignals() {
       const int signal = bytes[i];
       if (signal == SIGCHLD) continue;  // HandleExits reaps
       if (interrupted_by_ != 0 && !killed_) {
-        output_.Message("braid_launch: received " + SignalName(signal) + " again; killing the ranks");
+        output_.Message("braid_launch: received " + SignalName(signal) +
+                        " again; killing the ranks");
         ranks_.SignalAll(SIGKILL);
         killed_ = true;
         continue;
@@ -276,7 +277,8 @@ int Launcher::ReportAndExitCode() {
                        DescribeWaitStatus(status);
   report += lines.empty() ? " without printing anything" : "; its last lines:";
   output_.Message(report);
-  for (const std::string& line : lines) output_.Message("  [rank " + std::to_string(rank) + "] " + line);
+  const std::string prefix = "  [rank " + std::to_string(rank) + "] ";
+  for (const std::string& line : lines) output_.Message(prefix + line);
   return ExitCodeOfWaitStatus(status);
 }
 

@@ -35,6 +35,11 @@ void ThrowErrno(const std::string& what) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0) _exit(127);
+  // A rank is not in the terminal's foreground group: reading the terminal would stop it.
+  if (isatty(STDIN_FILENO)) {
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+  }
   execvpe(argv[0], argv, envp);
   const char* reason = strerror(errno);
   const char* parts[] = {"braid_launch: cannot run '", argv[0], "': ", reason, "\n"};

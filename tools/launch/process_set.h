@@ -2,9 +2,11 @@
 //
 // Each rank runs in its own process group (so a stop reaches the processes it started, too) with
 // its stdout and stderr on pipes that the launcher reads (non-blocking, close-on-exec in the
-// launcher). A rank also gets PR_SET_PDEATHSIG = SIGKILL, so it dies when the launcher is killed
-// with SIGKILL; processes a rank starts itself are reached by the group signals of a normal stop,
-// not by that (the kernel sends the death signal to direct children only).
+// launcher). Ranks share the launcher's stdin, unless it is a terminal: then /dev/null (a rank
+// outside the terminal's foreground group would be stopped by reading it). A rank also gets
+// PR_SET_PDEATHSIG = SIGKILL, so it dies when the launcher is killed with SIGKILL; processes a
+// rank starts itself are reached by the group signals of a normal stop, not by that (the kernel
+// sends the death signal to direct children only).
 //
 // Not thread-safe: one thread (the launcher's) owns a ProcessSet. Ownership: it owns the pipes'
 // read ends and closes them; processes are reaped by Reap and signalled only while unreaped.

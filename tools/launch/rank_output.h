@@ -48,11 +48,11 @@ class LineSplitter {
   void EndLine(std::vector<Event>* events);
   const std::string& ProgressText() const { return current_.empty() ? shown_ : current_; }
 
-  std::string current_;         // bytes since the last '\n' or acted-on '\r'
-  std::string shown_;           // a progress line's last complete text
-  std::string last_reported_;   // the progress text last reported
-  bool progress_ = false;       // this line had a '\r'
-  bool pending_cr_ = false;     // a '\r' not yet known to be part of "\r\n"
+  std::string current_;        // bytes since the last '\n' or acted-on '\r'
+  std::string shown_;          // a progress line's last complete text
+  std::string last_reported_;  // the progress text last reported
+  bool progress_ = false;      // this line had a '\r'
+  bool pending_cr_ = false;    // a '\r' not yet known to be part of "\r\n"
 };
 
 enum class RankStream { kStdout = 0, kStderr = 1 };
@@ -79,7 +79,7 @@ class JobOutput {
   size_t history_lines_;
   std::vector<LineSplitter> splitters_;  // 2 per rank: stdout, stderr
   std::vector<std::deque<std::string>> history_;
-  std::string progress_;                 // rank 0's progress text on screen; empty: none
+  std::string progress_;  // rank 0's progress text on screen; empty: none
 };
 
 }  // namespace braid
