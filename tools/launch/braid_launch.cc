@@ -3,7 +3,8 @@
 //   braid_launch -n N [--rendezvous URL] [--timeout SECONDS] [--grace-seconds 5] -- COMMAND ARGS...
 //
 // Rank R runs `COMMAND ARGS... --rank R --world_size N --rendezvous URL` with the environment
-// variables BRAID_RANK=R, BRAID_WORLD_SIZE=N and BRAID_RENDEZVOUS=URL added. Without
+// variables BRAID_RANK=R, BRAID_WORLD_SIZE=N and BRAID_RENDEZVOUS=URL added (and, for rank 0
+// when the launcher's stdout is a terminal, BRAID_PROGRESS=1: draw a progress line). Without
 // --rendezvous, URL is file://DIR for a fresh private directory DIR ($TMPDIR or /tmp,
 // braid_launch.XXXXXX) that is removed when the launcher exits.
 //
@@ -155,7 +156,7 @@ void Launcher::StartRanks() {
   for (char** var = environ; *var != nullptr; ++var) {
     const std::string entry(*var);
     if (entry.rfind("BRAID_RANK=", 0) == 0 || entry.rfind("BRAID_WORLD_SIZE=", 0) == 0 ||
-        entry.rfind("BRAID_RENDEZVOUS=", 0) == 0) {
+        entry.rfind("BRAID_RENDEZVOUS=", 0) == 0 || entry.rfind("BRAID_PROGRESS=", 0) == 0) {
       continue;
     }
     base_env.push_back(entry);
@@ -167,6 +168,8 @@ void Launcher::StartRanks() {
     std::vector<std::string> env = base_env;
     env.insert(env.end(), {"BRAID_RANK=" + std::to_string(rank), "BRAID_WORLD_SIZE=" + world,
                            "BRAID_RENDEZVOUS=" + options_.rendezvous});
+    // Rank 0 draws its progress line for the job when the launcher will show it (a terminal).
+    if (rank == 0 && isatty(STDOUT_FILENO) != 0) env.push_back("BRAID_PROGRESS=1");
     ranks_.Spawn(argv, env);
   }
   VLOG(1) << "started " << options_.ranks << " ranks, rendezvous " << options_.rendezvous;

@@ -108,7 +108,10 @@ TrainerOptions OptionsFromFlags() {
   for (const Device& device : ParseDeviceList(FLAGS_devices, "braid_train", "--devices")) {
     o.devices.push_back(DeviceToProto(device));
   }
-  o.progress_bar = isatty(STDOUT_FILENO) != 0;
+  // On a terminal, or under braid_launch, which shows rank 0's progress line on its terminal.
+  const char* launched_progress = std::getenv("BRAID_PROGRESS");
+  o.progress_bar = isatty(STDOUT_FILENO) != 0 ||
+                   (launched_progress != nullptr && std::string(launched_progress) == "1");
   o.model = FLAGS_model;
   o.data = FLAGS_data;
   o.data_dir = FLAGS_data_dir;
