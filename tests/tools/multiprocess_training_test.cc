@@ -1,0 +1,96 @@
+// Multi-process data parallelism end to end: braid_launch starts braid_train ranks that meet in a
+// file store and all-reduce over Gloo on loopback. Two processes with one cpu device each must
+// train ResNet-20 to the parameters of one process with two cpu devices (the same global batch,
+// split the same way, averaged the same way), and the job's evaluation is every rank's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "proto/braid.pb.h"
+#include "runtime/proto_io.h"
+
+namespace braid {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs `command` in a shell; returns its exit status, its output in *output.
+int Shell(const std::string& command, std::string* output) {
+  const fs::path log = fs::temp_directory_path() / ("braid_mp_" + std::to_string(getpid()));
+  const int status = std::system((command + " >" + log.string() + " 2>&1").c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  *output = text.str();
+  fs::remove(log);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::map<std::string, TensorProto> Checkpoint(const fs::path& path) {
+  TensorProtos protos;
+  LoadProto(path.string(), &protos);
+  std::map<std::string, TensorProto> by_name;
+  for (const TensorProto& t : protos.protos()) by_name[t.name()] = t;
+  return by_name;
+}
+
+std::string TrainFlags(const fs::path& checkpoint) {
+  return " --model resnet20 --data synthetic --synthetic_examples 128 --image_size 12"
+         " --batch_size 16 --test_batch_size 16 --iters 6 --lr_policy fixed --executor dag"
+         " --threads 2 --log_every 2 --checkpoint " + checkpoint.string();
+}
+
+TEST(MultiProcessTrainingTest, TwoProcessesTrainLikeOneProcessWithTwoDevices) {
+  const fs::path dir = fs::temp_directory_path() / ("braid_mp_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string launched, alone;
+  ASSERT_EQ(Shell(std::string(BRAID_LAUNCH_BINARY) + " -n 2 -- " + BRAID_TRAIN_BINARY +
+                      TrainFlags(dir / "two_processes.pb") + " --devices cpu:0",
+                  &launched),
+            0)
+      << launched;
+  ASSERT_EQ(Shell(std::string(BRAID_TRAIN_BINARY) + TrainFlags(dir / "one_process.pb") +
+                      " --devices cpu:0,cpu:1",
+                  &alone),
+            0)
+      << alone;
+  // Both ranks print the job's test accuracy, the same as one process's.
+  const auto accuracy = [](const std::string& log, const std::string& prefix) {
+    const size_t at = log.find(prefix + "  test accuracy");
+    return at == std::string::npos ? std::string("none")
+                                   : log.substr(at + prefix.size(), log.find('\n', at) - at -
+                                                                        prefix.size());
+  };
+  EXPECT_EQ(accuracy(launched, "[rank 0] "), accuracy(launched, "[rank 1] ")) << launched;
+  EXPECT_NE(accuracy(launched, "[rank 0] "), "none") << launched;
+
+  const auto two = Checkpoint(dir / "two_processes.pb");
+  const auto one = Checkpoint(dir / "one_process.pb");
+  int compared = 0;
+  for (const auto& [name, t] : two) {
+    if (t.float_data_size() == 0) continue;
+    const auto same = one.find(name);  // cpu_0/... in both
+    ASSERT_NE(same, one.end()) << name;
+    ASSERT_EQ(same->second.float_data_size(), t.float_data_size()) << name;
+    float scale = 1e-6f, worst = 0;
+    for (int i = 0; i < t.float_data_size(); ++i) {
+      scale = std::max(scale, std::abs(same->second.float_data(i)));
+      worst = std::max(worst, std::abs(same->second.float_data(i) - t.float_data(i)));
+    }
+    // Two ranks add a + b as one process's Allreduce does: the same bits are expected; 1e-5 of
+    // the blob's largest magnitude leaves room for oneDNN teams of other sizes.
+    EXPECT_LE(worst, 1e-5f * scale) << name;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace braid
