@@ -1,0 +1,101 @@
+// ProcessGroup: the processes (ranks) of one job, connected through Gloo.
+//
+// Every rank calls Connect with the same world size, rendezvous URL and job name and its own rank.
+// The ranks meet in a Gloo store (`file:///shared/dir` -> FileStore, `redis://HOST:PORT` ->
+// RedisStore), each job's keys under a PrefixStore of its job name so that several jobs share one
+// store, then connect a full mesh of TCP pairs. A store that cannot be reached, or a rank that does
+// not arrive, is an error after `timeout` naming the URL and the missing ranks; a peer that dies
+// during a collective is an error (at the latest after `timeout`), never a hang or a crash.
+//
+//   ProcessGroupOptions options;
+//   options.rank = rank; options.world_size = 4;
+//   options.rendezvous = "file:///tmp/job42";
+//   std::unique_ptr<ProcessGroup> group;
+//   Status s = ProcessGroup::Connect(options, &group);
+//   if (s.ok()) s = group->AllreduceSum(grad, n, /*tag=*/7, AllreduceAlgorithm::kRing);
+//
+// Tags: collectives that may run at the same time (a `dag` net's independent Allreduce ops) must
+// use distinct tags, and every rank must use the same tag for the same collective: Gloo matches
+// messages by tag, not by call order. Sequential collectives may reuse a tag.
+//
+// Thread safety: after Connect, AllreduceSum and Barrier may be called from several threads at
+// once with distinct tags. The group must outlive every call in flight.
+#ifndef BRAID_RUNTIME_PROCESS_GROUP_H_
+#define BRAID_RUNTIME_PROCESS_GROUP_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/status.h"
+
+namespace gloo {
+class Context;
+}  // namespace gloo
+
+namespace braid {
+
+struct ProcessGroupOptions {
+  int rank = 0;
+  int world_size = 1;
+  // "file:///path/to/dir" (created if missing) or "redis://HOST:PORT".
+  std::string rendezvous;
+  // Prefix of this job's keys in the store.
+  std::string job_name = "braid";
+  // The address or host name to bind (Gloo's tcp attr hostname); empty: `interface`, else loopback.
+  std::string hostname;
+  // A network interface to bind (e.g. "eth0"); used when `hostname` is empty.
+  std::string interface;
+  // Bounds the rendezvous and every collective.
+  std::chrono::milliseconds timeout = std::chrono::seconds(60);
+};
+
+enum class AllreduceAlgorithm {
+  kRing,             // Gloo's ring (bandwidth-optimal, 2(n-1) steps)
+  kHalvingDoubling,  // Gloo's bcube with base 2: recursive halving/doubling for 2^k ranks
+};
+
+// "ring" or "halving_doubling"; InvalidArgument naming the value otherwise.
+Status ParseAllreduceAlgorithm(const std::string& name, AllreduceAlgorithm* algorithm);
+
+class ProcessGroup {
+ public:
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  // Rendezvous and connect; blocks until every rank arrived or `options.timeout` passed.
+  static Status Connect(const ProcessGroupOptions& options, std::unique_ptr<ProcessGroup>* group);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const ProcessGroupOptions& options() const { return options_; }
+
+  // data[0, count) becomes the sum over all ranks' data, in place.
+  Status AllreduceSum(float* data, size_t count, uint32_t tag, AllreduceAlgorithm algorithm);
+  // Returns when every rank reached the barrier with this tag.
+  Status Barrier(uint32_t tag);
+
+ private:
+  ProcessGroup(const ProcessGroupOptions& options, std::shared_ptr<gloo::Context> context);
+  // A Status for a Gloo exception thrown by collective `what`.
+  Status CollectiveError(const std::string& what, const std::exception& e) const;
+
+  const ProcessGroupOptions options_;
+  const int rank_;
+  const int size_;
+  std::shared_ptr<gloo::Context> context_;
+};
+
+// The process's current group, used by the GLOO kernels (ops/collective/allreduce_gloo_op.cc);
+// null until set. The process owns it: SetProcessGroup replaces (and destroys) the previous group,
+// so call it only when no collective is running; the pointer CurrentProcessGroup returns is valid
+// until the next SetProcessGroup. Both are thread-safe.
+ProcessGroup* CurrentProcessGroup();
+void SetProcessGroup(std::unique_ptr<ProcessGroup> group);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_PROCESS_GROUP_H_

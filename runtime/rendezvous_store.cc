@@ -1,0 +1,149 @@
+#include "runtime/rendezvous_store.h"
+
+#define HIREDIS_NESTED_INCLUDE 1  // Debian installs <hiredis/hiredis.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
+
+#include <filesystem>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace braid {
+namespace {
+
+constexpr char kFileScheme[] = "file://";
+constexpr char kRedisScheme[] = "redis://";
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+// FileStore's check is protected; Arrive polls with it so it can stop at its own deadline.
+class PollableFileStore final : public gloo::rendezvous::FileStore {
+ public:
+  using FileStore::FileStore;
+  bool Has(const std::vector<std::string>& keys) { return check(keys); }
+};
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+Status OpenFileStore(const std::string& url, std::unique_ptr<PollableFileStore>* store) {
+  const std::string path = url.substr(sizeof(kFileScheme) - 1);
+  if (path.empty() || path[0] != '/') {
+    return Status::InvalidArgument("rendezvous URL '" + url +
+                                   "' needs an absolute path (file:///path/to/dir)");
+  }
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) {
+    return Status::IoError("cannot create the rendezvous directory '" + path + "' of " + url +
+                           ": " + error.message());
+  }
+  try {
+    *store = std::make_unique<PollableFileStore>(path);
+  } catch (const std::exception& e) {
+    return Status::IoError("cannot open the rendezvous store " + url + ": " + e.what());
+  }
+  return Status::OK();
+}
+
+Status ParseHostPort(const std::string& url, std::string* host, int* port) {
+  const std::string rest = url.substr(sizeof(kRedisScheme) - 1);
+  const size_t colon = rest.rfind(':');
+  try {
+    if (colon == std::string::npos || colon == 0) throw std::invalid_argument("no port");
+    *host = rest.substr(0, colon);
+    size_t used = 0;
+    *port = std::stoi(rest.substr(colon + 1), &used);
+    if (used != rest.size() - colon - 1 || *port <= 0 || *port > 65535) {
+      throw std::invalid_argument("bad port");
+    }
+  } catch (const std::exception&) {
+    return Status::InvalidArgument("rendezvous URL '" + url + "' is not redis://HOST:PORT");
+  }
+  return Status::OK();
+}
+
+Status OpenRedisStore(const std::string& url, RendezvousStore::Deadline deadline,
+                      std::unique_ptr<gloo::rendezvous::RedisStore>* store) {
+  std::string host;
+  int port = 0;
+  Status s = ParseHostPort(url, &host, &port);
+  if (!s.ok()) return s;
+  std::string last_error;
+  do {
+    try {
+      *store = std::make_unique<gloo::rendezvous::RedisStore>(host, port);
+      return Status::OK();
+    } catch (const std::exception& e) {
+      last_error = e.what();
+    }
+    std::this_thread::sleep_for(kPollInterval * 5);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return Status::IoError("cannot reach the rendezvous store " + url +
+                         " before the timeout: " + last_error);
+}
+
+std::string ArrivalKey(const std::string& job, int rank) {
+  return job + "/arrived/" + std::to_string(rank);
+}
+
+}  // namespace
+
+RendezvousStore::RendezvousStore(std::string url, std::unique_ptr<gloo::rendezvous::Store> store,
+                                 Check check)
+    : url_(std::move(url)), store_(std::move(store)), check_(std::move(check)) {}
+
+RendezvousStore::~RendezvousStore() = default;
+
+Status RendezvousStore::Open(const std::string& url, Deadline deadline,
+                             std::unique_ptr<RendezvousStore>* store) {
+  if (StartsWith(url, kFileScheme)) {
+    std::unique_ptr<PollableFileStore> file;
+    Status s = OpenFileStore(url, &file);
+    if (!s.ok()) return s;
+    PollableFileStore* raw = file.get();
+    store->reset(new RendezvousStore(url, std::move(file),
+                                     [raw](const std::vector<std::string>& keys) {
+                                       return raw->Has(keys);
+                                     }));
+    return Status::OK();
+  }
+  if (StartsWith(url, kRedisScheme)) {
+    std::unique_ptr<gloo::rendezvous::RedisStore> redis;
+    Status s = OpenRedisStore(url, deadline, &redis);
+    if (!s.ok()) return s;
+    gloo::rendezvous::RedisStore* raw = redis.get();
+    store->reset(new RendezvousStore(url, std::move(redis),
+                                     [raw](const std::vector<std::string>& keys) {
+                                       return raw->check(keys);
+                                     }));
+    return Status::OK();
+  }
+  return Status::InvalidArgument("rendezvous URL '" + url +
+                                 "' must start with file:// or redis://");
+}
+
+Status RendezvousStore::Arrive(const std::string& job, int rank, int world_size,
+                               Deadline deadline) {
+  try {
+    store_->set(ArrivalKey(job, rank), std::vector<char>{'1'});
+    std::vector<int> missing;
+    for (;;) {
+      missing.clear();
+      for (int r = 0; r < world_size; ++r) {
+        if (!check_({ArrivalKey(job, r)})) missing.push_back(r);
+      }
+      if (missing.empty()) return Status::OK();
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    std::string ranks;
+    for (int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    return Status::DeadlineExceeded(
+        "rank(s) " + ranks + " of " + std::to_string(world_size) + " never arrived in " + url_ +
+        " (keys '" + ArrivalKey(job, missing.front()) + "'...) before the timeout");
+  } catch (const std::exception& e) {
+    return Status::IoError("rendezvous through " + url_ + " failed: " + e.what());
+  }
+}
+
+}  // namespace braid

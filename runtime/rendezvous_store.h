@@ -1,0 +1,59 @@
+// RendezvousStore: the Gloo key-value store where the ranks of a job meet, opened from a URL.
+//
+//   file:///path/to/dir  -> gloo::rendezvous::FileStore on that (shared) directory, created if
+//                           missing. Keys are files; a store directory must not be reused by a job of
+//                           the same name (Gloo refuses to overwrite a key).
+//   redis://HOST:PORT    -> gloo::rendezvous::RedisStore (retried until the deadline, so a server
+//                           that starts a little later than the ranks is fine).
+//
+// Arrive records this rank's arrival under "<job>/arrived/<rank>" and waits until every rank of the
+// job has arrived, so a rank that never comes is reported by number rather than as a Gloo key
+// timeout. Used by ProcessGroup::Connect (runtime/process_group.h).
+//
+// Thread safety: none; one thread uses a store during Connect.
+#ifndef BRAID_RUNTIME_RENDEZVOUS_STORE_H_
+#define BRAID_RUNTIME_RENDEZVOUS_STORE_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace gloo::rendezvous {
+class Store;
+}  // namespace gloo::rendezvous
+
+namespace braid {
+
+class RendezvousStore {
+ public:
+  using Deadline = std::chrono::steady_clock::time_point;
+
+  ~RendezvousStore();
+
+  // InvalidArgument for a malformed URL; IoError naming the URL when the store cannot be reached
+  // before `deadline`.
+  static Status Open(const std::string& url, Deadline deadline,
+                     std::unique_ptr<RendezvousStore>* store);
+
+  // DeadlineExceeded naming the ranks that had not arrived at `deadline`.
+  Status Arrive(const std::string& job, int rank, int world_size, Deadline deadline);
+
+  gloo::rendezvous::Store& store() { return *store_; }
+  const std::string& url() const { return url_; }
+
+ private:
+  using Check = std::function<bool(const std::vector<std::string>&)>;
+  RendezvousStore(std::string url, std::unique_ptr<gloo::rendezvous::Store> store, Check check);
+
+  const std::string url_;
+  std::unique_ptr<gloo::rendezvous::Store> store_;
+  const Check check_;  // whether every key is set, without blocking
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_RENDEZVOUS_STORE_H_
