@@ -77,6 +77,9 @@ DEFINE_int64(classes, 10, "synthetic data: classes");
 DEFINE_string(devices, "cpu:0",
               "devices to train on, data parallel when several: cpu:0,cpu:1, cuda:0,cuda:1 or "
               "sim:0,sim:1 (simulated GPUs); the batch is split evenly across them");
+DEFINE_int32(intra_op_threads, 0,
+             "each op's OpenMP team (0: from the ops that may run beside it); fix it to compare "
+             "runs on different device layouts bit for bit");
 DEFINE_int32(rank, 0, "this process's rank in a multi-process job (braid_launch sets it)");
 DEFINE_int32(world_size, 1, "processes in the job; > 1 needs --rendezvous");
 DEFINE_string(rendezvous, "",
@@ -140,6 +143,7 @@ TrainerOptions OptionsFromFlags() {
   o.evaluate = FLAGS_eval;
   o.memory_plan = FLAGS_memory_plan == "on";
   o.trace = FLAGS_trace;
+  o.intra_op_threads = FLAGS_intra_op_threads;
   o.rank = FLAGS_rank;
   o.world_size = FLAGS_world_size;
   o.allreduce_algorithm = FLAGS_allreduce_algorithm;
