@@ -18,6 +18,9 @@
 // use distinct tags, and every rank must use the same tag for the same collective: Gloo matches
 // messages by tag, not by call order. Sequential collectives may reuse a tag.
 //
+// Connect makes the process ignore SIGPIPE: a peer's death must be a collective's error, not
+// this rank's.
+//
 // Thread safety: after Connect, AllreduceSum and Barrier may be called from several threads at
 // once with distinct tags. The group must outlive every call in flight.
 #ifndef BRAID_RUNTIME_PROCESS_GROUP_H_
