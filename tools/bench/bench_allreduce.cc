@@ -323,13 +323,22 @@ void PrintTable(const std::vector<Row>& rows) {
   }
 }
 
+// The first three fields of /proc/loadavg: other work on the machine moves every number here.
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 void RunParent() {
   std::printf(
-      "%s: Gloo all-reduce (float32 sum) over loopback; nproc=%u; median of %d iterations on "
-      "rank 0 after %d warm-up\n"
+      "%s: Gloo all-reduce (float32 sum) over loopback; nproc=%u, load average %s; median of %d "
+      "iterations on rank 0 after %d warm-up\n"
       "algbw = bytes / time, busbw = algbw x 2(n-1)/n (GB/s = 1e9 B/s); hd/ring = ring time / "
       "halving-doubling time (> 1: halving-doubling faster)\n",
-      kTool, std::thread::hardware_concurrency(), FLAGS_iters, FLAGS_warmup);
+      kTool, std::thread::hardware_concurrency(), LoadAverage().c_str(), FLAGS_iters,
+      FLAGS_warmup);
   std::fflush(stdout);
   std::vector<Row> rows;
   for (int64_t p : ParseList(FLAGS_processes, "processes")) {
