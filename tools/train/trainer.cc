@@ -19,6 +19,7 @@ namespace {
 // The evaluation's all-reduce tag: apart from the gradients' (tools/models/data_parallel.h
 // numbers those from 0).
 constexpr uint32_t kEvaluationTag = 1u << 30;
+constexpr uint32_t kStateTag = kEvaluationTag + 1;
 
 constexpr float kPixelMean = 0.2860f;
 constexpr float kPixelStd = 0.3530f;
@@ -228,8 +229,22 @@ float Trainer::DeviceMean(const std::string& blob) const {
   return sum / static_cast<float>(nets_.num_devices());
 }
 
+void Trainer::ShareRankZeroState() {
+  // A sum in which every other rank contributes zeros: rank 0's values, exactly.
+  for (const ParamInfo& p : nets_.params.params) {
+    if (p.trainable()) continue;
+    Tensor* t = workspace_->GetBlob(nets_.OnDevice(0, p.name));
+    float* values = t->mutable_data<float>();
+    if (options_.rank != 0) std::fill(values, values + t->numel(), 0.f);
+    const Status shared = RequireProcessGroup()->AllreduceSum(
+        values, static_cast<size_t>(t->numel()), kStateTag, AllreduceAlgorithm::kRing);
+    if (!shared.ok()) throw Error(shared);
+  }
+}
+
 Evaluation Trainer::Evaluate() {
   const double start = NowSeconds();
+  if (options_.world_size > 1) ShareRankZeroState();
   Evaluation e;
   const int64_t batches = test_examples_ / (test_batch_size_ * options_.world_size);
   for (int64_t i = 0; i < batches; ++i) {

@@ -90,8 +90,9 @@ struct TrainerOptions {
   // One rank of a multi-process job (world_size > 1; runtime/process_group.h's current group
   // must be connected first): batch_size stays the job's global batch, this rank reads its shard
   // of every global batch and of the test set, gradients are averaged over every device of every
-  // process (allreduce_algorithm: ring or halving_doubling), evaluations are the job's, and only
-  // rank 0 writes checkpoints (every rank reads them on resume).
+  // process (allreduce_algorithm: ring or halving_doubling), evaluations are the job's (each rank
+  // evaluates its shard of the test set with rank 0's batch-norm statistics), and only rank 0
+  // writes checkpoints (every rank reads them on resume).
   int rank = 0;
   int world_size = 1;
   std::string allreduce_algorithm = "ring";
@@ -141,6 +142,10 @@ class Trainer {
 
  private:
   OperatorDef ReaderOp(bool train, int64_t start_example) const;
+  // Multi-process: every rank's device-0 replica takes rank 0's non-trainable state (batch-norm
+  // running statistics, which each replica gathers from its own shard), so every rank evaluates
+  // the model rank 0 checkpoints, as one process evaluates its device 0's.
+  void ShareRankZeroState();
   void LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                    int64_t iterations) const;
   void EndEpoch(std::ostream& log, Evaluation* last);
