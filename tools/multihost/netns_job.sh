@@ -87,13 +87,21 @@ done
 [[ -x $1 ]] || command -v "$1" >/dev/null || { echo "netns_job: '$1' is not executable" >&2; exit 2; }
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/netns_job.XXXXXX") || exit 1
+# On every exit: kill every process in the job's namespaces (ranks, redis), let the rank
+# subshells reap them (2 s at most, then SIGKILL), remove the network. Quietly: bash would report
+# each killed job.
 finish() {
-  local pids
-  pids=$(jobs -p)
-  [[ -n $pids ]] && kill -9 $pids 2>/dev/null
-  remove_network
-  wait 2>/dev/null
-  rm -rf "$logs"
+  {
+    local ns deadline=$((SECONDS + 2))
+    for ns in "$bridge_ns" $(for ((h = 0; h < hosts; ++h)); do host_ns $h; done); do
+      ip netns pids "$ns" | xargs -r kill -9
+    done
+    while [[ -n $(jobs -rp) ]] && ((SECONDS < deadline)); do sleep 0.05; done
+    kill -9 $(jobs -rp)
+    wait
+    remove_network
+    rm -rf "$logs"
+  } 2>/dev/null
 }
 trap finish EXIT
 trap 'exit 130' INT
@@ -128,7 +136,8 @@ for ((h = 0; h < hosts; ++h)); do
   setup 1 ip -n "$ns" link set lo up
 done
 
-# The rendezvous store on host 0, ready when it accepts a connection (10 s at most).
+# The rendezvous store on host 0, ready when it accepts a connection (10 s at most). It listens
+# only on host 0's address inside the job's network, hence no protected mode.
 readonly store_addr=$(host_addr 0)
 ip netns exec "$(host_ns 0)" redis-server --port "$port" --bind "$store_addr" --save '' \
   --appendonly no --daemonize no --protected-mode no --dir "$logs" >"$logs/redis.log" 2>&1 &
