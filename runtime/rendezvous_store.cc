@@ -3,7 +3,12 @@
 #define HIREDIS_NESTED_INCLUDE 1  // Debian installs <hiredis/hiredis.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/redis_store.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <thread>
@@ -62,6 +67,30 @@ Status ParseHostPort(const std::string& url, std::string* host, int* port) {
   return Status::OK();
 }
 
+// Whether HOST:PORT accepts a TCP connection now (*error: why not). Probing first spares Gloo's
+// RedisStore constructor, which leaks its hiredis context each time its connection fails.
+bool Reachable(const std::string& host, int port, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int resolved = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (resolved != 0) {
+    *error = "cannot resolve " + host + ": " + gai_strerror(resolved);
+    return false;
+  }
+  bool connected = false;
+  for (addrinfo* a = found; a != nullptr && !connected; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    connected = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+    if (!connected) *error = std::string("connect: ") + std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return connected;
+}
+
 Status OpenRedisStore(const std::string& url, RendezvousStore::Deadline deadline,
                       std::unique_ptr<gloo::rendezvous::RedisStore>* store) {
   std::string host;
@@ -70,6 +99,10 @@ Status OpenRedisStore(const std::string& url, RendezvousStore::Deadline deadline
   if (!s.ok()) return s;
   std::string last_error;
   do {
+    if (!Reachable(host, port, &last_error)) {
+      std::this_thread::sleep_for(kPollInterval * 5);
+      continue;
+    }
     try {
       *store = std::make_unique<gloo::rendezvous::RedisStore>(host, port);
       return Status::OK();
