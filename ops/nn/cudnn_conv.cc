@@ -47,15 +47,7 @@ std::string Joined(const Int64Pair& values) {
 
 CudnnConvProblem ProblemOf(const OperatorDef& def, const ConvShapes& s) {
   const ConvPoolWindow& w = s.window;
-  if (w.pad_begin != w.pad_end) {
-    ThrowInvalidArgument(
-        def.type() +
-        " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
-        "pad_t=" +
-        std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
-        " pad_l=" + std::to_string(w.pad_begin[1]) + " pad_r=" + std::to_string(w.pad_end[1]) +
-        " for X " + DimsString(s.x_dims) + "; run it on the CPU or pad X explicitly");
-  }
+  RequireSymmetricPads(def, w, s.x_dims, "run it on the CPU or pad X explicitly");
   CudnnConvProblem p;
   p.x_dims = s.x_dims;
   p.filter_dims = s.filter_dims;

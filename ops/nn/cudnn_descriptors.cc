@@ -65,4 +65,15 @@ PoolingDescriptor MakePoolingDescriptor(cudnnPoolingMode_t mode, const Int64Pair
   return desc;
 }
 
+void RequireSymmetricPads(const OperatorDef& def, const ConvPoolWindow& window,
+                          const std::vector<int64_t>& x_dims, const std::string& remedy) {
+  if (window.pad_begin == window.pad_end) return;
+  ThrowInvalidArgument(
+      def.type() + " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got " +
+      "pad_t=" + std::to_string(window.pad_begin[0]) + " pad_b=" +
+      std::to_string(window.pad_end[0]) + " pad_l=" + std::to_string(window.pad_begin[1]) +
+      " pad_r=" + std::to_string(window.pad_end[1]) + " for X " + DimsString(x_dims) + "; " +
+      remedy);
+}
+
 }  // namespace braid

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "ops/common/cuda_kernel.h"
+#include "ops/nn/conv_pool_window.h"
+#include "proto/braid.pb.h"
 
 namespace braid {
 
@@ -70,6 +72,12 @@ using Int64Pair = std::array<int64_t, 2>;  // (height, width)
 // later), so results stay within float32 rounding of the CPU kernels'.
 ConvolutionDescriptor MakeConvolutionDescriptor(const Int64Pair& pad, const Int64Pair& stride,
                                                 const Int64Pair& dilation, int64_t group);
+
+// Throws InvalidArgument naming `def`'s type, the pads and X unless the window pads both sides
+// alike, the only padding cuDNN's legacy convolution and pooling descriptors express; `remedy`
+// ends the message ("run it on the CPU").
+void RequireSymmetricPads(const OperatorDef& def, const ConvPoolWindow& window,
+                          const std::vector<int64_t>& x_dims, const std::string& remedy);
 
 // A 2-D pooling of `mode`; NaNs propagate through max pooling, so a diverged input shows.
 PoolingDescriptor MakePoolingDescriptor(cudnnPoolingMode_t mode, const Int64Pair& kernel,

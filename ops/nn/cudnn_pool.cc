@@ -14,15 +14,7 @@ CudnnPoolProblem CudnnPoolProblemOf(const OperatorDef& def, const std::vector<Sh
   const PoolShapes s =
       gradient ? ComputePoolGradientShapes(def, in, kind) : ComputePoolShapes(def, in[0], kind);
   const ConvPoolWindow& w = s.window;
-  if (w.pad_begin != w.pad_end) {
-    ThrowInvalidArgument(
-        def.type() +
-        " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got "
-        "pad_t=" +
-        std::to_string(w.pad_begin[0]) + " pad_b=" + std::to_string(w.pad_end[0]) +
-        " pad_l=" + std::to_string(w.pad_begin[1]) + " pad_r=" + std::to_string(w.pad_end[1]) +
-        " for X " + DimsString(s.x_dims) + "; run it on the CPU");
-  }
+  RequireSymmetricPads(def, w, s.x_dims, "run it on the CPU");
   CudnnPoolProblem p;
   p.x_dims = s.x_dims;
   p.y_dims = s.y_dims;
