@@ -85,7 +85,9 @@ readonly progress='printf "\rstep 1 of 2"; sleep 0.2; printf "\rstep 2 of 2"; pr
 grep -q "step" "$dir/progress.out" && fail "progress lines printed off a terminal"
 expect_line "$dir/progress.out" '^\[rank 1\] rank 1 done$'
 if command -v script >/dev/null; then
-  script -qec "$(printf '%q ' "$launch" -n 2 -- bash -c "$progress")" /dev/null \
+  # script(1) runs its command with $SHELL, which may be dash: no bash quoting in the command.
+  printf '%s\n' "$progress" >"$dir/progress.sh"
+  script -qec "'$launch' -n 2 -- bash '$dir/progress.sh'" /dev/null \
     >"$dir/tty.out" 2>&1 || fail "progress run on a terminal exited $?"
   tr '\r' '\n' <"$dir/tty.out" | sed 's/\x1b\[K//g' >"$dir/tty_lines.out"
   expect_line "$dir/tty_lines.out" '^\[rank 0\] step 2 of 2'
