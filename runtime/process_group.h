@@ -92,7 +92,7 @@ class ProcessGroup {
   std::shared_ptr<gloo::Context> context_;
 };
 
-// The process's current group, used by the GLOO kernels (ops/collective/allreduce_gloo_op.cc);
+// The process's current group, used by ProcessAllreduce (ops/collective/process_allreduce_op.h);
 // null until set. The process owns it: SetProcessGroup replaces (and destroys) the previous group,
 // so call it only when no collective is running; the pointer CurrentProcessGroup returns is valid
 // until the next SetProcessGroup. Both are thread-safe.

@@ -9,8 +9,8 @@
 // slices of the elements across all inputs into every output (reading its peers' memory, as NCCL
 // does over NVLink), and waits until every rank has written its slice. Both add the inputs in
 // input order for every element, so the sums are bit-identical whichever way it runs.
-// NCCL (CUDA devices, engine "NCCL") and Gloo (processes, engine "GLOO") kernels register under the
-// same schema.
+// The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema; across processes,
+// ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces with Gloo.
 //
 // Schema: Collective, inputs and outputs pairwise in place, float32, identical shapes (checked).
 #ifndef BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_

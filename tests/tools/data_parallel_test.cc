@@ -1,5 +1,5 @@
 // Data-parallel training (tools/models/data_parallel.h, Trainer with several devices): replicated
-// nets, one Allreduce per gradient, 2 devices x batch B == 1 device x batch 2B, and no allocation
+// nets, one Allreduce per gradient, ProcessAllreduce buckets across processes, 2 devices x batch B == 1 device x batch 2B, and no allocation
 // once the first iteration has run.
 #include "tools/models/data_parallel.h"
 
@@ -94,6 +94,77 @@ TEST(DataParallelTest, AllreducesFormOneChainInTheOrderGradientsAreReady) {
     EXPECT_LE(last_writer[before.input(1)], last_writer[op.input(1)])
         << before.name() << " is ready after " << op.name();
   }
+}
+
+// The ProcessAllreduce ops of a multi-process train net, in net order.
+std::vector<OperatorDef> ProcessAllreduces(const TrainingNets& dp) {
+  std::vector<OperatorDef> ops;
+  for (const OperatorDef& op : dp.train.op()) {
+    if (op.type() == "ProcessAllreduce") ops.push_back(op);
+  }
+  return ops;
+}
+
+int64_t IntArg(const OperatorDef& op, const std::string& name) {
+  for (const Argument& arg : op.arg()) {
+    if (arg.name() == name) return arg.i();
+  }
+  return -1;
+}
+
+TEST(DataParallelTest, ProcessesAllreduceGradientsInBucketsOfTheirByteCap) {
+  const TrainingNets single = SmallNets(8);
+  const int gradients = CountOps(single.train, "MomentumSGDUpdate");  // fc_w 32, fc_b 4, conv 72+8
+  // No cap: one bucket per gradient. 200 bytes: fc_w + fc_b (144 bytes), then conv1_w (288) alone,
+  // then conv1_b. Unbounded: all in one.
+  for (const auto& [cap, expected] :
+       std::vector<std::pair<int64_t, std::vector<int>>>{
+           {0, {1, 1, 1, 1}}, {200, {2, 1, 1}}, {int64_t{1} << 30, {4}}}) {
+    const TrainingNets dp = ReplicateForDevices(single, {Cpu(0), Cpu(1)}, {2, "ring", cap});
+    EXPECT_EQ(CountOps(dp.train, "Allreduce"), 0) << "the ProcessAllreduce sums the devices";
+    const std::vector<OperatorDef> buckets = ProcessAllreduces(dp);
+    ASSERT_EQ(buckets.size(), expected.size()) << "cap " << cap;
+    int covered = 0;
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      const OperatorDef& op = buckets[k];
+      EXPECT_EQ(IntArg(op, "tensors"), expected[k]) << op.name();
+      EXPECT_EQ(IntArg(op, "tag"), static_cast<int64_t>(k)) << op.name();
+      ASSERT_EQ(op.input_size(), 2 * expected[k]) << op.name();  // replica-major
+      for (int t = 0; t < expected[k]; ++t) {
+        EXPECT_EQ(op.input(t).substr(0, 6), "cpu_0/") << op.name();
+        EXPECT_EQ(op.input(expected[k] + t), "cpu_1/" + op.input(t).substr(6)) << op.name();
+      }
+      if (k > 0) {
+        ASSERT_EQ(op.control_input_size(), 1) << op.name();
+        EXPECT_EQ(op.control_input(0), buckets[k - 1].output(0)) << op.name();
+      }
+      covered += expected[k];
+    }
+    EXPECT_EQ(covered, gradients);
+  }
+}
+
+TEST(DataParallelTest, ProcessesOfSimulatedGpusReduceHostCopiesOfTheirDevicesMeans) {
+  const TrainingNets single = SmallNets(8);
+  const int gradients = CountOps(single.train, "MomentumSGDUpdate");
+  const std::vector<DeviceOption> sims = {DeviceToProto(ParseDevice("sim:0")),
+                                          DeviceToProto(ParseDevice("sim:1"))};
+  const TrainingNets dp = ReplicateForDevices(single, sims, {2, "ring", int64_t{1} << 30});
+  EXPECT_EQ(CountOps(dp.train, "Allreduce"), gradients);  // over the devices first
+  EXPECT_EQ(CountOps(dp.train, "CopyGPUToCPU"), gradients);
+  const std::vector<OperatorDef> buckets = ProcessAllreduces(dp);
+  ASSERT_EQ(buckets.size(), 1u);
+  EXPECT_EQ(buckets[0].input_size(), gradients);
+  for (const std::string& input : buckets[0].input()) EXPECT_EQ(input.substr(0, 11), "host/sim_0/");
+  EXPECT_FALSE(DeviceFromProto(buckets[0].device_option()).type == DeviceType::kSim);
+  int back = 0;
+  for (const OperatorDef& op : dp.train.op()) {
+    if (op.type() != "CopyCPUToGPU" || op.input(0).substr(0, 5) != "host/") continue;
+    EXPECT_EQ(op.output(0), DeviceScope(op.device_option()) + op.input(0).substr(11));
+    ++back;
+  }
+  EXPECT_EQ(back, 2 * gradients);
+  EXPECT_THROW(ReplicateForDevices(single, {Cpu(0), sims[1]}, {2, "ring"}), Error);
 }
 
 TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch) {

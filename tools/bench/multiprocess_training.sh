@@ -13,7 +13,8 @@
 # many there are.
 #
 #   tools/bench/multiprocess_training.sh [BUILD_DIR]     # default build/release; 2-3 min on 2 cores
-#   ITERS=60 BATCH=64 PROCS="1 2 4" ALGORITHM=halving_doubling tools/bench/multiprocess_training.sh
+#   ITERS=60 BATCH=64 PROCS="1 2 4" ALGORITHM=halving_doubling BUCKET_MIB=0 \
+#     tools/bench/multiprocess_training.sh
 #
 # Not part of ctest. Exit status: 0, or 1 when a run failed (its output is printed).
 set -euo pipefail
@@ -25,6 +26,7 @@ iters=${ITERS:-30}
 batch=${BATCH:-64}
 procs=${PROCS:-1 2 4}
 algorithm=${ALGORITHM:-ring}
+bucket_mib=${BUCKET_MIB:-1}
 rounds=${ROUNDS:-2}
 for binary in "$train" "$launch"; do
   [[ -x $binary ]] || { echo "multiprocess_training.sh: $binary not built" >&2; exit 1; }
@@ -47,7 +49,7 @@ images_per_second() {
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "ResNet-20 training, synthetic 1x28x28, global batch $batch, $iters iterations, dag," \
-     "intra_op_threads 1, all-reduce $algorithm; best of $rounds rounds"
+     "intra_op_threads 1, all-reduce $algorithm in buckets of $bucket_mib MiB; best of $rounds rounds"
 echo "machine: nproc=$(nproc), $cpu; $(date -u +%Y-%m-%d); load average $(cut -d" " -f1-3 /proc/loadavg)"
 printf '%-5s | %-26s %9s | %-32s %9s | %8s\n' procs "P processes x 1 thread" images/s \
   "1 process, P devices" images/s "P proc/1"
@@ -59,7 +61,8 @@ for p in $procs; do
     for side in $(if ((round % 2 == 0)); then echo multi single; else echo single multi; fi); do
       if [[ $side == multi ]]; then
         multi=$(max "$multi" "$(images_per_second "$launch" -n "$p" -- "$train" "${common[@]}" \
-                --devices cpu:0 --threads 1 --allreduce_algorithm "$algorithm")")
+                --devices cpu:0 --threads 1 --allreduce_algorithm "$algorithm" \
+                --allreduce_bucket_mib "$bucket_mib")")
       else
         single=$(max "$single" "$(images_per_second "$train" "${common[@]}" --devices "$devices" \
                  --threads "$p")")

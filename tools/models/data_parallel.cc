@@ -34,23 +34,47 @@ OperatorDef ScopedOp(const OperatorDef& op, const std::string& prefix, const Dev
   return out;
 }
 
+struct Gradient {
+  std::string name;
+  int64_t numel = 0;  // 0 when its parameter's shape is unknown
+};
+
 // The gradients the updates of `train` read, in the order the backward pass finishes them (by
-// the position of each one's last writer).
-std::vector<std::string> GradientsInReadyOrder(const NetDef& train) {
+// the position of each one's last writer), with the sizes of their parameters in `params`.
+std::vector<Gradient> GradientsInReadyOrder(const NetDef& train, const ModelParams& params) {
   std::map<std::string, int> last_writer;
   for (int i = 0; i < train.op_size(); ++i) {
     if (train.op(i).type() == "MomentumSGDUpdate") continue;  // it rewrites the gradient too
     for (const std::string& out : train.op(i).output()) last_writer[out] = i;
   }
-  std::vector<std::pair<int, std::string>> ready;
+  std::vector<std::pair<int, Gradient>> ready;
   for (const OperatorDef& op : train.op()) {
-    if (op.type() == "MomentumSGDUpdate") ready.push_back({last_writer[op.input(0)], op.input(0)});
+    if (op.type() != "MomentumSGDUpdate") continue;
+    const ParamInfo* param = params.Find(op.input(3));  // (grad, momentum, lr, param)
+    ready.push_back({last_writer[op.input(0)], {op.input(0), param ? param->numel() : 0}});
   }
   std::stable_sort(ready.begin(), ready.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> gradients;
+  std::vector<Gradient> gradients;
   for (auto& [position, gradient] : ready) gradients.push_back(std::move(gradient));
   return gradients;
+}
+
+// Consecutive gradients, each bucket at most `bytes` (a larger gradient is a bucket alone).
+std::vector<std::vector<std::string>> Buckets(const std::vector<Gradient>& gradients,
+                                              int64_t bytes) {
+  std::vector<std::vector<std::string>> buckets;
+  int64_t filled = 0;
+  for (const Gradient& g : gradients) {
+    const int64_t size = g.numel * static_cast<int64_t>(sizeof(float));
+    if (buckets.empty() || filled + size > bytes) {
+      buckets.emplace_back();
+      filled = 0;
+    }
+    buckets.back().push_back(g.name);
+    filled += size;
+  }
+  return buckets;
 }
 
 bool IsUpdate(const OperatorDef& op) {
@@ -72,6 +96,85 @@ void AddBatchSplits(const OperatorDef& reader, const TrainingNets& dp,
   }
 }
 
+bool AllOnHost(const std::vector<DeviceOption>& devices) {
+  return std::all_of(devices.begin(), devices.end(),
+                     [](const DeviceOption& d) { return DeviceFromProto(d).is_host(); });
+}
+
+// One Allreduce per gradient over the devices (averaging), chained in ready order.
+void AddDeviceAllreduces(const std::vector<Gradient>& gradients, const TrainingNets& dp,
+                         const std::vector<DeviceOption>& devices, NetDef* train) {
+  if (devices.size() == 1) return;
+  std::string previous;  // the last Allreduce's first output: the next one's control input
+  for (const Gradient& gradient : gradients) {
+    OperatorDef* allreduce = train->add_op();
+    allreduce->set_type("Allreduce");
+    allreduce->set_name("allreduce_" + gradient.name);
+    for (size_t d = 0; d < devices.size(); ++d) {
+      allreduce->add_input(dp.OnDevice(d, gradient.name));
+      allreduce->add_output(dp.OnDevice(d, gradient.name));
+    }
+    if (!previous.empty()) allreduce->add_control_input(previous);
+    previous = allreduce->output(0);
+    AddIntArg(allreduce, "average", 1);
+    *allreduce->mutable_device_option() = devices[0];
+  }
+}
+
+// One ProcessAllreduce per bucket, chained in ready order, tagged by its place in that order. On
+// cpu devices it reduces every device's gradients itself; on other devices it reduces host copies
+// of device 0's (already averaged over the devices), copied back to every device after.
+void AddProcessAllreduces(const std::vector<Gradient>& gradients, const TrainingNets& dp,
+                          const std::vector<DeviceOption>& devices,
+                          const ProcessScaleOut& processes, NetDef* train) {
+  const bool staged = !AllOnHost(devices);
+  const auto host_copy = [&](const std::string& gradient) {
+    return "host/" + dp.OnDevice(0, gradient);
+  };
+  std::string previous;
+  int64_t tag = 0;
+  for (const std::vector<std::string>& bucket : Buckets(gradients, processes.bucket_bytes)) {
+    OperatorDef reduce;
+    reduce.set_type("ProcessAllreduce");
+    reduce.set_name("process_allreduce_" + bucket.front());
+    for (size_t d = 0; d < (staged ? 1 : devices.size()); ++d) {
+      for (const std::string& gradient : bucket) {
+        const std::string blob = staged ? host_copy(gradient) : dp.OnDevice(d, gradient);
+        reduce.add_input(blob);
+        reduce.add_output(blob);
+      }
+    }
+    if (!previous.empty()) reduce.add_control_input(previous);
+    previous = reduce.output(0);
+    AddIntArg(&reduce, "tensors", static_cast<int64_t>(bucket.size()));
+    AddIntArg(&reduce, "tag", tag++);
+    AddStringArg(&reduce, "algorithm", processes.algorithm);
+    AddIntArg(&reduce, "average", 1);
+    if (!staged) {
+      *reduce.mutable_device_option() = devices[0];
+      *train->add_op() = std::move(reduce);
+      continue;
+    }
+    for (const std::string& gradient : bucket) {
+      OperatorDef* to_host = train->add_op();
+      to_host->set_type("CopyGPUToCPU");
+      to_host->add_input(dp.OnDevice(0, gradient));
+      to_host->add_output(host_copy(gradient));
+      *to_host->mutable_device_option() = devices[0];
+    }
+    *train->add_op() = std::move(reduce);
+    for (size_t d = 0; d < devices.size(); ++d) {
+      for (const std::string& gradient : bucket) {
+        OperatorDef* back = train->add_op();
+        back->set_type("CopyCPUToGPU");
+        back->add_input(host_copy(gradient));
+        back->add_output(dp.OnDevice(d, gradient));
+        *back->mutable_device_option() = devices[d];
+      }
+    }
+  }
+}
+
 NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
                       const std::vector<DeviceOption>& devices, const ProcessScaleOut& processes) {
   if (single.op_size() == 0 || single.op(0).output_size() == 0) {
@@ -89,26 +192,9 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
         *train.add_op() = ScopedOp(single.op(i), dp.device_prefixes[d], devices[d]);
     }
   }
-  std::string previous;  // the last Allreduce's first output: the next one's control input
-  int64_t tag = 0;
-  for (const std::string& gradient : GradientsInReadyOrder(single)) {
-    OperatorDef* allreduce = train.add_op();
-    allreduce->set_type("Allreduce");
-    allreduce->set_name("allreduce_" + gradient);
-    for (size_t d = 0; d < devices.size(); ++d) {
-      allreduce->add_input(dp.OnDevice(d, gradient));
-      allreduce->add_output(dp.OnDevice(d, gradient));
-    }
-    if (!previous.empty()) allreduce->add_control_input(previous);
-    previous = allreduce->output(0);
-    AddIntArg(allreduce, "average", 1);
-    *allreduce->mutable_device_option() = devices[0];
-    if (processes.world_size > 1) {
-      allreduce->set_engine("GLOO");
-      AddIntArg(allreduce, "tag", tag++);
-      AddStringArg(allreduce, "algorithm", processes.algorithm);
-    }
-  }
+  const std::vector<Gradient> gradients = GradientsInReadyOrder(single, dp.params);
+  if (processes.world_size == 1 || !AllOnHost(devices)) AddDeviceAllreduces(gradients, dp, devices, &train);
+  if (processes.world_size > 1) AddProcessAllreduces(gradients, dp, devices, processes, &train);
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const OperatorDef& op : single.op()) {
       if (IsUpdate(op)) *train.add_op() = ScopedOp(op, dp.device_prefixes[d], devices[d]);
@@ -155,12 +241,12 @@ TrainingNets ReplicateForDevices(const TrainingNets& single,
   if (devices.empty())
     throw Error(Status::InvalidArgument("data parallel training needs a device"));
   if (processes.world_size > 1) {
-    for (const DeviceOption& device : devices) {
-      if (!DeviceFromProto(device).is_host()) {
-        throw Error(Status::InvalidArgument(
-            "multi-process training runs on cpu devices so far, not " +
-            DeviceFromProto(device).ToString()));
-      }
+    if (!AllOnHost(devices) && std::any_of(devices.begin(), devices.end(), [](const auto& d) {
+          return DeviceFromProto(d).is_host();
+        })) {
+      throw Error(Status::InvalidArgument(
+          "multi-process training needs its devices all cpu or all accelerators (sim, cuda), "
+          "not a mix"));
     }
     if (processes.algorithm != "ring" && processes.algorithm != "halving_doubling") {
       throw Error(Status::InvalidArgument("all-reduce algorithm must be ring or "

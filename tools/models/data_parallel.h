@@ -27,6 +27,7 @@
 #ifndef BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
 #define BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,14 +37,23 @@
 namespace braid {
 
 // The processes of a multi-process job (runtime/process_group.h) the nets are one rank of. With
-// world_size > 1 every Allreduce (one per gradient even for a single local device) takes the
-// "GLOO" engine: it reduces over this process's devices, then across the processes with
-// `algorithm` ("ring" or "halving_doubling"), and averages over every device of every process;
-// its `tag`, the gradient's place in the ready order, is the same on every rank and unique
-// among the net's collectives, as Gloo requires of collectives that may run concurrently.
+// world_size > 1 the gradients, in the order they are ready, go in buckets of at most
+// `bucket_bytes` (a larger gradient alone; 0: one per gradient) to one ProcessAllreduce each
+// (ops/collective/process_allreduce_op.h), which all-reduces them across the processes with
+// `algorithm` ("ring" or "halving_doubling") and averages over every device of every process:
+//   cpu devices    the ProcessAllreduce sums this process's devices itself and writes every one;
+//   sim, cuda      each gradient's Allreduce over the devices first (as in one process), then
+//                  CopyGPUToCPU of device 0's to "host/<gradient>", the ProcessAllreduce of the
+//                  host copies, and CopyCPUToGPU back to every device (a mean of the processes'
+//                  means: every device trains an equal share of the batch).
+// Each ProcessAllreduce's `tag`, its bucket's place in the ready order, is the same on every rank
+// and unique among the net's collectives, as Gloo requires of collectives that may run at once;
+// they are chained in that order like the device Allreduces. A mix of cpu and other devices in
+// one process is refused.
 struct ProcessScaleOut {
   int world_size = 1;
   std::string algorithm = "ring";
+  int64_t bucket_bytes = int64_t{1} << 20;
 };
 
 TrainingNets ReplicateForDevices(const TrainingNets& single,

@@ -90,6 +90,9 @@ DEFINE_int32(rendezvous_timeout, 60,
              "seconds to wait for every rank, and for any collective, before failing");
 DEFINE_string(allreduce_algorithm, "ring",
               "cross-process all-reduce: ring or halving_doubling");
+DEFINE_double(allreduce_bucket_mib, 1.0,
+              "cross-process all-reduce: gradients per collective, at most this many MiB "
+              "(0: one collective per gradient)");
 DEFINE_string(trace, "",
               "write a Chrome trace (Perfetto, chrome://tracing) of the first 10 "
               "training iterations to this file");
@@ -147,10 +150,11 @@ TrainerOptions OptionsFromFlags() {
   o.rank = FLAGS_rank;
   o.world_size = FLAGS_world_size;
   o.allreduce_algorithm = FLAGS_allreduce_algorithm;
+  o.allreduce_bucket_bytes = static_cast<int64_t>(FLAGS_allreduce_bucket_mib * (1 << 20));
   return o;
 }
 
-// Joins the job's other ranks (world_size > 1) and installs the group the GLOO kernels use.
+// Joins the job's other ranks (world_size > 1) and installs the group ProcessAllreduce uses.
 void ConnectProcesses(const TrainerOptions& o) {
   if (o.world_size <= 1) return;
   if (FLAGS_rendezvous.empty()) {

@@ -151,7 +151,8 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   nets_ = BuildTrainingNets(nets_spec);
   if (options_.devices.size() > 1 || options_.world_size > 1) {
     nets_ = ReplicateForDevices(nets_, options_.devices,
-                                {options_.world_size, options_.allreduce_algorithm});
+                                {options_.world_size, options_.allreduce_algorithm,
+                                 options_.allreduce_bucket_bytes});
   }
   SetExecutor(options_, &nets_.train);
   SetExecutor(options_, &nets_.test);
@@ -234,11 +235,15 @@ void Trainer::ShareRankZeroState() {
   for (const ParamInfo& p : nets_.params.params) {
     if (p.trainable()) continue;
     Tensor* t = workspace_->GetBlob(nets_.OnDevice(0, p.name));
-    float* values = t->mutable_data<float>();
-    if (options_.rank != 0) std::fill(values, values + t->numel(), 0.f);
-    const Status shared = RequireProcessGroup()->AllreduceSum(
-        values, static_cast<size_t>(t->numel()), kStateTag, AllreduceAlgorithm::kRing);
-    if (!shared.ok()) throw Error(shared);
+    Tensor host;  // a device's state goes through host memory
+    if (!t->device().is_host()) host.CopyFrom(*t);
+    Tensor& shared = t->device().is_host() ? *t : host;
+    float* values = shared.mutable_data<float>();
+    if (options_.rank != 0) std::fill(values, values + shared.numel(), 0.f);
+    const Status reduced = RequireProcessGroup()->AllreduceSum(
+        values, static_cast<size_t>(shared.numel()), kStateTag, AllreduceAlgorithm::kRing);
+    if (!reduced.ok()) throw Error(reduced);
+    if (!t->device().is_host()) t->CopyFrom(host);
   }
 }
 

@@ -48,6 +48,7 @@
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/workspace.h"
+#include "tools/models/data_parallel.h"
 #include "tools/models/training_nets.h"
 
 namespace braid {
@@ -90,12 +91,14 @@ struct TrainerOptions {
   // One rank of a multi-process job (world_size > 1; runtime/process_group.h's current group
   // must be connected first): batch_size stays the job's global batch, this rank reads its shard
   // of every global batch and of the test set, gradients are averaged over every device of every
-  // process (allreduce_algorithm: ring or halving_doubling), evaluations are the job's (each rank
+  // process (allreduce_algorithm: ring or halving_doubling; in buckets of at most
+  // allreduce_bucket_bytes, tools/models/data_parallel.h), evaluations are the job's (each rank
   // evaluates its shard of the test set with rank 0's batch-norm statistics), and only rank 0
   // writes checkpoints (every rank reads them on resume).
   int rank = 0;
   int world_size = 1;
   std::string allreduce_algorithm = "ring";
+  int64_t allreduce_bucket_bytes = ProcessScaleOut{}.bucket_bytes;
 };
 
 struct Evaluation {

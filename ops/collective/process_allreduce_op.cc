@@ -1,0 +1,143 @@
+#include "ops/collective/process_allreduce_op.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
+#include "runtime/argument.h"
+#include "runtime/gradient.h"
+#include "runtime/op_registry.h"
+#include "runtime/op_schema.h"
+
+namespace braid {
+namespace {
+
+constexpr int kMaxInputs = 4096;
+
+std::string Label(const OperatorDef& def) {
+  return "ProcessAllreduce '" + (def.name().empty() ? def.output(0) : def.name()) + "'";
+}
+
+std::set<std::pair<int, int>> EachInputInPlace() {
+  std::set<std::pair<int, int>> pairs;
+  for (int i = 0; i < kMaxInputs; ++i) pairs.insert({i, i});
+  return pairs;
+}
+
+}  // namespace
+
+uint32_t DefaultCollectiveTag(const std::string& name) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : name) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+ProcessAllreduceOp::ProcessAllreduceOp(const OperatorDef& def, Workspace* ws)
+    : OperatorBase(def, ws) {
+  const int64_t tensors = args().Get<int64_t>("tensors", 1);
+  if (tensors < 1 || def.input_size() % tensors != 0) {
+    ThrowInvalidArgument(Label(def) + ": tensors " + std::to_string(tensors) +
+                         " must be at least 1 and divide the " +
+                         std::to_string(def.input_size()) + " inputs");
+  }
+  tensors_ = static_cast<int>(tensors);
+  replicas_ = def.input_size() / tensors_;
+  const int64_t tag = args().Get<int64_t>("tag", DefaultCollectiveTag(def.output(0)));
+  if (tag < 0 || tag > std::numeric_limits<uint32_t>::max()) {
+    ThrowInvalidArgument(Label(def) + ": tag " + std::to_string(tag) + " is outside [0, 2^32)");
+  }
+  tag_ = static_cast<uint32_t>(tag);
+  Status s = ParseAllreduceAlgorithm(args().Get<std::string>("algorithm", "ring"), &algorithm_);
+  if (!s.ok()) ThrowInvalidArgument(Label(def) + ": " + s.message());
+  average_ = args().Get<int64_t>("average", 0) != 0;
+}
+
+void ProcessAllreduceOp::SumLocally() {
+  for (int i = 0; i < InputSize(); ++i) {
+    CheckInputType(*this, i, {DType::kFloat32});
+    const int first = i % tensors_;  // the same tensor on replica 0
+    if (Input(i).shape() != Input(first).shape()) {
+      ThrowInvalidArgument("input " + DescribeInput(*this, i) + " must have the shape of input " +
+                           DescribeInput(*this, first));
+    }
+  }
+  if (replicas_ == 1) return;
+  std::vector<const float*> in(replicas_);
+  for (int b = 0; b < tensors_; ++b) {
+    float* sum = Output(b)->mutable_data<float>();  // in place: replica 0's tensor b
+    for (int r = 1; r < replicas_; ++r) in[r] = Input(r * tensors_ + b).data<float>();
+    const float* const* others = in.data();
+    const int replicas = replicas_;
+    ParallelFor(Input(b).numel(), [=](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        float s = sum[k];
+        for (int r = 1; r < replicas; ++r) s += others[r][k];
+        sum[k] = s;
+      }
+    });
+  }
+}
+
+float* ProcessAllreduceOp::Pack() {
+  if (tensors_ == 1) return Output(0)->mutable_data<float>();
+  int64_t total = 0;
+  for (int b = 0; b < tensors_; ++b) total += Input(b).numel();
+  packed_.resize(static_cast<size_t>(total));  // allocates on the first run only
+  float* at = packed_.data();
+  for (int b = 0; b < tensors_; ++b) at = std::copy_n(Input(b).data<float>(), Input(b).numel(), at);
+  return packed_.data();
+}
+
+void ProcessAllreduceOp::Unpack(const float* reduced, float scale) {
+  std::vector<float*> out(replicas_);
+  for (int b = 0; b < tensors_; ++b) {
+    for (int r = 0; r < replicas_; ++r) out[r] = Output(r * tensors_ + b)->mutable_data<float>();
+    float* const* outs = out.data();
+    const int replicas = replicas_;
+    ParallelFor(Input(b).numel(), [=](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        const float v = reduced[k] * scale;
+        for (int r = 0; r < replicas; ++r) outs[r][k] = v;
+      }
+    });
+    reduced += Input(b).numel();
+  }
+}
+
+void ProcessAllreduceOp::Run() {
+  ProcessGroup* group = CurrentProcessGroup();
+  if (group == nullptr) {
+    throw Error(Status::FailedPrecondition(
+        Label(def()) + " needs a process group: none is set (braid::SetProcessGroup)"));
+  }
+  SumLocally();
+  float* data = Pack();
+  Status s = group->AllreduceSum(data, tensors_ == 1 ? Input(0).numel() : packed_.size(), tag_,
+                                 algorithm_);
+  if (!s.ok()) throw Error(Status(s.code(), Label(def()) + ": " + s.message()));
+  const float contributions = static_cast<float>(replicas_ * group->size());
+  Unpack(data, average_ ? 1.f / contributions : 1.f);
+}
+
+BRAID_OPERATOR_SCHEMA(ProcessAllreduce)
+    .NumInputs(1, kMaxInputs)
+    .NumOutputs(1, kMaxInputs)
+    .EnforceInplace(EachInputInPlace())
+    .TensorInference([](const OperatorDef&, const std::vector<ShapeInfo>& in) { return in; })
+    .InputsOn(BlobPlace::kHost)
+    .OutputsOn(BlobPlace::kHost)
+    .Collective()
+    .SetDoc(
+        "Tensors (arg `tensors` per local replica, replica-major) all-reduced across the "
+        "processes of the job with Gloo in one collective: each becomes the sum over replicas and "
+        "processes, or the mean with average=1; in place.");
+
+BRAID_REGISTER_CPU_OPERATOR(ProcessAllreduce, ProcessAllreduceOp);
+BRAID_NO_GRADIENT(ProcessAllreduce);
+
+}  // namespace braid

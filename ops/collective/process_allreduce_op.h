@@ -1,0 +1,66 @@
+// ProcessAllreduce: gradients all-reduced across the processes of a job (runtime/process_group.h)
+// with Gloo, several at once. The data-parallel builder (tools/models/data_parallel.h) puts the
+// gradients that are ready one after another in the backward pass into one op (a bucket), so a
+// step costs a few collectives instead of one per parameter.
+//
+// Inputs: `tensors` (B) blobs of this process's replica 0, then the same B blobs of replica 1, and
+// so on: input r * B + b is tensor b on local replica r. Every replica's tensor b has one shape;
+// all are float32 in host memory (cpu devices). Outputs: the inputs, in place.
+// Run: for each tensor, the local replicas are summed in input order into replica 0's; the B sums,
+// packed into one buffer, are all-reduced across the processes of CurrentProcessGroup() in one
+// Gloo collective; every replica's tensors get the result, divided by (local replicas x world
+// size) with `average`.
+//
+// Arguments:
+//   tensors (int, >= 1, default 1): B, the tensors per replica.
+//   tag (int, [0, 2^32)): Gloo's tag for this collective. Collectives that may run at the same time
+//     (independent ops of a `dag` net) must have distinct tags, and the same op must have the same
+//     tag in every process: the data-parallel builder numbers them. Default: the 32-bit FNV-1a
+//     hash of output 0's name (unique when the names are, barring collisions).
+//   algorithm (string): "ring" (default) or "halving_doubling".
+//   average (int): 1 for the mean instead of the sum.
+//
+// Errors: no current process group, or a peer lost or timed out, throw braid::Error; the executor
+// adds the net and op. The schema marks the op Collective: it never takes a core gate while it
+// waits for its peers, and its net's first run is single-threaded.
+//
+// Thread safety: as any op (one run at a time); different ops run concurrently with their tags.
+#ifndef BRAID_OPS_COLLECTIVE_PROCESS_ALLREDUCE_OP_H_
+#define BRAID_OPS_COLLECTIVE_PROCESS_ALLREDUCE_OP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/operator.h"
+#include "runtime/process_group.h"
+
+namespace braid {
+
+// The default tag of a ProcessAllreduce: FNV-1a (32 bits) of `name`.
+uint32_t DefaultCollectiveTag(const std::string& name);
+
+class ProcessAllreduceOp final : public OperatorBase {
+ public:
+  ProcessAllreduceOp(const OperatorDef& def, Workspace* ws);
+  void Run() override;
+
+ private:
+  // Checks every input and sums each tensor's replicas into replica 0's.
+  void SumLocally();
+  // Copies replica 0's tensors into packed_ (B > 1 only); returns the buffer to all-reduce.
+  float* Pack();
+  // Writes the all-reduced buffer, times `scale`, to every replica's tensors.
+  void Unpack(const float* reduced, float scale);
+
+  int tensors_ = 1;
+  int replicas_ = 1;
+  uint32_t tag_ = 0;
+  AllreduceAlgorithm algorithm_ = AllreduceAlgorithm::kRing;
+  bool average_ = false;
+  std::vector<float> packed_;  // B > 1: replica 0's tensors end to end; sized on the first run
+};
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_COLLECTIVE_PROCESS_ALLREDUCE_OP_H_

@@ -1,0 +1,243 @@
+// ProcessAllreduce (ops/collective/process_allreduce_op.h): processes (copies of this binary
+// running ProcessAllreduceChild.DISABLED_Rank) each run a `dag` net of many independent
+// ProcessAllreduce ops (buckets of 1 to 4 tensors of different sizes) with distinct tags, for
+// hundreds of iterations, and compare every result bit for bit with the same replicas reduced in
+// one process by the CPU Allreduce kernel. Values are small integers, so every sum is exact
+// whatever the order of additions, and the mean multiplies the same sum by the same
+// 1/replicas in both: the comparison is exact equality.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ops/collective/process_allreduce_op.h"
+#include "ops/op_test_util.h"
+#include "runtime/net.h"
+#include "runtime/process_group.h"
+#include "runtime/workspace.h"
+#include "testing/child_processes.h"
+
+namespace braid::test {
+namespace {
+
+using braid::testing::ChildEnv;
+using braid::testing::ChildProcesses;
+using braid::testing::MakeTempDir;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kBuckets = 16;
+constexpr int kLocalReplicas = 2;
+
+int TensorsIn(int bucket) { return 1 + bucket % 4; }
+int64_t TensorSize(int bucket, int t) { return 1 + ((bucket * 4 + t) * 977) % 3000; }
+std::string Grad(int bucket, int t, int replica) {
+  return "cpu_" + std::to_string(replica) + "/grad_" + std::to_string(bucket) + "_" +
+         std::to_string(t);
+}
+std::string Source(int bucket, int t, int replica) { return Grad(bucket, t, replica) + "_src"; }
+
+// Replica j's source of tensor t of bucket k: (j + 1) * ((i + k + t) % 64).
+void FeedSources(Workspace* ws, int first_replica, int replicas) {
+  for (int k = 0; k < kBuckets; ++k) {
+    for (int t = 0; t < TensorsIn(k); ++t) {
+      for (int d = 0; d < replicas; ++d) {
+        const int j = first_replica + d;
+        std::vector<float> values(TensorSize(k, t));
+        for (int64_t i = 0; i < TensorSize(k, t); ++i) values[i] = float((j + 1) * ((i + k + t) % 64));
+        Feed<float>(ws, Source(k, t, d), {TensorSize(k, t)}, values);
+      }
+    }
+  }
+}
+
+std::string Args(int k) {
+  std::string args = std::string(" arg { name: \"algorithm\" s: \"") +
+                     (k % 2 ? "halving_doubling" : "ring") + "\" }";
+  if (k % 4 == 3) args += " arg { name: \"average\" i: 1 }";
+  return args;
+}
+
+NetDef WithWorkers(NetDef net, int workers, int replicas) {
+  auto* arg = net.add_arg();
+  arg->set_name("num_workers");
+  arg->set_i(workers);
+  for (int k = 0; k < kBuckets; ++k) {
+    for (int t = 0; t < TensorsIn(k); ++t) {
+      for (int d = 0; d < replicas; ++d) net.add_external_output(Grad(k, t, d));
+    }
+  }
+  return net;
+}
+
+// Per bucket k: Copy each replica's sources to its gradients, then one ProcessAllreduce of them.
+NetDef ProcessAllreduceNet(int replicas, int workers) {
+  std::vector<std::string> ops;
+  for (int k = 0; k < kBuckets; ++k) {
+    std::string bucket = "type: \"ProcessAllreduce\"";
+    for (int d = 0; d < replicas; ++d) {
+      for (int t = 0; t < TensorsIn(k); ++t) {
+        ops.push_back("type: \"Copy\" input: \"" + Source(k, t, d) + "\" output: \"" +
+                      Grad(k, t, d) + "\"");
+        bucket += " input: \"" + Grad(k, t, d) + "\"";
+      }
+    }
+    for (int d = 0; d < replicas; ++d) {
+      for (int t = 0; t < TensorsIn(k); ++t) bucket += " output: \"" + Grad(k, t, d) + "\"";
+    }
+    bucket += " arg { name: \"tensors\" i: " + std::to_string(TensorsIn(k)) + " }";
+    bucket += " arg { name: \"tag\" i: " + std::to_string(1000 + k) + " }" + Args(k);
+    ops.push_back(bucket);
+  }
+  return WithWorkers(NetOf(ops, "dag"), workers, replicas);
+}
+
+// The reference: one CPU Allreduce per tensor over every replica.
+NetDef ReferenceNet(int replicas) {
+  std::vector<std::string> ops;
+  for (int k = 0; k < kBuckets; ++k) {
+    for (int t = 0; t < TensorsIn(k); ++t) {
+      std::string allreduce = "type: \"Allreduce\"";
+      for (int d = 0; d < replicas; ++d) {
+        ops.push_back("type: \"Copy\" input: \"" + Source(k, t, d) + "\" output: \"" +
+                      Grad(k, t, d) + "\"");
+        allreduce += " input: \"" + Grad(k, t, d) + "\"";
+      }
+      for (int d = 0; d < replicas; ++d) allreduce += " output: \"" + Grad(k, t, d) + "\"";
+      ops.push_back(allreduce + Args(k));
+    }
+  }
+  return WithWorkers(NetOf(ops, "simple"), 1, replicas);
+}
+
+TEST(ProcessAllreduceChild, DISABLED_Rank) {
+  ProcessGroupOptions options;
+  options.rank = std::stoi(ChildEnv("BRAID_GLOO_RANK"));
+  options.world_size = std::stoi(ChildEnv("BRAID_GLOO_WORLD"));
+  options.rendezvous = ChildEnv("BRAID_GLOO_URL");
+  options.timeout = std::chrono::seconds(15);
+  const int workers = std::stoi(ChildEnv("BRAID_GLOO_WORKERS"));
+  const int iterations = std::stoi(ChildEnv("BRAID_GLOO_ITERATIONS"));
+
+  // The reference: every process's replicas in one workspace, reduced by the CPU kernel.
+  Workspace single;
+  FeedSources(&single, 0, kLocalReplicas * options.world_size);
+  ASSERT_TRUE(single.RunNetOnce(ReferenceNet(kLocalReplicas * options.world_size)).ok());
+
+  std::unique_ptr<ProcessGroup> group;
+  Status s = ProcessGroup::Connect(options, &group);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  SetProcessGroup(std::move(group));
+  Workspace ws;
+  FeedSources(&ws, options.rank * kLocalReplicas, kLocalReplicas);
+  Net* net = ws.CreateNet(ProcessAllreduceNet(kLocalReplicas, workers));
+  for (int it = 0; it < iterations; ++it) {
+    s = net->Run();
+    ASSERT_TRUE(s.ok()) << "iteration " << it << ": " << s.ToString();
+    for (int k = 0; k < kBuckets; ++k) {
+      for (int t = 0; t < TensorsIn(k); ++t) {
+        const std::vector<float> expected = Fetch<float>(single, Grad(k, t, 0));
+        for (int d = 0; d < kLocalReplicas; ++d) {
+          ASSERT_EQ(Fetch<float>(ws, Grad(k, t, d)), expected)
+              << "iteration " << it << ", bucket " << k << ", tensor " << t << ", replica " << d;
+        }
+      }
+    }
+  }
+  SetProcessGroup(nullptr);
+}
+
+// Hundreds of iterations, fewer for more ranks sharing the test machine's few cores (each
+// iteration is 16 collectives, issued one by one with 1 worker; the test must end in well under
+// 25 s on a loaded 2-core machine: 4 ranks x 1 worker x 100 iterations of 32 took 19 s there).
+int Iterations(int world, int workers) { return world == 2 ? 300 : workers == 1 ? 120 : 200; }
+
+class ProcessAllreduceTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(ProcessAllreduceTest, DagOfIndependentAllreducesMatchesOneProcessBitForBit) {
+  const auto [world, workers] = GetParam();
+  const std::string dir = MakeTempDir("gloo_dag");
+  ChildProcesses children;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < world; ++r) {
+    pids.push_back(children.Spawn("ProcessAllreduceChild.DISABLED_Rank",
+                                  {{"BRAID_GLOO_RANK", std::to_string(r)},
+                                   {"BRAID_GLOO_WORLD", std::to_string(world)},
+                                   {"BRAID_GLOO_URL", "file://" + dir},
+                                   {"BRAID_GLOO_WORKERS", std::to_string(workers)},
+                                   {"BRAID_GLOO_ITERATIONS", std::to_string(Iterations(world, workers))},
+                                   {"OMP_NUM_THREADS", "1"}}));
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(25);
+  for (int r = 0; r < world; ++r) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    EXPECT_EQ(children.Wait(pids[r], std::max(left, std::chrono::milliseconds(1))), 0)
+        << "rank " << r << " of " << world << " (-1: still running at the deadline)";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldAndWorkers, ProcessAllreduceTest,
+                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values(1, 8)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "Ranks" +
+                                  std::to_string(std::get<1>(info.param)) + "Workers";
+                         });
+
+TEST(ProcessAllreduceTest, WithoutAProcessGroupTheErrorNamesTheOp) {
+  SetProcessGroup(nullptr);
+  Workspace ws;
+  Feed<float>(&ws, "a", {2}, {1, 2});
+  const std::string error = RunOpError(&ws, R"(type: "ProcessAllreduce" name: "ar_w"
+                                               input: "a" output: "a")");
+  EXPECT_NE(error.find("ProcessAllreduce 'ar_w' needs a process group"), std::string::npos)
+      << error;
+}
+
+TEST(ProcessAllreduceTest, OneProcessSumsAndAveragesItsReplicasTensorByTensor) {
+  const std::string dir = MakeTempDir("gloo_single");
+  ProcessGroupOptions options;
+  options.rendezvous = "file://" + dir;
+  std::unique_ptr<ProcessGroup> group;
+  ASSERT_TRUE(ProcessGroup::Connect(options, &group).ok());
+  SetProcessGroup(std::move(group));
+  Workspace ws;
+  Feed<float>(&ws, "a", {3}, {1, 2, 3});
+  Feed<float>(&ws, "b", {3}, {3, 4, 5});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "ProcessAllreduce" input: "a" input: "b" output: "a"
+                            output: "b" arg { name: "average" i: 1 })"));
+  EXPECT_EQ(Fetch<float>(ws, "a"), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(Fetch<float>(ws, "b"), (std::vector<float>{2, 3, 4}));
+  // Two tensors (x: 2 elements, y: 1) on each of two replicas: each tensor its own sum.
+  Feed<float>(&ws, "x0", {2}, {1, 2});
+  Feed<float>(&ws, "y0", {1}, {10});
+  Feed<float>(&ws, "x1", {2}, {3, 4});
+  Feed<float>(&ws, "y1", {1}, {20});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "ProcessAllreduce" input: "x0" input: "y0" input: "x1"
+                            input: "y1" output: "x0" output: "y0" output: "x1" output: "y1"
+                            arg { name: "tensors" i: 2 })"));
+  for (const char* x : {"x0", "x1"}) EXPECT_EQ(Fetch<float>(ws, x), (std::vector<float>{4, 6}));
+  for (const char* y : {"y0", "y1"}) EXPECT_EQ(Fetch<float>(ws, y), (std::vector<float>{30}));
+  EXPECT_NE(RunOpError(&ws, R"(type: "ProcessAllreduce" input: "a" output: "a"
+                               arg { name: "algorithm" s: "tree" })")
+                .find("unknown all-reduce algorithm 'tree'"),
+            std::string::npos);
+  EXPECT_NE(RunOpError(&ws, R"(type: "ProcessAllreduce" input: "x0" input: "y0" input: "x1"
+                               output: "x0" output: "y0" output: "x1" arg { name: "tensors" i: 2 })")
+                .find("tensors 2 must be at least 1 and divide the 3 inputs"),
+            std::string::npos);
+  const std::string mismatch = RunOpError(&ws, R"(type: "ProcessAllreduce" input: "x0" input: "y1"
+                                                  output: "x0" output: "y1")");
+  EXPECT_NE(mismatch.find("must have the shape of input"), std::string::npos) << mismatch;
+  SetProcessGroup(nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProcessAllreduceTest, DefaultTagIsAStableHashOfTheOutputName) {
+  EXPECT_EQ(DefaultCollectiveTag(""), 2166136261u);  // FNV-1a's offset basis
+  EXPECT_EQ(DefaultCollectiveTag("a"), 0xe40c292cu);
+  EXPECT_NE(DefaultCollectiveTag("cpu_0/fc_w_grad"), DefaultCollectiveTag("cpu_0/fc_b_grad"));
+}
+
+}  // namespace
+}  // namespace braid::test
