@@ -17,6 +17,7 @@
 #include "runtime/process_group.h"
 #include "runtime/workspace.h"
 #include "testing/child_processes.h"
+#include "testing/sanitizers.h"
 
 namespace braid::test {
 namespace {
@@ -150,7 +151,12 @@ TEST(ProcessAllreduceChild, DISABLED_Rank) {
 // Hundreds of iterations, fewer for more ranks sharing the test machine's few cores (each
 // iteration is 16 collectives, issued one by one with 1 worker; the test must end in well under
 // 25 s on a loaded 2-core machine: 4 ranks x 1 worker x 100 iterations of 32 took 19 s there).
-int Iterations(int world, int workers) { return world == 2 ? 300 : workers == 1 ? 120 : 200; }
+// ThreadSanitizer runs them several times slower: a quarter of the iterations there, enough for
+// its checks, which see every iteration alike.
+int Iterations(int world, int workers) {
+  const int iterations = world == 2 ? 300 : workers == 1 ? 120 : 200;
+  return braid::testing::kThreadSanitizer ? iterations / 4 : iterations;
+}
 
 class ProcessAllreduceTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
