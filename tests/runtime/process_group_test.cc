@@ -191,9 +191,9 @@ TEST(ProcessGroupTest, StuckPeerIsATimeoutThatDoesNotGuessTheRank) {
   const std::string dir = MakeTempDir("pg_peer_stops");
   ChildProcesses children;
   const pid_t survivor =
-      children.Spawn(kChildTest, RankEnv(0, 2, "file://" + dir, "peer_stops", 1500));
+      children.Spawn(kChildTest, RankEnv(0, 2, "file://" + dir, "peer_stops", 3000));
   const pid_t stuck =
-      children.Spawn(kChildTest, RankEnv(1, 2, "file://" + dir, "peer_stops", 1500));
+      children.Spawn(kChildTest, RankEnv(1, 2, "file://" + dir, "peer_stops", 3000));
   EXPECT_EQ(children.Wait(survivor, seconds(20)), 0);
   children.Kill(stuck, SIGKILL);  // stopped, not dead: killed (and reaped) here
   std::filesystem::remove_all(dir);
