@@ -11,8 +11,7 @@
 #include <csignal>
 #include <mutex>
 #include <utility>
-
-#include "runtime/rendezvous_store.h"
+#include <vector>
 
 namespace braid {
 namespace {
@@ -58,6 +57,31 @@ std::shared_ptr<gloo::Context> ConnectMesh(const ProcessGroupOptions& o, Rendezv
   return context;
 }
 
+// Whether a Gloo error is a timeout: "Timed out waiting 3000ms for recv operation to complete",
+// "Read timeout [127.0.0.1]:4013", "Application timeout caused pair closure".
+bool IsTimeout(const std::string& gloo_message) {
+  return gloo_message.find("imeout") != std::string::npos ||
+         gloo_message.find("imed out") != std::string::npos;
+}
+
+// The lost ranks a failed collective's Gloo error names (`named`), and behind them the ranks lost
+// first; "unknown" rather than a guess when it names none (a collective that timed out waiting
+// names no connection).
+std::string DescribeLoss(const std::vector<int>& named, const std::vector<int>& first,
+                         bool timeout) {
+  if (named.empty()) {
+    return timeout ? "a peer rank stopped or is stuck; which rank is unknown"
+                   : "a connection to a peer rank failed; which rank is unknown";
+  }
+  if (timeout) return "waiting for " + DescribeRanks(named) + " timed out (stuck or slow)";
+  const bool one = named.size() == 1;
+  std::string text = std::string(one ? "a connection to " : "the connections to ") +
+                     DescribeRanks(named) + (one ? " was" : " were") + " lost";
+  if (first == named) return text + " (the rank died or closed its connections)";
+  return text + " (" + (one ? "it" : "they") + " gave up after losing others; lost first: " +
+         DescribeRanks(first) + ")";
+}
+
 }  // namespace
 
 Status ParseAllreduceAlgorithm(const std::string& name, AllreduceAlgorithm* algorithm) {
@@ -73,11 +97,15 @@ Status ParseAllreduceAlgorithm(const std::string& name, AllreduceAlgorithm* algo
 }
 
 ProcessGroup::ProcessGroup(const ProcessGroupOptions& options,
-                           std::shared_ptr<gloo::Context> context)
+                           std::unique_ptr<RendezvousStore> store,
+                           std::shared_ptr<gloo::Context> context, PeerAddresses peers)
     : options_(options),
       rank_(options.rank),
       size_(options.world_size),
-      context_(std::move(context)) {}
+      store_(std::move(store)),
+      context_(std::move(context)),
+      peers_(std::move(peers)),
+      loss_reports_(store_.get(), options.job_name, options.rank) {}
 
 ProcessGroup::~ProcessGroup() = default;
 
@@ -101,18 +129,37 @@ Status ProcessGroup::Connect(const ProcessGroupOptions& options,
     return Status::IoError(Describe(options) + ": connecting to the other ranks failed: " +
                            e.what());
   }
-  group->reset(new ProcessGroup(options, std::move(context)));
+  PeerAddresses peers;
+  s = PeerAddresses::Exchange(*context, *store, options.job_name, deadline, &peers);
+  if (!s.ok()) return Status(s.code(), Describe(options) + ": " + s.message());
+  group->reset(new ProcessGroup(options, std::move(store), std::move(context), std::move(peers)));
   return Status::OK();
 }
 
-Status ProcessGroup::CollectiveError(const std::string& what, const std::exception& e) const {
-  const std::string message = std::string(e.what());
-  const bool timeout = message.find("imeout") != std::string::npos;
+Status ProcessGroup::ShareFromRankZero(const std::string& key, std::string* value) {
+  const std::string full_key = options_.job_name + "/shared/" + key;
+  Status s = rank_ == 0 ? store_->Set(full_key, *value)
+                        : store_->Get(full_key, std::chrono::steady_clock::now() + options_.timeout,
+                                      value);
+  if (s.ok()) return s;
+  return Status(s.code(),
+                "sharing '" + key + "' from rank 0 on " + Describe(options_) + ": " + s.message());
+}
+
+Status ProcessGroup::CollectiveError(const std::string& what, const std::exception& e) {
+  const std::string gloo_message = e.what();
+  const bool timeout = IsTimeout(gloo_message);
+  const std::vector<int> named = peers_.RanksIn(gloo_message);
+  std::vector<int> first = named;
+  if (!timeout) {
+    loss_reports_.Report(named);  // before this error can end the process and close connections
+    first = loss_reports_.FirstLost(named);
+  }
   std::string text = what + " on rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                      (timeout ? " timed out after " + std::to_string(options_.timeout.count()) +
-                                    " ms (a peer rank stopped or is stuck): "
-                              : " failed: a connection to a peer rank was lost: ") +
-                     message;
+                                    " ms: "
+                              : " failed: ") +
+                     DescribeLoss(named, first, timeout) + ": " + gloo_message;
   return timeout ? Status::DeadlineExceeded(std::move(text)) : Status::IoError(std::move(text));
 }
 

@@ -5,7 +5,9 @@
 // RedisStore), each job's keys under a PrefixStore of its job name so that several jobs share one
 // store, then connect a full mesh of TCP pairs. A store that cannot be reached, or a rank that does
 // not arrive, is an error after `timeout` naming the URL and the missing ranks; a peer that dies
-// during a collective is an error (at the latest after `timeout`), never a hang or a crash.
+// during a collective is an error (at the latest after `timeout`) naming the rank whose connection
+// was lost, never a hang or a crash. A collective that times out with every connection intact (a
+// stuck peer) says that the rank is unknown: nothing tells which rank stopped.
 //
 //   ProcessGroupOptions options;
 //   options.rank = rank; options.world_size = 4;
@@ -21,8 +23,15 @@
 // Connect makes the process ignore SIGPIPE: a peer's death must be a collective's error, not
 // this rank's.
 //
+// Sharing a value: the group keeps its store, and ShareFromRankZero hands a value that rank 0 made
+// (an NCCL unique id) to every rank through it:
+//
+//   std::string id = rank == 0 ? MakeId() : "";
+//   s = group->ShareFromRankZero("nccl/devices0,1/tag7", &id);  // every rank now has rank 0's id
+//
 // Thread safety: after Connect, AllreduceSum and Barrier may be called from several threads at
-// once with distinct tags. The group must outlive every call in flight.
+// once with distinct tags, and ShareFromRankZero with distinct keys. The group must outlive every
+// call in flight.
 #ifndef BRAID_RUNTIME_PROCESS_GROUP_H_
 #define BRAID_RUNTIME_PROCESS_GROUP_H_
 
@@ -32,6 +41,9 @@
 #include <memory>
 #include <string>
 
+#include "runtime/peer_addresses.h"
+#include "runtime/peer_loss_reports.h"
+#include "runtime/rendezvous_store.h"
 #include "runtime/status.h"
 
 namespace gloo {
@@ -81,15 +93,25 @@ class ProcessGroup {
   // Returns when every rank reached the barrier with this tag.
   Status Barrier(uint32_t tag);
 
+  // Rank 0 stores *value under `key` (in this job's part of the store); every other rank waits for
+  // it (at most the group's timeout: DeadlineExceeded naming the key and URL) and reads it into
+  // *value. Every rank calls it with the same key. A key is written once per job: each use needs
+  // a key of its own (name it after what it shares, e.g. the device set and the tag).
+  Status ShareFromRankZero(const std::string& key, std::string* value);
+
  private:
-  ProcessGroup(const ProcessGroupOptions& options, std::shared_ptr<gloo::Context> context);
-  // A Status for a Gloo exception thrown by collective `what`.
-  Status CollectiveError(const std::string& what, const std::exception& e) const;
+  ProcessGroup(const ProcessGroupOptions& options, std::unique_ptr<RendezvousStore> store,
+               std::shared_ptr<gloo::Context> context, PeerAddresses peers);
+  // A Status for a Gloo exception thrown by collective `what`, naming the lost ranks.
+  Status CollectiveError(const std::string& what, const std::exception& e);
 
   const ProcessGroupOptions options_;
   const int rank_;
   const int size_;
+  const std::unique_ptr<RendezvousStore> store_;  // thread-safe
   std::shared_ptr<gloo::Context> context_;
+  const PeerAddresses peers_;  // names the rank of a failed connection
+  PeerLossReports loss_reports_;  // which rank was lost first, through store_
 };
 
 // The process's current group, used by ProcessAllreduce (ops/collective/process_allreduce_op.h);

@@ -127,6 +127,11 @@ RendezvousStore::RendezvousStore(std::string url, std::unique_ptr<gloo::rendezvo
 
 RendezvousStore::~RendezvousStore() = default;
 
+bool RendezvousStore::Has(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return check_({key});
+}
+
 Status RendezvousStore::Open(const std::string& url, Deadline deadline,
                              std::unique_ptr<RendezvousStore>* store) {
   if (StartsWith(url, kFileScheme)) {
@@ -158,12 +163,13 @@ Status RendezvousStore::Open(const std::string& url, Deadline deadline,
 Status RendezvousStore::Arrive(const std::string& job, int rank, int world_size,
                                Deadline deadline) {
   try {
-    store_->set(ArrivalKey(job, rank), std::vector<char>{'1'});
+    Status s = Set(ArrivalKey(job, rank), "1");
+    if (!s.ok()) return s;
     std::vector<int> missing;
     for (;;) {
       missing.clear();
       for (int r = 0; r < world_size; ++r) {
-        if (!check_({ArrivalKey(job, r)})) missing.push_back(r);
+        if (!Has(ArrivalKey(job, r))) missing.push_back(r);
       }
       if (missing.empty()) return Status::OK();
       if (std::chrono::steady_clock::now() >= deadline) break;
@@ -177,6 +183,34 @@ Status RendezvousStore::Arrive(const std::string& job, int rank, int world_size,
   } catch (const std::exception& e) {
     return Status::IoError("rendezvous through " + url_ + " failed: " + e.what());
   }
+}
+
+Status RendezvousStore::Set(const std::string& key, const std::string& value) {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    store_->set(key, std::vector<char>(value.begin(), value.end()));
+  } catch (const std::exception& e) {
+    return Status::IoError("setting key '" + key + "' in " + url_ + " failed: " + e.what());
+  }
+  return Status::OK();
+}
+
+Status RendezvousStore::Get(const std::string& key, Deadline deadline, std::string* value) {
+  try {
+    while (!Has(key)) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return Status::DeadlineExceeded("key '" + key + "' was not set in " + url_ +
+                                        " before the timeout");
+      }
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::vector<char> bytes = store_->get(key);
+    value->assign(bytes.begin(), bytes.end());
+  } catch (const std::exception& e) {
+    return Status::IoError("reading key '" + key + "' from " + url_ + " failed: " + e.what());
+  }
+  return Status::OK();
 }
 
 }  // namespace braid

@@ -13,6 +13,12 @@
 // Communicators: one clique per ordered device set, made with ncclCommInitAll on the first launch
 // and kept for the life of the process (NcclCliques). A net whose ranks are one device has
 // nothing to reduce: Run leaves the blob as it is.
+//
+// With `processes: 1` the clique spans the local devices of every process of CurrentProcessGroup()
+// (ops/collective/nccl_process_clique.h), one per (device set, `key`). Several local devices go
+// through the same group launch; a single local device is not a group launch (the launcher calls
+// Run), so Run queues its one ncclAllReduce itself, holding the device's DeviceLock as a group
+// launch would. ncclAvg divides by the clique's size, every device of every process.
 #include <nccl.h>
 
 #include <map>
@@ -21,9 +27,12 @@
 #include <vector>
 
 #include "ops/collective/allreduce_op.h"
+#include "ops/collective/nccl_process_clique.h"
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
+#include "runtime/device_lock.h"
 #include "runtime/op_registry.h"
+#include "runtime/process_group.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -57,7 +66,9 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
  public:
   AllreduceNcclOp(const OperatorDef& def, Workspace* ws)
       : OperatorBase(def, ws),
-        average_(ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0) {}
+        average_(ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0),
+        processes_(ArgumentReader(def.arg()).Get<int64_t>("processes", 0) != 0),
+        key_(ArgumentReader(def.arg()).Get<std::string>("key", def.output(0))) {}
 
   void Run() override {
     if (InputSize() > 1) {
@@ -65,6 +76,7 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
                            " inputs; on CUDA its inputs must be on distinct devices");
     }
     CheckInputType(*this, 0, {DType::kFloat32});  // one rank: the blob is its own sum and mean
+    if (processes_) RunAcrossProcesses();
   }
 
   std::vector<Device> RankDevices() const override {
@@ -81,7 +93,7 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
         ThrowInvalidArgument("NCCL Allreduce spans CUDA devices only, not " + d.ToString());
       }
     }
-    comms_ = &NcclClique(devices_);
+    comms_ = processes_ ? &NcclProcessClique(devices_, Group(), key_) : &NcclClique(devices_);
   }
 
   // Queues nothing: an NCCL call here would start a group that a later rank's failure could
@@ -115,6 +127,29 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
   }
 
  private:
+  ProcessGroup& Group() const {
+    ProcessGroup* group = CurrentProcessGroup();
+    if (group == nullptr) {
+      const std::string name = def().name().empty() ? def().output(0) : def().name();
+      throw Error(Status::FailedPrecondition("Allreduce '" + name +
+                                             "' (engine NCCL, processes: 1) needs a process "
+                                             "group: none is set (braid::SetProcessGroup)"));
+    }
+    return *group;
+  }
+
+  // One local device: its ncclAllReduce alone, with the processes' other devices.
+  void RunAcrossProcesses() {
+    devices_ = RankDevices();
+    const std::vector<ncclComm_t>& comms = NcclProcessClique(devices_, Group(), key_);
+    const Tensor& in = Input(0);
+    float* out = Output(0)->mutable_data<float>();  // in place: the same tensor
+    std::unique_lock<std::mutex> lock = LockDevice(devices_[0]);
+    CheckNccl(ncclAllReduce(in.data<float>(), out, static_cast<size_t>(in.numel()), ncclFloat,
+                            average_ ? ncclAvg : ncclSum, comms[0], CurrentCudaStream()),
+              "ncclAllReduce", devices_);
+  }
+
   // One rank's ncclAllReduce, noted by RunRank (on the rank's stream) for EndRanks.
   struct RankCall {
     const float* in = nullptr;
@@ -125,9 +160,11 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
   };
 
   const bool average_;
-  std::vector<Device> devices_;                    // per launch, on the launching thread
+  const bool processes_;         // the clique spans every process of the current group
+  const std::string key_;        // names the clique across processes (default: output 0)
+  std::vector<Device> devices_;  // per launch, on the launching thread
   const std::vector<ncclComm_t>* comms_ = nullptr;  // the clique of devices_
-  std::vector<RankCall> ranks_;                    // per launch, on the launching thread
+  std::vector<RankCall> ranks_;                     // per launch, on the launching thread
 };
 
 }  // namespace

@@ -12,6 +12,17 @@
 // The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema; across processes,
 // ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces with Gloo.
 //
+// Arguments:
+//   average (int): 1 for the mean instead of the sum (over every input of every process).
+//   processes (int, engine "NCCL" only): 1 spans the processes of CurrentProcessGroup() (none set:
+//     FailedPrecondition naming the op). The inputs are this process's devices; every process must
+//     have as many (checked when the communicator is made). NCCL rank of local device i of group
+//     rank g: g x local devices + i. Default 0: this process's devices only.
+//   key (string, with processes: 1): names the communicator across processes, one per (device
+//     set, key), made on the op's first run with the unique id rank 0 shares through the group's
+//     store (ops/collective/nccl_process_clique.h). Ops that may run at the same time need
+//     distinct keys, and every process must first run them in the same order. Default: output 0.
+//
 // Schema: Collective, inputs and outputs pairwise in place, float32, identical shapes (checked).
 #ifndef BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 #define BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_

@@ -1,12 +1,19 @@
 // CUDA kernels of ops/train against their CPU kernels (tests/ops/cuda_test_util.h): every
 // LearningRate policy at several iterations, MomentumSGDUpdate with and without nesterov,
-// WeightedSum with more pairs than one launch takes, and the Iter counter on the device.
+// WeightedSum with more pairs than one launch takes, the Iter counter on the device, and the NCCL
+// Allreduce across the processes of a (one-process) group.
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "ops/cuda_test_util.h"
+#include "ops/op_test_util.h"
+#include "runtime/process_group.h"
+#include "runtime/workspace.h"
 
 namespace braid::test {
 namespace {
@@ -114,6 +121,47 @@ TEST(CudaTrain, IterStaysAtTheMaximumInsteadOfThrowing) {
                                               {Int64Scalar("iter", kMax)}, "cuda:0");
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].data<int64_t>()[0], kMax);
+}
+
+// A group of one process with one GPU: the clique's world is 1, so the sum and the mean are the
+// blob itself; the unique id still goes through the group's store.
+TEST(CudaTrain, AllreduceAcrossProcessesOfAOneProcessGroupKeepsTheBlob) {
+  BRAID_REQUIRE_GPU();
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("braid_nccl_processes_" + std::to_string(getpid())))
+                              .string();
+  ProcessGroupOptions options;
+  options.rendezvous = "file://" + dir;
+  std::unique_ptr<ProcessGroup> group;
+  ASSERT_TRUE(ProcessGroup::Connect(options, &group).ok());
+  SetProcessGroup(std::move(group));
+  const HostBlob g = RandomFloats("g", {3, 5}, /*seed=*/7);
+  for (const char* average : {"0", "1"}) {
+    const std::vector<Tensor> out = RunOnDevice(
+        std::string(R"(type: "Allreduce" engine: "NCCL" input: "g" output: "g" )") +
+            R"(arg { name: "processes" i: 1 } arg { name: "average" i: )" + average + " }",
+        {g}, "cuda:0");
+    ASSERT_EQ(out.size(), 1u);
+    for (int64_t i = 0; i < g.value.numel(); ++i) {
+      EXPECT_EQ(out[0].data<float>()[i], g.value.data<float>()[i]) << "average " << average;
+    }
+  }
+  SetProcessGroup(nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CudaTrain, AllreduceAcrossProcessesWithoutAGroupNamesTheOp) {
+  BRAID_REQUIRE_GPU();
+  SetProcessGroup(nullptr);
+  Workspace ws;
+  *ws.CreateBlob("g") = Tensor(DType::kFloat32, {4});
+  const Status s = ws.RunNetOnce(NetOf(
+      {R"(type: "Allreduce" name: "ar" engine: "NCCL" input: "g" output: "g" )"
+       R"(arg { name: "processes" i: 1 } device_option { device_type: 1 device_id: 0 })"}));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("Allreduce 'ar' (engine NCCL, processes: 1) needs a process group"),
+            std::string::npos)
+      << s.ToString();
 }
 
 }  // namespace

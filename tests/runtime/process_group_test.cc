@@ -1,5 +1,5 @@
-// ProcessGroup (runtime/process_group.h): ranks in separate processes (copies of this binary running
-// ProcessGroupChild.DISABLED_Rank) meet through a Gloo store on loopback and all-reduce.
+// ProcessGroup (runtime/process_group.h): ranks in separate processes (copies of this binary
+// running ProcessGroupChild.DISABLED_Rank) meet through a Gloo store on loopback and all-reduce.
 #include "runtime/process_group.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 #include <thread>
 #include <vector>
 
@@ -55,6 +56,16 @@ void ExpectExactSums(ProcessGroup& group) {
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
+// Whether `message` names `rank` as lost: "a connection to rank 3 was lost (the rank died...)", or,
+// when the error came from a survivor that gave up first, "...; lost first: rank 3)".
+bool NamesLostRank(const std::string& message, int rank) {
+  const std::string r = std::to_string(rank);
+  const std::regex died("connections? to ranks? ([0-9]+, )*" + r +
+                        "(, [0-9]+)* (was|were) lost \\(the rank died");
+  const std::regex first("lost first: ranks? ([0-9]+, )*" + r + "(, [0-9]+)*\\)");
+  return std::regex_search(message, died) || std::regex_search(message, first);
+}
+
 // The last rank dies (SIGKILL) after a few collectives; the others must get an error in time.
 void ExpectPeerLossIsAnError(ProcessGroup& group) {
   const int victim = group.size() - 1;
@@ -69,10 +80,46 @@ void ExpectPeerLossIsAnError(ProcessGroup& group) {
     }
     EXPECT_LT(Clock::now() - start, group.options().timeout + seconds(2));
     EXPECT_GE(iteration, 5) << s.ToString();
+    EXPECT_TRUE(NamesLostRank(s.message(), victim)) << s.ToString();
     std::cerr << "rank " << group.rank() << " got, as expected: " << s.ToString() << "\n";
     return;
   }
   ADD_FAILURE() << "rank " << group.rank() << " never noticed its peer's death";
+}
+
+// Rank 1 stops (SIGSTOP) with its connections open; rank 0's collective times out, and nothing
+// tells which rank stopped, so the error must say so rather than guess.
+void ExpectStuckPeerIsAnUnnamedTimeout(ProcessGroup& group) {
+  std::vector<float> data(1 << 10, 1.f);
+  for (int iteration = 0; iteration < 100000; ++iteration) {
+    if (group.rank() == 1 && iteration == 5) raise(SIGSTOP);
+    Status s = group.AllreduceSum(data.data(), data.size(), 7, AllreduceAlgorithm::kRing);
+    if (s.ok()) continue;
+    EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+    EXPECT_NE(s.message().find("which rank is unknown"), std::string::npos) << s.ToString();
+    std::cerr << "rank " << group.rank() << " got, as expected: " << s.ToString() << "\n";
+    return;
+  }
+  ADD_FAILURE() << "rank " << group.rank() << " never noticed its stuck peer";
+}
+
+// Rank 0 shares two values; every rank must read them. Then rank 1 alone asks for a key rank 0
+// never shares, which must end after the group's timeout naming the key and the store.
+void ExpectSharedValues(ProcessGroup& group) {
+  for (const std::string key : {"first", "nccl/devices 0,1/tag 7"}) {
+    std::string value = group.rank() == 0 ? "value of " + key + std::string(1, '\0') + "!" : "";
+    Status s = group.ShareFromRankZero(key, &value);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(value, "value of " + key + std::string(1, '\0') + "!") << "rank " << group.rank();
+  }
+  if (group.rank() != 1) return;
+  std::string value;
+  const auto start = Clock::now();
+  Status s = group.ShareFromRankZero("never_shared", &value);
+  EXPECT_LT(Clock::now() - start, group.options().timeout + seconds(2));
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("never_shared"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find(group.options().rendezvous), std::string::npos) << s.ToString();
 }
 
 TEST(ProcessGroupChild, DISABLED_Rank) {
@@ -85,11 +132,27 @@ TEST(ProcessGroupChild, DISABLED_Rank) {
   const std::string scenario = ChildEnv("BRAID_PG_SCENARIO");
   if (scenario == "allreduce") {
     ExpectExactSums(*group);
+  } else if (scenario == "share") {
+    ExpectSharedValues(*group);
+  } else if (scenario == "allreduce_and_share") {
+    ExpectExactSums(*group);
+    ExpectSharedValues(*group);
   } else if (scenario == "peer_dies") {
     ExpectPeerLossIsAnError(*group);
+  } else if (scenario == "peer_stops") {
+    ExpectStuckPeerIsAnUnnamedTimeout(*group);
   } else {
     FAIL() << "unknown scenario '" << scenario << "'";
   }
+}
+
+std::map<std::string, std::string> RankEnv(int rank, int world, const std::string& url,
+                                           const std::string& scenario, int timeout_ms) {
+  return {{"BRAID_PG_RANK", std::to_string(rank)},
+          {"BRAID_PG_WORLD", std::to_string(world)},
+          {"BRAID_PG_URL", url},
+          {"BRAID_PG_TIMEOUT_MS", std::to_string(timeout_ms)},
+          {"BRAID_PG_SCENARIO", scenario}};
 }
 
 // Runs `world` ranks of `scenario` and expects each to exit with `expected(rank)`.
@@ -98,11 +161,7 @@ void RunRanks(int world, const std::string& url, const std::string& scenario, in
   ChildProcesses children;
   std::vector<pid_t> pids;
   for (int r = 0; r < world; ++r) {
-    pids.push_back(children.Spawn(kChildTest, {{"BRAID_PG_RANK", std::to_string(r)},
-                                               {"BRAID_PG_WORLD", std::to_string(world)},
-                                               {"BRAID_PG_URL", url},
-                                               {"BRAID_PG_TIMEOUT_MS", std::to_string(timeout_ms)},
-                                               {"BRAID_PG_SCENARIO", scenario}}));
+    pids.push_back(children.Spawn(kChildTest, RankEnv(r, world, url, scenario, timeout_ms)));
   }
   const auto deadline = Clock::now() + seconds(25);
   for (int r = 0; r < world; ++r) {
@@ -125,6 +184,24 @@ TEST_P(ProcessGroupRanksTest, KilledPeerIsAnErrorForTheOthersWithinTheTimeout) {
   const int world = GetParam();
   RunRanks(world, "file://" + dir, "peer_dies", 3000,
            [world](int r) { return r == world - 1 ? 128 + SIGKILL : 0; });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProcessGroupTest, StuckPeerIsATimeoutThatDoesNotGuessTheRank) {
+  const std::string dir = MakeTempDir("pg_peer_stops");
+  ChildProcesses children;
+  const pid_t survivor =
+      children.Spawn(kChildTest, RankEnv(0, 2, "file://" + dir, "peer_stops", 3000));
+  const pid_t stuck =
+      children.Spawn(kChildTest, RankEnv(1, 2, "file://" + dir, "peer_stops", 3000));
+  EXPECT_EQ(children.Wait(survivor, seconds(20)), 0);
+  children.Kill(stuck, SIGKILL);  // stopped, not dead: killed (and reaped) here
+  std::filesystem::remove_all(dir);
+}
+
+TEST_P(ProcessGroupRanksTest, ShareFromRankZeroReachesEveryRankAndAnUnsharedKeyTimesOut) {
+  const std::string dir = MakeTempDir("pg_share");
+  RunRanks(GetParam(), "file://" + dir, "share", 3000, [](int) { return 0; });
   std::filesystem::remove_all(dir);
 }
 
@@ -211,7 +288,7 @@ TEST(ProcessGroupTest, OneRankNeedsNoPeers) {
 }
 
 // A Redis server of our own on a free loopback port, when redis-server is installed.
-TEST(ProcessGroupTest, RanksMeetThroughRedis) {
+TEST(ProcessGroupTest, RanksMeetAndShareThroughRedis) {
   if (system("command -v redis-server >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "redis-server is not installed (tools/setup.sh installs it)";
   }
@@ -221,7 +298,7 @@ TEST(ProcessGroupTest, RanksMeetThroughRedis) {
                        "--save", "", "--appendonly", "no", "--loglevel", "warning"},
                       {});
   // Connect retries until the server accepts; one job name per run keeps runs apart.
-  RunRanks(3, "redis://127.0.0.1:" + std::to_string(port), "allreduce", 20000,
+  RunRanks(3, "redis://127.0.0.1:" + std::to_string(port), "allreduce_and_share", 5000,
            [](int) { return 0; });
 }
 
