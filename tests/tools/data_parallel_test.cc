@@ -167,6 +167,31 @@ TEST(DataParallelTest, ProcessesOfSimulatedGpusReduceHostCopiesOfTheirDevicesMea
   EXPECT_THROW(ReplicateForDevices(single, {Cpu(0), sims[1]}, {2, "ring"}), Error);
 }
 
+TEST(DataParallelTest, ProcessesOfGpusCanAllreduceWithOneNcclCommunicator) {
+  const TrainingNets single = SmallNets(8);
+  const int gradients = CountOps(single.train, "MomentumSGDUpdate");
+  const std::vector<DeviceOption> gpus = {DeviceToProto(ParseDevice("cuda:0")),
+                                          DeviceToProto(ParseDevice("cuda:1"))};
+  ProcessScaleOut nccl{2, "ring"};
+  nccl.nccl = true;
+  // One GPU per process still all-reduces: across the processes.
+  for (const auto& devices : {std::vector<DeviceOption>{gpus[0]}, gpus}) {
+    const TrainingNets dp = ReplicateForDevices(single, devices, nccl);
+    EXPECT_EQ(CountOps(dp.train, "ProcessAllreduce"), 0);
+    EXPECT_EQ(CountOps(dp.train, "CopyGPUToCPU"), 0);
+    int allreduces = 0;
+    for (const OperatorDef& op : dp.train.op()) {
+      if (op.type() != "Allreduce") continue;
+      EXPECT_EQ(op.engine(), "NCCL") << op.name();
+      EXPECT_EQ(IntArg(op, "processes"), 1) << op.name();
+      EXPECT_EQ(op.input_size(), static_cast<int>(devices.size())) << op.name();
+      ++allreduces;
+    }
+    EXPECT_EQ(allreduces, gradients);
+  }
+  EXPECT_THROW(ReplicateForDevices(single, {DeviceToProto(ParseDevice("sim:0"))}, nccl), Error);
+}
+
 TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch) {
   constexpr int kSteps = 20;
   const TrainingNets single = SmallNets(8);

@@ -101,10 +101,11 @@ bool AllOnHost(const std::vector<DeviceOption>& devices) {
                      [](const DeviceOption& d) { return DeviceFromProto(d).is_host(); });
 }
 
-// One Allreduce per gradient over the devices (averaging), chained in ready order.
+// One Allreduce per gradient over the devices (averaging), chained in ready order; with `nccl`,
+// over every GPU of every process, through one NCCL communicator (the chain never runs two at once).
 void AddDeviceAllreduces(const std::vector<Gradient>& gradients, const TrainingNets& dp,
-                         const std::vector<DeviceOption>& devices, NetDef* train) {
-  if (devices.size() == 1) return;
+                         const std::vector<DeviceOption>& devices, bool nccl, NetDef* train) {
+  if (devices.size() == 1 && !nccl) return;
   std::string previous;  // the last Allreduce's first output: the next one's control input
   for (const Gradient& gradient : gradients) {
     OperatorDef* allreduce = train->add_op();
@@ -118,6 +119,11 @@ void AddDeviceAllreduces(const std::vector<Gradient>& gradients, const TrainingN
     previous = allreduce->output(0);
     AddIntArg(allreduce, "average", 1);
     *allreduce->mutable_device_option() = devices[0];
+    if (nccl) {
+      allreduce->set_engine("NCCL");
+      AddIntArg(allreduce, "processes", 1);
+      AddStringArg(allreduce, "key", "data_parallel_gradients");
+    }
   }
 }
 
@@ -193,8 +199,13 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
     }
   }
   const std::vector<Gradient> gradients = GradientsInReadyOrder(single, dp.params);
-  if (processes.world_size == 1 || !AllOnHost(devices)) AddDeviceAllreduces(gradients, dp, devices, &train);
-  if (processes.world_size > 1) AddProcessAllreduces(gradients, dp, devices, processes, &train);
+  const bool nccl = processes.world_size > 1 && processes.nccl;
+  if (processes.world_size == 1 || !AllOnHost(devices)) {
+    AddDeviceAllreduces(gradients, dp, devices, nccl, &train);
+  }
+  if (processes.world_size > 1 && !nccl) {
+    AddProcessAllreduces(gradients, dp, devices, processes, &train);
+  }
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const OperatorDef& op : single.op()) {
       if (IsUpdate(op)) *train.add_op() = ScopedOp(op, dp.device_prefixes[d], devices[d]);
@@ -247,6 +258,11 @@ TrainingNets ReplicateForDevices(const TrainingNets& single,
       throw Error(Status::InvalidArgument(
           "multi-process training needs its devices all cpu or all accelerators (sim, cuda), "
           "not a mix"));
+    }
+    if (processes.nccl && !std::all_of(devices.begin(), devices.end(), [](const auto& d) {
+          return DeviceFromProto(d).type == DeviceType::kCuda;
+        })) {
+      throw Error(Status::InvalidArgument("NCCL across processes needs cuda devices only"));
     }
     if (processes.algorithm != "ring" && processes.algorithm != "halving_doubling") {
       throw Error(Status::InvalidArgument("all-reduce algorithm must be ring or "

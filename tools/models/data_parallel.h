@@ -49,11 +49,14 @@ namespace braid {
 // Each ProcessAllreduce's `tag`, its bucket's place in the ready order, is the same on every rank
 // and unique among the net's collectives, as Gloo requires of collectives that may run at once;
 // they are chained in that order like the device Allreduces. A mix of cpu and other devices in
-// one process is refused.
+// one process is refused. With `nccl` (cuda devices only) each gradient's Allreduce spans every
+// GPU of every process instead (engine NCCL, processes: 1: one communicator whose unique id rank
+// 0 shares through the rendezvous store), with no host copies and no Gloo.
 struct ProcessScaleOut {
   int world_size = 1;
   std::string algorithm = "ring";
   int64_t bucket_bytes = int64_t{1} << 20;
+  bool nccl = false;
 };
 
 TrainingNets ReplicateForDevices(const TrainingNets& single,

@@ -90,6 +90,8 @@ DEFINE_int32(rendezvous_timeout, 60,
              "seconds to wait for every rank, and for any collective, before failing");
 DEFINE_string(allreduce_algorithm, "ring",
               "cross-process all-reduce: ring or halving_doubling");
+DEFINE_string(cross_process_allreduce, "gloo",
+              "how cuda devices all-reduce across processes: gloo (through host copies) or nccl");
 DEFINE_double(allreduce_bucket_mib, 1.0,
               "cross-process all-reduce: gradients per collective, at most this many MiB "
               "(0: one collective per gradient)");
@@ -151,6 +153,7 @@ TrainerOptions OptionsFromFlags() {
   o.world_size = FLAGS_world_size;
   o.allreduce_algorithm = FLAGS_allreduce_algorithm;
   o.allreduce_bucket_bytes = static_cast<int64_t>(FLAGS_allreduce_bucket_mib * (1 << 20));
+  o.nccl_across_processes = FLAGS_cross_process_allreduce == "nccl";
   return o;
 }
 
@@ -268,6 +271,11 @@ int main(int argc, char** argv) {
   if (FLAGS_memory_plan != "on" && FLAGS_memory_plan != "off") {
     std::cerr << "braid_train: --memory-plan must be 'on' or 'off', got '" << FLAGS_memory_plan
               << "'\n";
+    return braid::kExitBadFlags;
+  }
+  if (FLAGS_cross_process_allreduce != "gloo" && FLAGS_cross_process_allreduce != "nccl") {
+    std::cerr << "braid_train: --cross_process_allreduce must be 'gloo' or 'nccl', got '"
+              << FLAGS_cross_process_allreduce << "'\n";
     return braid::kExitBadFlags;
   }
   if (!positional.empty()) {

@@ -152,7 +152,7 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   if (options_.devices.size() > 1 || options_.world_size > 1) {
     nets_ = ReplicateForDevices(nets_, options_.devices,
                                 {options_.world_size, options_.allreduce_algorithm,
-                                 options_.allreduce_bucket_bytes});
+                                 options_.allreduce_bucket_bytes, options_.nccl_across_processes});
   }
   SetExecutor(options_, &nets_.train);
   SetExecutor(options_, &nets_.test);

@@ -99,6 +99,7 @@ struct TrainerOptions {
   int world_size = 1;
   std::string allreduce_algorithm = "ring";
   int64_t allreduce_bucket_bytes = ProcessScaleOut{}.bucket_bytes;
+  bool nccl_across_processes = false;  // cuda devices: NCCL instead of Gloo through the host
 };
 
 struct Evaluation {
