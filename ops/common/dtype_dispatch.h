@@ -2,6 +2,7 @@
 //
 // For ops that compute on float32, int32 and int64 (Add, Mul, Sum, ...). Callers check the dtype
 // first (CheckInputType in ops/common/op_checks.h); any other dtype runs as float.
+// DispatchAnyDType covers every dtype (runtime/dtype.h), for ops on any type (Cast).
 //
 //   DispatchArithmetic(Input(0).dtype(), [this](auto zero) { RunTyped<decltype(zero)>(); });
 #ifndef BRAID_OPS_COMMON_DTYPE_DISPATCH_H_
@@ -22,6 +23,24 @@ void DispatchArithmetic(DType dtype, Fn&& fn) {
       return fn(int64_t{});
     default:
       return fn(float{});
+  }
+}
+
+template <typename Fn>
+void DispatchAnyDType(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return fn(float{});
+    case DType::kFloat64:
+      return fn(double{});
+    case DType::kInt32:
+      return fn(int32_t{});
+    case DType::kInt64:
+      return fn(int64_t{});
+    case DType::kUInt8:
+      return fn(uint8_t{});
+    case DType::kBool:
+      return fn(bool{});
   }
 }
 

@@ -47,6 +47,30 @@ BroadcastSizes ElementwiseBroadcast(const OperatorDef& def, const ShapeInfo& a,
   return s;
 }
 
+void ReduceOverBroadcast(const BroadcastSizes& s, const float* a, double scale, float* b) {
+  std::vector<double> sums(s.inner_b, 0.0);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t j = 0; j < s.inner_b; ++j) {
+      const float* row = a + (o * s.inner_b + j) * s.inner;
+      double sum = 0;
+      for (int64_t p = 0; p < s.inner; ++p) sum += row[p];
+      sums[j] += sum;
+    }
+  }
+  for (int64_t j = 0; j < s.inner_b; ++j) b[j] = static_cast<float>(scale * sums[j]);
+}
+
+template <typename T>
+void CheckNoZeroDivisor(const OperatorBase& op, const T* divisor, int64_t n) {
+  const int64_t zero = std::find(divisor, divisor + n, T{0}) - divisor;
+  if (zero < n) {
+    ThrowInvalidArgument("input " + DescribeInput(op, 1) + " holds 0 at element " +
+                         std::to_string(zero) + ": integer division by zero");
+  }
+}
+template void CheckNoZeroDivisor(const OperatorBase&, const int32_t*, int64_t);
+template void CheckNoZeroDivisor(const OperatorBase&, const int64_t*, int64_t);
+
 std::vector<ShapeInfo> InferElementwiseShape(const OperatorDef& def,
                                              const std::vector<ShapeInfo>& in) {
   if (in.size() != 2 || def.output_size() != 1) return {};  // reported by OpSchema::Verify

@@ -23,18 +23,8 @@ void SumReduceLikeOp::Run() {
   CheckInputType(*this, 1, {DType::kFloat32});
   const Tensor& a = Input(0);
   const BroadcastSizes s = ElementwiseBroadcast(def(), ShapeOf(a), ShapeOf(Input(1)));
-  std::vector<double> sums(s.inner_b, 0.0);
-  const float* as = a.data<float>();
-  for (int64_t o = 0; o < s.outer; ++o) {
-    for (int64_t j = 0; j < s.inner_b; ++j) {
-      const float* row = as + (o * s.inner_b + j) * s.inner;
-      double sum = 0;
-      for (int64_t p = 0; p < s.inner; ++p) sum += row[p];
-      sums[j] += sum;
-    }
-  }
   float* c = Output(0, DType::kFloat32, Input(1).shape())->mutable_data<float>();
-  for (int64_t j = 0; j < s.inner_b; ++j) c[j] = static_cast<float>(sums[j]);
+  ReduceOverBroadcast(s, a.data<float>(), 1.0, c);
 }
 
 BRAID_OPERATOR_SCHEMA(SumReduceLike)
