@@ -52,6 +52,10 @@ void ConvertBroadcastBinary(ImportContext* ctx, const std::string& type) {
   }
   const std::vector<int64_t>& big = full == 0 ? a : b;
   const std::vector<int64_t>& small = full == 0 ? b : a;
+  if (big.size() < small.size()) {
+    ctx->Fail("broadcasting A " + DimsText(a) + " and B " + DimsText(b) +
+              " adds dims to the larger operand, which Caffe2's rule cannot express");
+  }
   std::vector<std::string> inputs = {ctx->Input(full), ""};
   OperatorDef* op;
   if (big == small) {
