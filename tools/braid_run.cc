@@ -24,6 +24,10 @@
 // differently; --algo-cache PATH loads the choices from PATH when it exists and saves them there,
 // so runs sharing PATH choose alike (BRAID_ALGORITHM_SEARCH=rule: the fixed rule, no timing). Exit codes: 0
 // success, 1 the net failed (its Status on one stderr line), 2 bad flags.
+//
+// NET may be an ONNX model ("model.onnx", runtime/onnx/onnx_import.h): it is imported in memory,
+// its init net runs (so --init is refused), and its input is fed with uniform values in [-1, 1)
+// drawn from a fixed seed (one line names the input and its shape) before NET runs as above.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -33,11 +37,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "runtime/chrome_trace.h"
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
+#include "runtime/onnx/onnx_import.h"
 #include "runtime/op_type_profile.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
@@ -85,11 +91,15 @@ RunOptions ParseFlags(int argc, char** argv) {
   std::vector<std::string> nets = ParseCommandLine(
       argc, argv,
       "braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K] "
-      "[--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]");
+      "[--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]\n"
+      "       braid_run MODEL.onnx [same flags, no --init]");
   if (nets.size() != 1)
     ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()));
   if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
     ExitBadFlags("--executor must be 'simple' or 'dag', got '" + FLAGS_executor + "'");
+  }
+  if (IsOnnxPath(nets[0]) && !FLAGS_init.empty()) {
+    ExitBadFlags("--init: an ONNX model carries its own weights");
   }
   if (FLAGS_threads < 0) ExitBadFlags("--threads must be >= 0");
   if (FLAGS_iters < 1) ExitBadFlags("--iters must be >= 1");
@@ -136,8 +146,31 @@ NetDef LoadNet(const std::string& path, const RunOptions& options) {
   return def;
 }
 
-NetDef LoadMainNet(const RunOptions& options) {
-  NetDef def = LoadNet(options.net_path, options);
+// The imported ONNX model's predict net, after its init net ran in `ws` and its input was fed.
+NetDef ImportOnnxIntoWorkspace(const RunOptions& options, Workspace* ws) {
+  ImportedModel model;
+  ThrowIfError(ImportOnnxFile(options.net_path, {}, &model));
+  if (!options.device.empty()) {
+    *model.init_net.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
+    *model.predict_net.mutable_device_option() = model.init_net.device_option();
+  }
+  ThrowIfError(ws->RunNetOnce(model.init_net));
+  Tensor host;
+  host.Resize(DType::kFloat32, model.input_shape);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  for (int64_t i = 0; i < host.numel(); ++i) host.mutable_data<float>()[i] = uniform(rng);
+  Tensor* input = ws->CreateBlob(model.input_name);
+  if (!options.device.empty()) *input = Tensor(ParseDevice(options.device));
+  input->CopyFrom(host);
+  std::cout << "onnx input " << model.input_name << " shape " << host.ShapeString()
+            << ": uniform [-1, 1), seed 0\n";
+  return model.predict_net;
+}
+
+NetDef LoadMainNet(const RunOptions& options, Workspace* ws) {
+  NetDef def = IsOnnxPath(options.net_path) ? ImportOnnxIntoWorkspace(options, ws)
+                                            : LoadNet(options.net_path, options);
   if (!options.executor.empty()) def.set_type(options.executor);
   if (options.threads > 0) SetNetArgument("num_workers", options.threads, &def);
   if (def.name().empty()) def.set_name("main");
@@ -219,7 +252,7 @@ void RunAndReport(const RunOptions& options) {
   ChromeTraceWriter trace;
   Workspace ws;
   if (!options.init_path.empty()) ThrowIfError(ws.RunNetOnce(LoadNet(options.init_path, options)));
-  Net* net = ws.CreateNet(LoadMainNet(options));
+  Net* net = ws.CreateNet(LoadMainNet(options, &ws));
   std::unique_ptr<NetMemory> memory;  // keeps the arenas for the net's runs
   if (options.memory_plan) {
     MemoryPlanOptions planning;

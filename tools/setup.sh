@@ -9,7 +9,7 @@ readonly PACKAGES=(
   build-essential cmake ninja-build ccache
   libtbb-dev libgoogle-glog-dev libgflags-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libgloo-dev libhiredis-dev redis-server zlib1g-dev
+  libonnx-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libgloo-dev libhiredis-dev redis-server zlib1g-dev
   dataset-fashion-mnist
 )
 

@@ -1,0 +1,188 @@
+#include "runtime/onnx/onnx_import.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "onnx/shape_inference/implementation.h"
+#include "runtime/onnx/onnx_converters.h"
+
+namespace braid {
+namespace {
+
+constexpr int64_t kMinOpset = 9, kMaxOpset = 17;
+
+[[noreturn]] void Throw(const std::string& message) {
+  throw Error(Status::InvalidArgument(message));
+}
+
+int64_t DefaultDomainOpset(const onnx::ModelProto& model, const std::string& source) {
+  for (const onnx::OperatorSetIdProto& set : model.opset_import()) {
+    if (set.domain().empty() || set.domain() == "ai.onnx") {
+      if (set.version() < kMinOpset || set.version() > kMaxOpset) {
+        Throw(source + ": opset " + std::to_string(set.version()) + " is outside the opsets " +
+              std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+              " braid imports");
+      }
+      return set.version();
+    }
+  }
+  Throw(source + ": the model imports no version of the default ONNX opset");
+}
+
+// One error listing every op type no converter handles, with counts, in name order.
+void CheckSupportedOps(const onnx::GraphProto& graph, const std::string& source) {
+  std::map<std::string, int> unsupported;
+  for (const onnx::NodeProto& node : graph.node()) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!default_domain) {
+      ++unsupported[node.domain() + "." + node.op_type()];
+    } else if (!NodeConverters().count(node.op_type())) {
+      ++unsupported[node.op_type()];
+    }
+  }
+  if (unsupported.empty()) return;
+  std::string list;
+  for (const auto& [type, count] : unsupported) {
+    list += (list.empty() ? "" : ", ") + type + " x" + std::to_string(count);
+  }
+  Throw(source + ": unsupported ONNX ops: " + list);
+}
+
+// The graph's one input that is not an initializer.
+onnx::ValueInfoProto* FindDataInput(onnx::GraphProto* graph, const std::string& source) {
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& t : graph->initializer()) initializers.insert(t.name());
+  std::vector<onnx::ValueInfoProto*> inputs;
+  for (onnx::ValueInfoProto& input : *graph->mutable_input()) {
+    if (!initializers.count(input.name())) inputs.push_back(&input);
+  }
+  if (inputs.size() != 1) {
+    Throw(source + ": braid imports models with one input, this one has " +
+          std::to_string(inputs.size()));
+  }
+  return inputs[0];
+}
+
+// Makes the input's shape static: `requested`, or the model's with symbolic dims set to 1.
+std::vector<int64_t> FixInputShape(onnx::ValueInfoProto* input, const std::vector<int64_t>& requested,
+                                   const std::string& source) {
+  auto* type = input->mutable_type()->mutable_tensor_type();
+  if (type->elem_type() != onnx::TensorProto::FLOAT) {
+    Throw(source + ": input '" + input->name() + "' is not float32");
+  }
+  std::vector<int64_t> dims;
+  if (!requested.empty()) {
+    if (type->has_shape() && type->shape().dim_size() != static_cast<int>(requested.size())) {
+      Throw(source + ": input shape " + DimsText(requested) + " has not the " +
+            std::to_string(type->shape().dim_size()) + " dims of input '" + input->name() + "'");
+    }
+    dims = requested;
+  } else {
+    if (!type->has_shape()) Throw(source + ": input '" + input->name() + "' has no shape");
+    for (const auto& dim : type->shape().dim()) {
+      dims.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? dim.dim_value() : 1);
+    }
+  }
+  type->mutable_shape()->clear_dim();
+  for (int64_t d : dims) type->mutable_shape()->add_dim()->set_dim_value(d);
+  return dims;
+}
+
+void RecordStaticShape(const onnx::ValueInfoProto& value, ImportContext* ctx) {
+  if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape()) return;
+  std::vector<int64_t> dims;
+  for (const auto& dim : value.type().tensor_type().shape().dim()) {
+    if (!dim.has_dim_value()) return;
+    dims.push_back(dim.dim_value());
+  }
+  ctx->SetShape(value.name(), std::move(dims));
+}
+
+void ConvertNodes(const onnx::GraphProto& graph, ImportContext* ctx) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    ctx->BeginNode(i, &graph.node(i));
+    try {
+      NodeConverters().at(graph.node(i).op_type())(ctx);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // a fold's error, which names no node
+      ctx->Fail(e.what());
+    }
+  }
+}
+
+void ImportModel(const std::string& bytes, const std::string& source,
+                 const OnnxImportOptions& options, ImportedModel* model) {
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(bytes)) Throw(source + ": not an ONNX model (it does not parse)");
+  const int64_t opset = DefaultDomainOpset(proto, source);
+  onnx::GraphProto* graph = proto.mutable_graph();
+  CheckSupportedOps(*graph, source);
+  onnx::ValueInfoProto* input = FindDataInput(graph, source);
+  *model = ImportedModel();
+  model->input_name = input->name();
+  model->input_shape = FixInputShape(input, options.input_shape, source);
+  try {
+    onnx::shape_inference::InferShapes(proto);
+  } catch (const std::exception& e) {
+    Throw(source + ": ONNX shape inference failed: " + e.what());
+  }
+
+  model->init_net.set_name(options.net_name + "_init");
+  model->predict_net.set_name(options.net_name);
+  model->predict_net.add_external_input(model->input_name);
+  ImportContext ctx(source, opset, &model->init_net, &model->predict_net);
+  ctx.ReserveName(model->input_name);
+  for (const onnx::TensorProto& t : graph->initializer()) {
+    try {
+      ctx.SetConstant(t.name(), ConstantFromOnnx(t));
+    } catch (const Error& e) {
+      Throw(source + ": initializer: " + e.status().message());
+    }
+  }
+  for (const auto& v : graph->input()) RecordStaticShape(v, &ctx);
+  for (const auto& v : graph->value_info()) RecordStaticShape(v, &ctx);
+  for (const auto& v : graph->output()) RecordStaticShape(v, &ctx);
+  for (const auto& v : graph->output()) ctx.MarkGraphOutput(v.name());
+  for (const onnx::NodeProto& node : graph->node()) {
+    for (const std::string& out : node.output()) ctx.ReserveName(out);
+  }
+  ConvertNodes(*graph, &ctx);
+
+  std::set<std::string> written = {model->input_name};
+  for (const OperatorDef& op : model->predict_net.op()) written.insert(op.output(0));
+  for (const auto& v : graph->output()) {
+    if (!written.count(v.name())) {
+      Throw(source + ": graph output '" + v.name() +
+            "' is a constant or a pad, which no braid op computes");
+    }
+    model->predict_net.add_external_output(v.name());
+  }
+}
+
+}  // namespace
+
+Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
+                       const OnnxImportOptions& options, ImportedModel* model) {
+  return StatusFromCall([&] { ImportModel(bytes, source, options, model); });
+}
+
+Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
+                      ImportedModel* model) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Status::NotFound("cannot open ONNX model '" + path + "'");
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  if (!file.good() && !file.eof()) return Status::IoError("reading '" + path + "' failed");
+  return ImportOnnxBytes(bytes.str(), path, options, model);
+}
+
+bool IsOnnxPath(const std::string& path) {
+  const std::string suffix = ".onnx";
+  return path.size() >= suffix.size() &&
+         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace braid

@@ -1,0 +1,191 @@
+// The nets the ONNX importer writes, read op by op, and the errors it reports.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "runtime/argument.h"
+#include "runtime/model_folder.h"
+#include "runtime/onnx/onnx_test_graph.h"
+#include "runtime/proto_io.h"
+
+namespace braid::test {
+namespace {
+
+std::string ImportError(const OnnxTestGraph& graph) {
+  ImportedModel model;
+  const Status status = ImportOnnxBytes(graph.Bytes(), "model.onnx", {}, &model);
+  EXPECT_FALSE(status.ok());
+  return status.message();
+}
+
+TEST(OnnxImportNetTest, UnsupportedOpsAreListedInOneErrorWithCounts) {
+  OnnxTestGraph g(13);
+  g.Input("x", {1, 4});
+  g.Node("LSTM", {"x"}, {"a"});
+  g.Node("Einsum", {"a"}, {"b"});
+  g.Node("LSTM", {"b"}, {"c"});
+  g.Node("Relu", {"c"}, {"y"});
+  g.Output("y");
+  EXPECT_EQ(ImportError(g), "model.onnx: unsupported ONNX ops: Einsum x1, LSTM x2");
+}
+
+TEST(OnnxImportNetTest, OpsetsOutsideNineToSeventeenAreRefused) {
+  for (int64_t opset : {8, 18}) {
+    OnnxTestGraph g(opset);
+    g.Input("x", {1, 4});
+    g.Node("Relu", {"x"}, {"y"});
+    g.Output("y");
+    EXPECT_NE(ImportError(g).find("opset " + std::to_string(opset) + " is outside the opsets 9 to 17"),
+              std::string::npos);
+  }
+}
+
+// Clip's bounds are attributes before opset 11 and optional inputs from 11 on.
+TEST(OnnxImportNetTest, ClipBoundsFromAttributesOrInputsByOpset) {
+  OnnxTestGraph old_clip(10);
+  old_clip.Input("x", {1, 4});
+  auto* node = old_clip.Node("Clip", {"x"}, {"y"});
+  SetAttr(node, "min", 0.f);
+  SetAttr(node, "max", 6.f);
+  old_clip.Output("y");
+  OnnxTestGraph new_clip(13);
+  new_clip.Input("x", {1, 4});
+  new_clip.Initializer("low", {}, {0.f});
+  new_clip.Initializer("high", {}, {6.f});
+  new_clip.Node("Clip", {"x", "low", "high"}, {"y"});
+  new_clip.Output("y");
+  for (const OnnxTestGraph* g : {&old_clip, &new_clip}) {
+    const ImportedModel model = Import(*g);
+    ASSERT_EQ(model.predict_net.op_size(), 1);
+    const OperatorDef& op = model.predict_net.op(0);
+    EXPECT_EQ(op.type(), "Clip");
+    EXPECT_EQ(ArgumentReader(op.arg()).Get<float>("min", -1), 0.f);
+    EXPECT_EQ(ArgumentReader(op.arg()).Get<float>("max", -1), 6.f);
+    EXPECT_EQ(model.init_net.op_size(), 0);  // bounds are arguments, not weights
+  }
+  OnnxTestGraph only_max(13);  // min left out: no lower bound
+  only_max.Input("x", {1, 4});
+  only_max.Initializer("high", {}, {6.f});
+  only_max.Node("Clip", {"x", "", "high"}, {"y"});
+  only_max.Output("y");
+  const ImportedModel model = Import(only_max);
+  EXPECT_EQ(ArgumentReader(model.predict_net.op(0).arg()).Get<float>("min", 0),
+            std::numeric_limits<float>::lowest());
+}
+
+// Softmax's default axis is 1 (over all the dims from it) before opset 13, -1 from 13 on; an
+// opset-13 softmax over a middle dim is refused.
+TEST(OnnxImportNetTest, SoftmaxAxisFollowsTheOpset) {
+  for (const auto& [opset, axis] : {std::pair<int64_t, int64_t>{11, 1}, {13, 2}}) {
+    OnnxTestGraph g(opset);
+    g.Input("x", {2, 3, 4});
+    g.Node("Softmax", {"x"}, {"y"});
+    g.Output("y");
+    const ImportedModel model = Import(g);
+    ASSERT_EQ(model.predict_net.op_size(), 1);
+    EXPECT_EQ(ArgumentReader(model.predict_net.op(0).arg()).Get<int64_t>("axis", -1), axis);
+  }
+  OnnxTestGraph middle(13);
+  middle.Input("x", {2, 3, 4});
+  SetAttr(middle.Node("Softmax", {"x"}, {"y"}), "axis", int64_t{1});
+  middle.Output("y");
+  EXPECT_NE(ImportError(middle).find("node #0 (Softmax 'Softmax_0'): Softmax over axis 1 of [2,3,4]"),
+            std::string::npos);
+}
+
+// Conv pads [h_begin, w_begin, h_end, w_end] become pads [t, l, b, r]; weights are filled once in
+// the init net and listed as external inputs after the data input.
+TEST(OnnxImportNetTest, ConvArgumentsAndWeightsInZooLayout) {
+  OnnxTestGraph g(13);
+  g.Input("data", {-1, 4, 8, 8});  // symbolic batch: becomes 1
+  g.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+      ->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  g.Initializer("w", {8, 2, 3, 3}, std::vector<float>(8 * 2 * 9, 0.5f));
+  g.Initializer("unused", {2}, {1.f, 2.f});
+  auto* conv = g.Node("Conv", {"data", "w"}, {"y"});
+  SetAttr(conv, "pads", std::vector<int64_t>{0, 1, 2, 3});
+  SetAttr(conv, "strides", std::vector<int64_t>{2, 1});
+  SetAttr(conv, "group", int64_t{2});
+  g.Output("y");
+  const ImportedModel model = Import(g);
+  EXPECT_EQ(model.input_name, "data");
+  EXPECT_EQ(model.input_shape, (std::vector<int64_t>{1, 4, 8, 8}));
+  ASSERT_EQ(model.predict_net.op_size(), 1);
+  const ArgumentReader args(model.predict_net.op(0).arg());
+  EXPECT_EQ(args.GetList<int64_t>("pads"), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(args.GetList<int64_t>("strides"), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(args.Get<int64_t>("group", 1), 2);
+  ASSERT_EQ(model.init_net.op_size(), 1);  // "unused" is not filled
+  EXPECT_EQ(model.init_net.op(0).type(), "GivenTensorFill");
+  EXPECT_EQ(ArgumentReader(model.init_net.op(0).arg()).GetList<int64_t>("shape"),
+            (std::vector<int64_t>{8, 2, 3, 3}));
+  EXPECT_EQ(std::vector<std::string>(model.predict_net.external_input().begin(),
+                                     model.predict_net.external_input().end()),
+            (std::vector<std::string>{"data", "w"}));
+  EXPECT_EQ(model.predict_net.external_output(0), "y");
+
+  const std::string dir = ::testing::TempDir() + "/onnx_zoo_layout";
+  WriteModelFolder(dir, model.init_net, model.predict_net, model.input_name, model.input_shape);
+  EXPECT_EQ(LoadNetDef(dir + "/predict_net.pb").op(0).type(), "Conv");
+  EXPECT_EQ(LoadNetDef(dir + "/init_net.pb").op_size(), 1);
+  std::ifstream json(dir + "/value_info.json");
+  std::stringstream text;
+  text << json.rdbuf();
+  EXPECT_EQ(text.str(), "{\"data\": [1, [1, 4, 8, 8]]}\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxImportNetTest, IdentityAsGraphOutputBecomesACopy) {
+  OnnxTestGraph g(13);
+  g.Input("x", {1, 4});
+  g.Node("Relu", {"x"}, {"r"});
+  g.Node("Identity", {"r"}, {"y"});
+  g.Output("y");
+  const ImportedModel model = Import(g);
+  ASSERT_EQ(model.predict_net.op_size(), 2);
+  EXPECT_EQ(model.predict_net.op(1).type(), "Copy");
+  EXPECT_EQ(model.predict_net.op(1).input(0), "r");
+}
+
+TEST(OnnxImportNetTest, UnfoldableNodesAreRefusedNamingTheNode) {
+  OnnxTestGraph pad_max(13);  // zero padding is not -inf padding
+  pad_max.Input("x", {1, 1, 4, 4});
+  pad_max.IntInitializer("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  pad_max.Node("Pad", {"x", "pads"}, {"p"});
+  SetAttr(pad_max.Node("MaxPool", {"p"}, {"y"}), "kernel_shape", std::vector<int64_t>{2, 2});
+  pad_max.Output("y");
+  EXPECT_NE(ImportError(pad_max).find("node #1 (MaxPool 'MaxPool_1'): reads 'p', the output of a Pad"),
+            std::string::npos);
+
+  OnnxTestGraph computed_b(13);
+  computed_b.Input("x", {2, 2});
+  computed_b.Node("MatMul", {"x", "x"}, {"y"});
+  computed_b.Output("y");
+  EXPECT_NE(ImportError(computed_b).find("B (MatMul imports as FC) (input 1 'x') must be a constant"),
+            std::string::npos);
+
+  OnnxTestGraph both_broadcast(13);
+  both_broadcast.Input("x", {2, 1});
+  both_broadcast.Initializer("row", {1, 3}, {1, 2, 3});
+  both_broadcast.Node("Add", {"x", "row"}, {"y"});
+  both_broadcast.Output("y");
+  EXPECT_NE(ImportError(both_broadcast).find("broadcasting A [2,1] and B [1,3]"),
+            std::string::npos);
+
+  EXPECT_NE(ImportError(OnnxTestGraph(13)).find("one input, this one has 0"), std::string::npos);
+}
+
+TEST(OnnxImportNetTest, FileErrorsNameTheFile) {
+  ImportedModel model;
+  Status status = ImportOnnxFile("/nonexistent/model.onnx", {}, &model);
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+  EXPECT_NE(status.message().find("/nonexistent/model.onnx"), std::string::npos);
+  status = ImportOnnxBytes("not a protobuf \xff\xff", "junk.onnx", {}, &model);
+  EXPECT_EQ(status.message(), "junk.onnx: not an ONNX model (it does not parse)");
+}
+
+}  // namespace
+}  // namespace braid::test

@@ -1,0 +1,111 @@
+// braid_import and braid_run on .onnx files written here: the zoo folder, the run's checksum lines,
+// and exit codes 1 (an import error, on one line) and 2 (bad flags).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "runtime/onnx/onnx_test_graph.h"
+
+namespace braid::test {
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result RunCommand(const std::string& command) {
+  Result result{-1, ""};
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string WriteModel(const OnnxTestGraph& graph, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << graph.Bytes();
+  return path;
+}
+
+// Weightless, so that it runs before braid registers GivenTensorFill.
+OnnxTestGraph PoolingModel() {
+  OnnxTestGraph g(13);
+  g.Input("image", {1, 3, 6, 6});
+  g.Node("Relu", {"image"}, {"r"});
+  auto* pool = g.Node("MaxPool", {"r"}, {"p"});
+  SetAttr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
+  g.Node("GlobalAveragePool", {"p"}, {"g"});
+  g.Node("Flatten", {"g"}, {"f"});
+  g.Node("Softmax", {"f"}, {"prob"});
+  g.Output("prob");
+  return g;
+}
+
+TEST(OnnxToolsTest, BraidImportWritesAZooFolder) {
+  OnnxTestGraph g(13);
+  g.Input("data", {1, 2, 4, 4});
+  g.Initializer("w", {3, 2, 1, 1}, TestValues(6, 1));
+  g.Node("Conv", {"data", "w"}, {"y"});
+  g.Output("y");
+  const std::string model = WriteModel(g, "conv.onnx");
+  const std::string dir = ::testing::TempDir() + "/conv_zoo";
+  const Result r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model + " --out " + dir +
+                       " --input-shape 2,2,4,4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 ops, 1 weights (6 values), input 'data' [2,2,4,4]"),
+            std::string::npos)
+      << r.output;
+  for (const char* file : {"init_net.pb", "predict_net.pb", "value_info.json"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxToolsTest, BraidImportExitCodes) {
+  OnnxTestGraph g(13);
+  g.Input("x", {1, 4});
+  g.Node("Einsum", {"x"}, {"y"});
+  g.Output("y");
+  const std::string model = WriteModel(g, "einsum.onnx");
+  Result r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model + " --out " +
+                 ::testing::TempDir() + "/never_written");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output, "InvalidArgument: " + model + ": unsupported ONNX ops: Einsum x1\n");
+  r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--out DIR is required"), std::string::npos) << r.output;
+  r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model + " --out x --input-shape 1,a");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// braid_run MODEL.onnx: the same checksum on the simple executor and on dag with the memory plan.
+TEST(OnnxToolsTest, BraidRunRunsAnOnnxModelOnEveryExecutor) {
+  const std::string model = WriteModel(PoolingModel(), "pooling.onnx");
+  const Result simple = RunCommand(std::string(BRAID_RUN_BINARY) + " " + model);
+  ASSERT_EQ(simple.exit_code, 0) << simple.output;
+  EXPECT_NE(simple.output.find("onnx input image shape float32[1,3,6,6]"), std::string::npos)
+      << simple.output;
+  const size_t line = simple.output.find("output prob shape float32[1,3] ");
+  ASSERT_NE(line, std::string::npos) << simple.output;
+  const std::string checksum = simple.output.substr(line, simple.output.find('\n', line) - line);
+  const Result dag = RunCommand(std::string(BRAID_RUN_BINARY) + " " + model +
+                         " --executor dag --threads 2 --memory-plan on");
+  ASSERT_EQ(dag.exit_code, 0) << dag.output;
+  EXPECT_NE(dag.output.find("memory plan:"), std::string::npos) << dag.output;
+  EXPECT_NE(dag.output.find(checksum), std::string::npos) << dag.output;
+  const Result init = RunCommand(std::string(BRAID_RUN_BINARY) + " " + model + " --init x.pbtxt");
+  EXPECT_EQ(init.exit_code, 2) << init.output;
+}
+
+}  // namespace
+}  // namespace braid::test
