@@ -6,6 +6,9 @@
 
 #include <glog/logging.h>
 
+#include "runtime/element_count.h"
+#include "runtime/status.h"
+
 namespace braid {
 namespace {
 
@@ -38,11 +41,7 @@ std::string Range(int min, int max) {
 
 }  // namespace
 
-int64_t ShapeInfo::numel() const {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
+int64_t ShapeInfo::numel() const { return ElementCount(dims); }
 
 OpSchema& OpSchema::NumInputs(int min, int max) {
   min_inputs_ = min;
@@ -208,6 +207,15 @@ std::vector<ShapeInfo> OpSchema::InferShapes(const OperatorDef& op,
   }
   std::vector<ShapeInfo> out = shape_fn_(op, in);
   out.resize(op.output_size());
+  for (size_t o = 0; o < out.size(); ++o) {
+    if (!out[o].known) continue;
+    try {
+      ElementCount(out[o].dims, out[o].dtype);
+    } catch (const Error& e) {
+      throw Error(Status(e.status().code(), "output '" + op.output(static_cast<int>(o)) +
+                                                "': " + e.status().message()));
+    }
+  }
   return out;
 }
 

@@ -38,6 +38,7 @@ struct ShapeInfo {
   std::vector<int64_t> dims;
   bool known = false;
 
+  // Throws braid::Error for a count that overflows int64 (runtime/element_count.h).
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype); }
 };
@@ -114,7 +115,8 @@ class OpSchema {
 
   // Empty if `op` satisfies arity, in-place and layout rules, else what is wrong.
   std::string Verify(const OperatorDef& op) const;
-  // Output shapes (unknown ones when the schema has no inference function).
+  // Output shapes (unknown ones when the schema has no inference function). Throws braid::Error
+  // naming the output when an inferred shape's element count or byte size overflows int64.
   std::vector<ShapeInfo> InferShapes(const OperatorDef& op, const std::vector<ShapeInfo>& in) const;
 
  private:

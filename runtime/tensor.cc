@@ -6,6 +6,7 @@
 #include <glog/logging.h>
 
 #include "runtime/device_context.h"
+#include "runtime/element_count.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -97,11 +98,11 @@ void Tensor::CheckDeviceAccess() const {
                                       "first)"));
 }
 
-void Tensor::Reshape(std::vector<int64_t> shape) {
+void Tensor::Reshape(std::vector<int64_t> shape) { ReshapeFor(std::move(shape), dtype_); }
+
+void Tensor::ReshapeFor(std::vector<int64_t> shape, DType dtype) {
   if (shape == shape_) return;
-  for (int64_t d : shape) {
-    if (d < 0) throw Error(Status::InvalidArgument("negative dimension in shape"));
-  }
+  const int64_t numel = ElementCount(shape, dtype);
   if (tls_tensors_fixed) {
     std::string dims;
     for (int64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
@@ -109,18 +110,18 @@ void Tensor::Reshape(std::vector<int64_t> shape) {
   }
   layout_ = Layout::kPlain;
   shape_ = std::move(shape);
-  numel_ = 1;
-  for (int64_t d : shape_) numel_ *= d;
+  numel_ = numel;
 }
 
 void Tensor::set_dtype(DType dtype) {
   if (dtype == dtype_) return;
   CheckMayChange(std::string("to ") + DTypeName(dtype));
+  if (DTypeSize(dtype) > DTypeSize(dtype_)) ElementCount(shape_, dtype);
   dtype_ = dtype;
 }
 
 void Tensor::Resize(DType dtype, std::vector<int64_t> shape) {
-  Reshape(std::move(shape));
+  ReshapeFor(std::move(shape), dtype);
   set_dtype(dtype);
 }
 

@@ -110,9 +110,11 @@ class Tensor {
   // unless BlockableShape.
   void set_layout(Layout layout);
 
-  // Changes shape only; throws braid::Error for negative dims.
+  // Changes shape only; throws braid::Error for negative dims, or an element count or byte size
+  // that overflows int64 (runtime/element_count.h).
   void Reshape(std::vector<int64_t> shape);
-  // Sets the element type (shape unchanged); never allocates.
+  // Sets the element type (shape unchanged); never allocates. Throws as Reshape for a byte size
+  // that overflows int64.
   void set_dtype(DType dtype);
   // Reshape and set_dtype together.
   void Resize(DType dtype, std::vector<int64_t> shape);
@@ -153,6 +155,8 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
  private:
+  // Reshape, with the byte size checked for `dtype` (the type the tensor is about to hold).
+  void ReshapeFor(std::vector<int64_t> shape, DType dtype);
   void CheckReadable(DType dtype) const;
   void CheckPlain() const;
   // Throws unless the calling thread may touch this tensor's memory.

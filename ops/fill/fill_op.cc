@@ -2,8 +2,24 @@
 
 #include "ops/common/op_checks.h"
 #include "runtime/argument.h"
+#include "runtime/element_count.h"
 
 namespace braid {
+namespace {
+
+// Throws, naming the op (and `source` of the dims if not empty), for a negative dim or a shape
+// whose element count overflows int64.
+void CheckFillDims(const OperatorDef& def, const std::vector<int64_t>& dims,
+                   const std::string& source) {
+  try {
+    ElementCount(dims);
+  } catch (const Error& e) {
+    ThrowInvalidArgument(def.type() + " '" + def.output(0) + "': " +
+                         (source.empty() ? "" : source + ": ") + e.status().message());
+  }
+}
+
+}  // namespace
 
 FillOp::FillOp(const OperatorDef& def, Workspace* ws, DType dtype)
     : OperatorBase(def, ws),
@@ -35,9 +51,7 @@ std::vector<int64_t> FillOp::ShapeFromInputContents() const {
   }
   std::vector<int64_t> extra = args().GetList<int64_t>("extra_shape");
   dims.insert(dims.end(), extra.begin(), extra.end());
-  for (int64_t d : dims) {
-    if (d < 0) ThrowInvalidArgument("negative dimension in shape input " + DescribeInput(*this, 0));
-  }
+  CheckFillDims(def(), dims, "shape input " + DescribeInput(*this, 0));
   return dims;
 }
 
@@ -50,9 +64,7 @@ std::vector<int64_t> FillShape(const OperatorDef& def, const std::vector<int64_t
   std::vector<int64_t> dims = input_dims ? *input_dims : args.GetList<int64_t>("shape");
   std::vector<int64_t> extra = args.GetList<int64_t>("extra_shape");
   dims.insert(dims.end(), extra.begin(), extra.end());
-  for (int64_t d : dims) {
-    if (d < 0) ThrowInvalidArgument("negative dimension in fill shape " + DimsString(dims));
-  }
+  CheckFillDims(def, dims, "");
   return dims;
 }
 

@@ -1,11 +1,12 @@
 // FillOp: the shared shape logic of the fill ops (ConstantFill, GaussianFill, UniformFill,
-// UniformIntFill), as in Caffe2.
+// UniformIntFill, the GivenTensor*Fill ops), as in Caffe2.
 //
 // Output 0's shape comes from, in order:
 //   - input 0's contents, a 1-D int64 (or int32) tensor, when `input_as_shape` = 1;
 //   - input 0's shape, when the op has an input;
 //   - the `shape` argument (ints) otherwise (no argument: a scalar);
 // followed by the `extra_shape` argument's dims. Giving both an input and `shape` is an error.
+// A negative dim, or a shape whose element count overflows int64, is an error naming the op.
 // A subclass writes the values; random fills draw from OperatorBase::rng(), so a fill with the
 // same seed (or output name) produces the same values whatever the schedule.
 //

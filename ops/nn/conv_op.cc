@@ -194,8 +194,8 @@ BRAID_OPERATOR_SCHEMA(Conv)
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "
-        "Y [N,M,outH,outW]. Args: kernel, stride, pad, dilation (Caffe2 spellings), group, "
-        "order=NCHW.");
+        "Y [N,M,outH,outW]. Args: kernel, stride, pad, dilation (Caffe2 spellings), legacy_pad, "
+        "group, order=NCHW.");
 
 BRAID_REGISTER_CPU_OPERATOR(Conv, ConvOp);
 BRAID_REGISTER_GRADIENT(Conv, ConvGradientOps);

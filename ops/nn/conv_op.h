@@ -2,7 +2,7 @@
 //
 //   X [N, C, H, W], filter [M, C/group, kH, kW], optional bias [M]  ->  Y [N, M, outH, outW]
 //
-// Window arguments (kernel, stride, pad, dilation, order) are described in
+// Window arguments (kernel, stride, pad, dilation, legacy_pad, order) are described in
 // ops/nn/conv_pool_window.h; the kernel arguments may be omitted (the filter's are used). `group`
 // (default 1) must divide C and M. The gradient is ConvGradient (ops/nn/conv_gradient_op.h).
 //

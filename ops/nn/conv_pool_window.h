@@ -7,11 +7,24 @@
 //   stride   | stride_h, stride_w          | strides    default 1
 //   pad      | pad_t, pad_l, pad_b, pad_r  | pads       [t, l, b, r], default 0
 //   dilation | dilation_h, dilation_w      | dilations  default 1, Conv only
-//   order "NCHW" (the only one supported), legacy_pad 0 (NOTSET) only,
-//   global_pooling (pooling only: the window is the whole image, stride 1, no pad).
-// Output size per spatial dim (Caffe2's rule, rounded down):
-//   out = (in + pad_begin + pad_end - (dilation * (kernel - 1) + 1)) / stride + 1
-// Pooling also requires pad < kernel (a window entirely in the padding has no input).
+//   order "NCHW" (the only one supported: "NHWC" is refused naming the op).
+// legacy_pad (Caffe2's LegacyPadding) picks how pads and the output size follow, per spatial dim,
+// with in the image size, k the kernel, s the stride, e = dilation * (k - 1) + 1:
+//   0 NOTSET  the given pads;  out = (in + pad_begin + pad_end - e) / s + 1  (rounded down)
+//   1 VALID   no pads;         out = (in - e) / s + 1
+//   2 SAME    out = ceil(in / s); the pads it takes, max(0, (out - 1) * s + k - in), split with
+//             the smaller half first (begin = need / 2). No dilation.
+//   3 CAFFE_LEGACY_POOLING  Caffe's rounding up: with p the (symmetric) pad,
+//             out = ceil((in + 2p - k) / s) + 1, less one if p > 0 and the last window would
+//             start at or beyond in + p (it must start inside the image or its leading pad);
+//             pad_begin = p, and pad_end is what the last window reaches past the image (it can
+//             exceed p: the windows Caffe's rounding up adds). No dilation.
+// VALID and SAME compute the pads themselves: giving pad arguments with them is an error (as in
+// Caffe2). Pooling also requires pad < kernel on each side (a window entirely in the padding has
+// no input), which rules out CAFFE_LEGACY_POOLING windows starting past the image.
+// global_pooling (pooling only): the window is the whole image, stride 1, no pad, output 1x1,
+// whatever legacy_pad says; the redundant kernel 0 (or the image size), stride 1, pad 0 and
+// dilation 1 that exported nets carry are accepted, other values are errors.
 //
 //   ConvPoolWindow w = ComputeConvPoolWindow(def, x_info, WindowKind::kPool);
 //   // w.output = {out_h, out_w}

@@ -114,7 +114,7 @@ BRAID_OPERATOR_SCHEMA(MaxPool)
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D max pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
-        "(Caffe2 spellings), global_pooling, order=NCHW.");
+        "(Caffe2 spellings), legacy_pad, global_pooling, order=NCHW.");
 
 BRAID_OPERATOR_SCHEMA(AveragePool)
     .NumInputs(1)
@@ -126,7 +126,7 @@ BRAID_OPERATOR_SCHEMA(AveragePool)
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D average pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
-        "(Caffe2 spellings), global_pooling, order=NCHW, count_include_pad (default 0: divide by "
+        "(Caffe2 spellings), legacy_pad, global_pooling, order=NCHW, count_include_pad (default 0: divide by "
         "the window elements inside the image).");
 
 BRAID_REGISTER_CPU_OPERATOR(MaxPool, MaxPoolOp);

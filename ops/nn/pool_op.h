@@ -2,12 +2,13 @@
 //
 //   X [N, C, H, W]  ->  Y [N, C, outH, outW]
 //
-// Window arguments (kernel, stride, pad, global_pooling, order) are described in
+// Window arguments (kernel, stride, pad, legacy_pad, global_pooling, order) are described in
 // ops/nn/conv_pool_window.h; pooling takes no dilation and needs pad < kernel.
 // AveragePool follows Caffe2's `count_include_pad` argument (default 0): by default a window's sum
 // is divided by the number of its elements inside the image (padding excluded, oneDNN's
 // pooling_avg_exclude_padding); with count_include_pad=1 by the full kernel area
-// (pooling_avg_include_padding).
+// (pooling_avg_include_padding), also for the windows legacy_pad CAFFE_LEGACY_POOLING adds past
+// the image (Caffe2's divisors).
 //
 //   type: "MaxPool" input: "X" output: "Y"
 //   arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 }

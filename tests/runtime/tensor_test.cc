@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/element_count.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -86,6 +87,40 @@ TEST(TensorTest, EveryDtypeHasASizeAndName) {
 TEST(TensorTest, NegativeDimensionIsRejected) {
   Tensor t;
   EXPECT_THROW(t.Reshape({2, -1}), Error);
+}
+
+// 2^32 * 2^32 * 16 wraps to 0 in int64; the check sees it before the shape changes.
+TEST(TensorTest, ShapeWhoseElementCountOverflowsIsRejected) {
+  Tensor t(DType::kFloat32, {2});
+  try {
+    t.Reshape({4294967296, 4294967296, 16});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().message().find("shape [4294967296,4294967296,16] has more elements"),
+              std::string::npos)
+        << e.status().message();
+  }
+  EXPECT_EQ(t.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(t.numel(), 2);
+  t.Reshape({4294967296, 4294967296, 0});  // empty: the other dims' product does not matter
+  EXPECT_EQ(t.numel(), 0);
+}
+
+// 2^61 elements fit int64 as a count; as float64 they take 2^64 bytes, which does not.
+TEST(TensorTest, ShapeWhoseByteSizeOverflowsIsRejectedForItsType) {
+  const int64_t n = int64_t{1} << 61;
+  Tensor t(DType::kUInt8, {n});
+  EXPECT_EQ(t.numel(), n);
+  EXPECT_THROW(t.set_dtype(DType::kFloat64), Error);
+  EXPECT_EQ(t.dtype(), DType::kUInt8);
+  EXPECT_THROW(t.Resize(DType::kInt64, {n}), Error);
+  Tensor wide(DType::kFloat64, {1});
+  wide.Resize(DType::kUInt8, {n});  // the new type's size counts, not the old one's
+  EXPECT_EQ(wide.numel(), n);
+  EXPECT_EQ(ElementCount({n, 3}), 3 * n);
+  EXPECT_EQ(ElementCount({n / 2}, DType::kInt32), n / 2);  // 2^62 bytes
+  EXPECT_THROW(ElementCount({n}, DType::kInt32), Error);    // 2^63 bytes
+  EXPECT_THROW(ElementCount({n, 4}), Error);
 }
 
 TEST(TensorTest, CopyFromCopiesShapeTypeAndBytes) {

@@ -34,6 +34,9 @@ struct ConvCase {
   int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
   int64_t dilation_h = 1, dilation_w = 1, group = 1;
   bool bias = true;
+  // As in pool_op_test.cc: legacy_pad 1 and 2 give no pad arguments, 3 gives pad_t and pad_l at
+  // both ends; pad_b and pad_r hold the end pads the mode works out (by hand).
+  int legacy_pad = 0;
 
   int64_t OutH() const { return (h + pad_t + pad_b - (dilation_h * (kh - 1) + 1)) / stride_h + 1; }
   int64_t OutW() const { return (w + pad_l + pad_r - (dilation_w * (kw - 1) + 1)) / stride_w + 1; }
@@ -49,7 +52,13 @@ struct ConvCase {
       a += std::string(" arg { name: \"") + name + "\" i: " + std::to_string(v) + " }";
     };
     add("kernel_h", kh), add("kernel_w", kw), add("stride_h", stride_h), add("stride_w", stride_w);
-    add("pad_t", pad_t), add("pad_l", pad_l), add("pad_b", pad_b), add("pad_r", pad_r);
+    if (legacy_pad == 0) {
+      add("pad_t", pad_t), add("pad_l", pad_l), add("pad_b", pad_b), add("pad_r", pad_r);
+    } else {
+      add("legacy_pad", legacy_pad);
+      if (legacy_pad == 3) add("pad_t", pad_t), add("pad_l", pad_l), add("pad_b", pad_t);
+      if (legacy_pad == 3) add("pad_r", pad_l);
+    }
     add("dilation_h", dilation_h), add("dilation_w", dilation_w), add("group", group);
     return a;
   }
@@ -121,6 +130,24 @@ TEST(ConvOpTest, MatchesNaiveLoopWithStridesAndAsymmetricPads) {
   k.h = 9, k.w = 8, k.stride_h = 2, k.stride_w = 3, k.pad_t = 2, k.pad_l = 0, k.pad_b = 1,
   k.pad_r = 2;
   ExpectMatchesNaive(k);
+}
+
+// SAME on 7x6, kernel 3, stride 2: pads (1, 1) for the height, (0, 1) for the width.
+// CAFFE_LEGACY_POOLING on 6x8, kernel 3, stride 2, pad 0: ceil(3 / 2) + 1 = 3 rows (bottom pad
+// 1), ceil(5 / 2) + 1 = 4 columns (right pad 1). VALID: no pads.
+ConvCase LegacyPadConv(int mode) {
+  ConvCase k;
+  k.legacy_pad = mode, k.stride_h = k.stride_w = 2;
+  if (mode == 2) k.pad_t = k.pad_b = 1, k.pad_r = 1;
+  if (mode == 3) k.h = 6, k.w = 8, k.pad_b = 1, k.pad_r = 1;
+  return k;
+}
+
+TEST(ConvOpTest, MatchesNaiveLoopForEveryLegacyPadMode) {
+  for (int mode : {1, 2, 3}) {
+    SCOPED_TRACE("legacy_pad " + std::to_string(mode));
+    ExpectMatchesNaive(LegacyPadConv(mode));
+  }
 }
 
 TEST(ConvOpTest, MatchesNaiveLoopWithDilation) {
@@ -251,7 +278,7 @@ TEST(ConvOpTest, RejectsBadWindowArguments) {
 TEST(ConvOpTest, RejectsNhwcOrder) {
   ConvCase k;
   ExpectError(k, k.Op() + R"( arg { name: "order" s: "NHWC" })",
-              "order 'NHWC' of 'Y' is not supported: nn ops take NCHW tensors only");
+              "Conv supports order 'NCHW' only: order 'NHWC' of 'Y' is not supported");
 }
 
 TEST(ConvOpTest, RejectsBiasOfTheWrongSize) {
@@ -433,6 +460,15 @@ TEST(ConvGradientTest, MatchesNumericalGradientWithStrideAndAsymmetricPads) {
   k.n = 1, k.c = 2, k.m = 2, k.h = 7, k.w = 6, k.stride_h = 2, k.stride_w = 3;
   k.pad_t = 1, k.pad_l = 2, k.pad_b = 0, k.pad_r = 1;
   EXPECT_TRUE(CheckConvGradient(k, 23));
+}
+
+TEST(ConvGradientTest, MatchesNumericalGradientForLegacyPadModes) {
+  for (int mode : {2, 3}) {
+    SCOPED_TRACE("legacy_pad " + std::to_string(mode));
+    ConvCase k = LegacyPadConv(mode);
+    k.n = 1, k.c = 2, k.m = 2;
+    EXPECT_TRUE(CheckConvGradient(k, 24 + mode));
+  }
 }
 
 TEST(ConvGradientTest, MatchesNumericalGradientWithDilationAndGroups) {

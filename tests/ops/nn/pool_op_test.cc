@@ -1,6 +1,6 @@
 // MaxPool, AveragePool and their gradients: results against naive loops (stride, pads,
-// count_include_pad, global pooling), shape inference against the kernel, errors, numerical
-// gradients.
+// count_include_pad, global pooling, legacy_pad modes), shape inference against the kernel,
+// errors, numerical gradients.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +25,10 @@ struct PoolCase {
   int64_t n = 2, c = 3, h = 7, w = 6, kh = 3, kw = 2;
   int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
   bool count_include_pad = false;
+  // legacy_pad 1 (VALID) and 2 (SAME) give no pad arguments; 3 (CAFFE_LEGACY_POOLING) gives
+  // pad_t and pad_l at both ends. pad_b and pad_r then hold the end pads the mode works out
+  // (computed by hand), which the naive loop and the output size use.
+  int legacy_pad = 0;
 
   int64_t OutH() const { return (h + pad_t + pad_b - kh) / stride_h + 1; }
   int64_t OutW() const { return (w + pad_l + pad_r - kw) / stride_w + 1; }
@@ -36,7 +40,13 @@ struct PoolCase {
       a += std::string(" arg { name: \"") + name + "\" i: " + std::to_string(v) + " }";
     };
     add("kernel_h", kh), add("kernel_w", kw), add("stride_h", stride_h), add("stride_w", stride_w);
-    add("pad_t", pad_t), add("pad_l", pad_l), add("pad_b", pad_b), add("pad_r", pad_r);
+    if (legacy_pad == 0) {
+      add("pad_t", pad_t), add("pad_l", pad_l), add("pad_b", pad_b), add("pad_r", pad_r);
+    } else {
+      add("legacy_pad", legacy_pad);
+      if (legacy_pad == 3) add("pad_t", pad_t), add("pad_l", pad_l), add("pad_b", pad_t);
+      if (legacy_pad == 3) add("pad_r", pad_l);
+    }
     if (type == "AveragePool") add("count_include_pad", count_include_pad);
     return a;
   }
@@ -141,6 +151,73 @@ TEST(PoolOpTest, GlobalPoolingReducesEachPlane) {
   }
 }
 
+// SAME on 7x6, kernel 3, stride 2: height 4 (pads 1, 1), width 3 (pads 0, 1).
+PoolCase SamePool(const std::string& type) {
+  PoolCase k;
+  k.type = type, k.legacy_pad = 2, k.kh = k.kw = 3, k.stride_h = k.stride_w = 2;
+  k.pad_t = 1, k.pad_b = 1, k.pad_l = 0, k.pad_r = 1;
+  return k;
+}
+
+// CAFFE_LEGACY_POOLING on 6x7, kernel 3, stride 2, pad 1: ceil((6 + 2 - 3) / 2) + 1 = 4 rows
+// (bottom pad 2: the row Caffe's rounding up adds), ceil((7 + 2 - 3) / 2) + 1 = 4 columns (right
+// pad 1).
+PoolCase CaffeLegacyPool(const std::string& type) {
+  PoolCase k;
+  k.type = type, k.legacy_pad = 3, k.h = 6, k.w = 7, k.kh = k.kw = 3, k.stride_h = k.stride_w = 2;
+  k.pad_t = k.pad_l = 1, k.pad_b = 2, k.pad_r = 1;
+  return k;
+}
+
+TEST(PoolOpTest, LegacyPadModesMatchNaiveLoopOverTheirPads) {
+  for (const char* type : {"MaxPool", "AveragePool"}) {
+    SCOPED_TRACE(type);
+    ExpectMatchesNaive(SamePool(type));
+    ExpectMatchesNaive(CaffeLegacyPool(type));
+    PoolCase valid;
+    valid.type = type, valid.legacy_pad = 1, valid.kh = valid.kw = 3, valid.stride_h = 2;
+    ExpectMatchesNaive(valid);
+  }
+}
+
+// Caffe2's divisor: the window's elements inside the image, or with count_include_pad the whole
+// kernel, also for the windows Caffe's rounding up adds past the image.
+TEST(PoolOpTest, CaffeLegacyAveragePoolDividesAsCaffe2) {
+  PoolCase k = CaffeLegacyPool("AveragePool");
+  ExpectMatchesNaive(k);
+  k.count_include_pad = true;
+  ExpectMatchesNaive(k);
+  // By hand: 1x1x2x2 image, kernel 2, stride 2, pad 1: 2x2 windows, each holding one element.
+  Workspace ws;
+  Feed<float>(&ws, "X", {1, 1, 2, 2}, {1, 2, 3, 4});
+  const std::string op = R"(type: "AveragePool" input: "X" output: "Y" arg { name: "kernel" i: 2 }
+      arg { name: "stride" i: 2 } arg { name: "pad" i: 1 } arg { name: "legacy_pad" i: 3 })";
+  ASSERT_TRUE(RunOp(&ws, op));
+  EXPECT_EQ(Fetch<float>(ws, "Y"), (std::vector<float>{1, 2, 3, 4}));
+  ASSERT_TRUE(RunOp(&ws, op + R"( arg { name: "count_include_pad" i: 1 })"));
+  EXPECT_EQ(Fetch<float>(ws, "Y"), (std::vector<float>{0.25f, 0.5f, 0.75f, 1}));
+}
+
+// GoogLeNet's pool1 shape: 112 -> 56 (rounding down would give 55).
+TEST(PoolOpTest, CaffeLegacyMaxPoolKeepsTheLastRowAndColumn) {
+  PoolCase k;
+  k.n = 1, k.c = 2, k.h = k.w = 112, k.kh = k.kw = 3, k.stride_h = k.stride_w = 2;
+  k.legacy_pad = 3, k.pad_b = k.pad_r = 1;
+  ASSERT_EQ(k.OutH(), 56);
+  ExpectMatchesNaive(k);
+}
+
+// DenseNet's exported global pooling.
+TEST(PoolOpTest, GlobalPoolingWithKernelZeroStrideOnePadZero) {
+  Workspace ws;
+  Feed<float>(&ws, "X", {1, 2, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0, 9, 0, 0, 0, 0});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "AveragePool" input: "X" output: "Y"
+      arg { name: "global_pooling" i: 1 } arg { name: "kernel" i: 0 } arg { name: "stride" i: 1 }
+      arg { name: "pad" i: 0 } arg { name: "order" s: "NCHW" })"));
+  EXPECT_EQ(ShapeOf(ws, "Y"), (std::vector<int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(Fetch<float>(ws, "Y"), (std::vector<float>{5, 1}));
+}
+
 void ExpectError(const std::string& op, const std::string& fragment) {
   Workspace ws;
   Feed<float>(&ws, "X", {1, 2, 4, 4}, std::vector<float>(32, 0.f));
@@ -166,7 +243,8 @@ TEST(PoolOpTest, RejectsBadWindows) {
               "stride (1, 0) must be >= 1");
   ExpectError(R"(type: "MaxPool" input: "X" output: "Y" arg { name: "global_pooling" i: 1 }
                  arg { name: "stride" i: 2 })",
-              "global_pooling takes no stride, pad or dilation arguments");
+              "global_pooling takes no stride, pad or dilation arguments (or stride 1, pad 0, "
+              "dilation 1)");
   ExpectError(R"(type: "MaxPool" input: "X" output: "Y" arg { name: "kernel" i: 2 }
                  arg { name: "order" s: "NHWC" })",
               "order 'NHWC' of 'Y' is not supported");
@@ -197,6 +275,21 @@ TEST(PoolGradientTest, AveragePoolMatchesNumericalGradient) {
   EXPECT_TRUE(CheckPoolGradient(k, 43));
   k.count_include_pad = true;
   EXPECT_TRUE(CheckPoolGradient(k, 44));
+}
+
+TEST(PoolGradientTest, LegacyPadModesMatchNumericalGradient) {
+  unsigned seed = 46;
+  for (const char* type : {"MaxPool", "AveragePool"}) {
+    SCOPED_TRACE(type);
+    for (PoolCase k : {SamePool(type), CaffeLegacyPool(type)}) {
+      k.n = 1, k.c = 2;
+      EXPECT_TRUE(CheckPoolGradient(k, seed++));
+      if (k.type == "AveragePool") {
+        k.count_include_pad = true;
+        EXPECT_TRUE(CheckPoolGradient(k, seed++));
+      }
+    }
+  }
 }
 
 TEST(PoolGradientTest, GlobalPoolingMatchesNumericalGradient) {
