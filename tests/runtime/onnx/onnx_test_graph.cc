@@ -28,29 +28,6 @@ onnx::AttributeProto* NewAttr(onnx::NodeProto* node, const std::string& name,
   return attr;
 }
 
-// Until braid registers GivenTensorFill, the weights are written as the init net's ops describe.
-void FillWeights(const NetDef& init_net, Workspace* ws) {
-  if (HasKernel("GivenTensorFill", DeviceType::kCpu)) {
-    ASSERT_TRUE(ws->RunNetOnce(init_net).ok());
-    return;
-  }
-  for (const OperatorDef& op : init_net.op()) {
-    ArgumentReader args(op.arg());
-    Tensor* t = ws->CreateBlob(op.output(0));
-    if (op.type() == "GivenTensorFill") {
-      const std::vector<float> values = args.GetList<float>("values");
-      t->Resize(DType::kFloat32, args.GetList<int64_t>("shape"));
-      ASSERT_EQ(t->numel(), static_cast<int64_t>(values.size())) << op.output(0);
-      std::copy(values.begin(), values.end(), t->mutable_data<float>());
-    } else {
-      const std::vector<int64_t> values = args.GetList<int64_t>("values");
-      t->Resize(DType::kInt64, args.GetList<int64_t>("shape"));
-      ASSERT_EQ(t->numel(), static_cast<int64_t>(values.size())) << op.output(0);
-      std::copy(values.begin(), values.end(), t->mutable_data<int64_t>());
-    }
-  }
-}
-
 }  // namespace
 
 OnnxTestGraph::OnnxTestGraph(int64_t opset) {
@@ -136,7 +113,7 @@ std::vector<float> RunImported(const OnnxTestGraph& graph, const std::vector<flo
   ImportedModel model = Import(graph);
   if (model.predict_net.external_output_size() == 0) return {};
   Workspace ws;
-  FillWeights(model.init_net, &ws);
+  EXPECT_TRUE(ws.RunNetOnce(model.init_net).ok());
   Tensor* x = ws.CreateBlob(model.input_name);
   x->Resize(DType::kFloat32, model.input_shape);
   EXPECT_EQ(x->numel(), static_cast<int64_t>(input.size()));

@@ -36,11 +36,14 @@ std::string WriteModel(const OnnxTestGraph& graph, const std::string& name) {
   return path;
 }
 
-// Weightless, so that it runs before braid registers GivenTensorFill.
+// Conv (weights in the init net's GivenTensorFill ops) -> Relu -> pools -> Softmax.
 OnnxTestGraph PoolingModel() {
   OnnxTestGraph g(13);
   g.Input("image", {1, 3, 6, 6});
-  g.Node("Relu", {"image"}, {"r"});
+  g.Initializer("w", {3, 3, 1, 1}, TestValues(9, 1));
+  g.Initializer("b", {3}, TestValues(3, 2));
+  g.Node("Conv", {"image", "w", "b"}, {"c"});
+  g.Node("Relu", {"c"}, {"r"});
   auto* pool = g.Node("MaxPool", {"r"}, {"p"});
   SetAttr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
   SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
