@@ -42,7 +42,7 @@ std::string Temp(const std::string& name) {
 }
 
 // image [N, 8, 2, 2] -> global average pool -> flatten -> softmax "fc/prob:0" [N, 8].
-// Weightless, so that it runs whether or not braid registers GivenTensorFill.
+// Weightless, so that naive loops give its expected outputs in a few lines.
 std::string PoolSoftmaxModel() {
   OnnxTestGraph g(13);
   g.Input("image", {1, 8, 2, 2});
