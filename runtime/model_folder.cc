@@ -35,7 +35,7 @@ struct DataTypeCode {
   DType dtype;
 };
 constexpr DataTypeCode kDataTypes[] = {
-    {1, DType::kFloat32}, {2, DType::kInt32}, {5, DType::kBool},
+    {1, DType::kFloat32}, {2, DType::kInt32},  {5, DType::kBool},
     {6, DType::kUInt8},   {10, DType::kInt64}, {13, DType::kFloat64},
 };
 

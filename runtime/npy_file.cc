@@ -170,9 +170,10 @@ Status DTypeOfDescr(const NpyHeader& header, const std::string& source, DType* d
       return Status::OK();
     }
   }
-  return Status::InvalidArgument(source + ": .npy dtype '" + header.descr +
-                                 "' is not supported (little-endian float32 '<f4', float64 "
-                                 "'<f8', int32 '<i4', int64 '<i8', uint8 '|u1' and bool '|b1' are)");
+  return Status::InvalidArgument(
+      source + ": .npy dtype '" + header.descr +
+      "' is not supported (little-endian float32 '<f4', float64 "
+      "'<f8', int32 '<i4', int64 '<i8', uint8 '|u1' and bool '|b1' are)");
 }
 
 const char* DescrOf(DType dtype) {
@@ -198,7 +199,8 @@ Status ParseNpy(const std::string& bytes, const std::string& source, Tensor* ten
   if (status.ok()) status = ParseHeader(header_text, source, &header);
   if (!status.ok()) return status;
   if (header.fortran_order) {
-    return Status::InvalidArgument(source + ": .npy array is in Fortran order; braid reads C order "
+    return Status::InvalidArgument(source +
+                                   ": .npy array is in Fortran order; braid reads C order "
                                    "(save numpy.ascontiguousarray(a))");
   }
   DType dtype = DType::kFloat32;

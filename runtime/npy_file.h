@@ -5,11 +5,11 @@
 //
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 224, 224), }
 //
-// padded with spaces and a newline, then the elements. braid reads and writes C-order, little-endian
-// arrays of float32 ('<f4'), float64 ('<f8'), int32 ('<i4'), int64 ('<i8'), uint8 ('|u1') and bool
-// ('|b1'); a Fortran-order array, a big-endian one or any other dtype is refused with an error
-// naming the file and what it holds. Writing uses version 1.0 (2.0 when the header needs it), as
-// numpy does.
+// padded with spaces and a newline, then the elements. braid reads and writes C-order,
+// little-endian arrays of float32 ('<f4'), float64 ('<f8'), int32 ('<i4'), int64 ('<i8'), uint8
+// ('|u1') and bool ('|b1'); a Fortran-order array, a big-endian one or any other dtype is refused
+// with an error naming the file and what it holds. Writing uses version 1.0 (2.0 when the header
+// needs it), as numpy does.
 //
 //   Tensor image;
 //   Status s = ReadNpyFile("cat.npy", &image);  // float32[1,3,224,224] on the host

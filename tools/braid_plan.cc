@@ -207,7 +207,9 @@ NetDef LoadNetToPlan(const PlanToolOptions& options, ModelFolder* folder) {
     ThrowIfError(LoadModelFolder(options.model_dir, folder));
     net = folder->predict_net;
   }
-  if (net.name().empty()) net.set_name(options.model_dir.empty() ? options.net_path : options.model_dir);
+  if (net.name().empty()) {
+    net.set_name(options.model_dir.empty() ? options.net_path : options.model_dir);
+  }
   if (!options.losses.empty()) AddGradientOperators(&net, options.losses);
   std::string executor = options.executor;
   if (executor.empty()) executor = net.type() == "simple" ? "simple" : "dag";

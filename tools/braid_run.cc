@@ -234,8 +234,8 @@ ModelFolder LoadModel(const RunOptions& options, Tensor* input) {
   }
   const ModelInput given = options.has_input ? options.input : ModelInput{model.input_name, ""};
   if (given.name != model.input_name) {
-    throw Error(Status::InvalidArgument("braid_run: --input " + given.name + ": the model's input is '" +
-                                        model.input_name + "'"));
+    throw Error(Status::InvalidArgument("braid_run: --input " + given.name +
+                                        ": the model's input is '" + model.input_name + "'"));
   }
   if (!input->has_storage()) *input = MakeInputTensor(given, model.input_dtype, model.input_shape);
   return model;
@@ -271,8 +271,8 @@ NetDef LoadNetIntoWorkspace(const RunOptions& options, Workspace* ws) {
 }
 
 NetDef LoadMainNet(const RunOptions& options, Workspace* ws) {
-  NetDef def = options.is_model() ? LoadModelIntoWorkspace(options, ws)
-                                  : LoadNetIntoWorkspace(options, ws);
+  NetDef def =
+      options.is_model() ? LoadModelIntoWorkspace(options, ws) : LoadNetIntoWorkspace(options, ws);
   if (!options.executor.empty()) def.set_type(options.executor);
   if (options.threads > 0) SetNetArgument("num_workers", options.threads, &def);
   if (def.name().empty()) def.set_name("main");

@@ -48,12 +48,13 @@ Tensor MakeInputTensor(const ModelInput& input, DType dtype, const std::vector<i
     return host;
   }
   const Status status = ReadNpyFile(input.npy_path, &host);
-  if (!status.ok()) throw Error(Status(status.code(), "--input " + input.name + ": " + status.message()));
+  if (!status.ok())
+    throw Error(Status(status.code(), "--input " + input.name + ": " + status.message()));
   if (host.dtype() != dtype) {
-    throw Error(Status::InvalidArgument(
-        "--input " + input.name + "=" + input.npy_path + ": the file holds " + host.ShapeString() +
-        ", but input '" + input.name + "' is " + DTypeName(dtype) + " (numpy: a.astype(numpy." +
-        DTypeName(dtype) + "))"));
+    throw Error(Status::InvalidArgument("--input " + input.name + "=" + input.npy_path +
+                                        ": the file holds " + host.ShapeString() + ", but input '" +
+                                        input.name + "' is " + DTypeName(dtype) +
+                                        " (numpy: a.astype(numpy." + DTypeName(dtype) + "))"));
   }
   return host;
 }

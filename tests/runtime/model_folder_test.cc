@@ -1,10 +1,10 @@
 #include "runtime/model_folder.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace braid {
 namespace {

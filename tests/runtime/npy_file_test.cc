@@ -1,11 +1,11 @@
 #include "runtime/npy_file.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace braid {
 namespace {
@@ -76,8 +76,8 @@ TEST(NpyFileTest, ReadsEveryDtypeAndShapeSpelling) {
 
 TEST(NpyFileTest, RoundTripsEveryDtypeThroughAFile) {
   const std::string path = ::testing::TempDir() + "/round_trip.npy";
-  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
-                      DType::kUInt8, DType::kBool}) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt8,
+                      DType::kBool}) {
     Tensor t;
     t.Resize(dtype, {3, 1, 2});
     auto* data = static_cast<unsigned char*>(t.raw_mutable_data(dtype));
@@ -100,23 +100,23 @@ void ExpectRefused(const std::string& bytes, const std::string& fragment) {
 
 TEST(NpyFileTest, RefusesWhatItCannotReadNamingTheFile) {
   const float four[4] = {1, 2, 3, 4};
-  ExpectRefused(NumpyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", four,
-                           sizeof(four)),
-                "Fortran order");
-  ExpectRefused(NumpyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", four,
-                           sizeof(four)),
-                "dtype '>f4' is not supported");
-  ExpectRefused(NumpyBytes("{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }", four,
-                           sizeof(four)),
-                "dtype '<f2' is not supported");
-  ExpectRefused(NumpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four,
-                           sizeof(four)),
-                "holds 16 bytes, but float32[5] needs 20");
+  ExpectRefused(
+      NumpyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", four, sizeof(four)),
+      "Fortran order");
+  ExpectRefused(
+      NumpyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", four, sizeof(four)),
+      "dtype '>f4' is not supported");
+  ExpectRefused(
+      NumpyBytes("{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }", four, sizeof(four)),
+      "dtype '<f2' is not supported");
+  ExpectRefused(
+      NumpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four, sizeof(four)),
+      "holds 16 bytes, but float32[5] needs 20");
   ExpectRefused(NumpyBytes("{'descr': '<f4', 'shape': (4,), }", four, sizeof(four)),
                 "lacks one of");
-  ExpectRefused(NumpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", four,
-                           sizeof(four)),
-                "malformed 'shape'");
+  ExpectRefused(
+      NumpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", four, sizeof(four)),
+      "malformed 'shape'");
   ExpectRefused("PK\x03\x04 a zip file", "not a .npy file");
   ExpectRefused(std::string("\x93NUMPY\x01\0\x40\0{'descr'", 17), "truncated");
   const Status missing = [] {

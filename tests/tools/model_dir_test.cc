@@ -1,7 +1,7 @@
-// braid_run --model-dir, --input and --save-outputs, and braid_plan --model-dir, on zoo folders that
-// braid_import writes from small ONNX models built here. Expected values come from naive loops.
+// braid_run --model-dir, --input and --save-outputs, and braid_plan --model-dir, on zoo folders
+// that braid_import writes from small ONNX models built here. Expected values come from naive
+// loops.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -59,8 +59,8 @@ std::string PoolSoftmaxModel() {
 std::string PoolSoftmaxFolder() {
   const std::string dir = Temp("pool_softmax_zoo");
   std::filesystem::remove_all(dir);
-  const Result r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + PoolSoftmaxModel() +
-                              " --out " + dir);
+  const Result r =
+      RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + PoolSoftmaxModel() + " --out " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return dir;
 }
@@ -224,10 +224,9 @@ TEST(ModelDirTest, BadInputsAndFoldersAreRefusedWithExitCodes) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(dir + "/value_info.json"), std::string::npos) << r.output;
   // Bad flags: exit 2.
-  for (const std::string& flags : {"--model-dir " + dir + " net.pbtxt",
-                                   "--model-dir " + dir + " --init init.pbtxt",
-                                   std::string("net.pbtxt --input x=random"),
-                                   "--model-dir " + dir + " --input image"}) {
+  for (const std::string& flags :
+       {"--model-dir " + dir + " net.pbtxt", "--model-dir " + dir + " --init init.pbtxt",
+        std::string("net.pbtxt --input x=random"), "--model-dir " + dir + " --input image"}) {
     r = RunCommand(run + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.output;
   }

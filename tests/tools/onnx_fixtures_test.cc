@@ -6,7 +6,6 @@
 // Tolerance: max |braid - PyTorch| <= 1e-4 * max |PyTorch| (float32 kernels summing in another
 // order differ by a few ulps per op; these nets have under 20 ops).
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <algorithm>
