@@ -178,6 +178,30 @@ TEST(ModelDirTest, BraidRunOnAnOnnxFileImportsForTheNpyShape) {
   for (int i = 0; i < 24; ++i) EXPECT_NEAR(prob.data<float>()[i], expected[i], 1e-6) << i;
 }
 
+// A plain NetDef takes --input NAME=FILE.npy too, in the file's shape.
+TEST(ModelDirTest, BraidRunFeedsANpyFileToAPlainNet) {
+  const std::string net = Temp("relu.pbtxt");
+  std::ofstream(net) << "name: \"relu\"\nop { type: \"Relu\" input: \"x\" output: \"y\" }\n"
+                        "external_input: \"x\"\nexternal_output: \"y\"\n";
+  Tensor x;
+  x.Resize(DType::kFloat32, {2, 3});
+  const float values[6] = {-1.5f, 2.25f, 0, -0.0625f, 7, -3};
+  std::copy(values, values + 6, x.mutable_data<float>());
+  const std::string npy = Temp("x.npy");
+  ASSERT_TRUE(WriteNpyFile(npy, x).ok());
+  const std::string saved = Temp("relu_out");
+  const Result r = RunCommand(std::string(BRAID_RUN_BINARY) + " " + net + " --input x=" + npy +
+                              " --save-outputs " + saved);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("input x shape float32[2,3]: from " + npy), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("top-5"), std::string::npos) << r.output;  // 3 classes: no top-5
+  Tensor y;
+  ASSERT_TRUE(ReadNpyFile(saved + "/y.npy", &y).ok());
+  ASSERT_EQ(y.ShapeString(), "float32[2,3]");
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], std::max(values[i], 0.f)) << i;
+}
+
 TEST(ModelDirTest, BraidPlanPlansTheFolderWithValueInfoOrInputShape) {
   const std::string dir = PoolSoftmaxFolder();
   const std::string plan = std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir;
