@@ -4,6 +4,10 @@
 //              [--mode inference|training] [--share-activations] [--share-parameter-gradients]
 //              [--executor dag|simple] [--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]
 //
+// `braid_plan --model-dir DIR [flags as above, no --init]` plans the predict net of a model folder
+// in the layout of Caffe2's model zoo (runtime/model_folder.h): its init net gives the weights'
+// shapes and value_info.json the input's, unless an --input names the input (e.g. another batch).
+//
 // Loads NET (text or binary NetDef), appends its backward pass for each --gradients-of loss
 // (runtime/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
 // (float32 unless DTYPE says otherwise, e.g. "data=64,1,28,28" or "label=64:int32"), so that
@@ -54,6 +58,7 @@
 #include "planner/verify_plan.h"
 #include "runtime/autodiff.h"
 #include "runtime/memory_planning.h"
+#include "runtime/model_folder.h"
 #include "runtime/observer.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
@@ -68,6 +73,9 @@
 #include "tools/repeated_flag.h"
 
 DEFINE_string(init, "", "init net run once before planning; its blobs give parameter shapes");
+DEFINE_string(model_dir, "",
+              "plan the predict net of this model folder (init_net.pb, predict_net.pb, "
+              "value_info.json) instead of NET");
 DEFINE_string(input, "",
               "NAME=DIMS[:DTYPE], repeatable: a blob of that shape (float32 unless DTYPE: "
               "float32|float64|int32|int64|uint8|bool), e.g. data=64,1,28,28 label=64:int32");
@@ -104,11 +112,12 @@ constexpr char kUsage[] =
     "[--mode inference|training] [--share-activations] [--share-parameter-gradients] "
     "[--executor dag|simple] "
     "[--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]\n"
+    "braid_plan --model-dir DIR [the flags above but --init]\n"
     "braid_plan --model NAME --device sim|cuda --batch-size N [--test-batch-size M] "
     "[--image-size S] [--channels C] [--classes K] [--algo-cache PATH] [--json FILE]";
 
 struct PlanToolOptions {
-  std::string net_path, init_path, out_path, json_path;
+  std::string net_path, init_path, model_dir, out_path, json_path;
   std::vector<BlobSpec> inputs;
   std::vector<std::string> losses;
   PlanMode mode = PlanMode::kInference;
@@ -150,11 +159,16 @@ PlanToolOptions ParseFlags(int argc, char** argv) {
     if (FLAGS_batch_size <= 0 || FLAGS_test_batch_size < 0) ExitBadFlags("batch sizes must be > 0");
     return options;
   }
-  if (nets.size() != 1) {
+  if (!FLAGS_model_dir.empty()) {
+    if (!nets.empty()) ExitBadFlags("--model-dir takes no NET file, got '" + nets[0] + "'");
+    if (!FLAGS_init.empty()) ExitBadFlags("--init: a model folder carries its own init net");
+    options.model_dir = FLAGS_model_dir;
+  } else if (nets.size() != 1) {
     ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()) +
                  " (braid_plan --help lists the flags)");
+  } else {
+    options.net_path = nets[0];
   }
-  options.net_path = nets[0];
   options.init_path = FLAGS_init;
   options.out_path = FLAGS_out;
   options.json_path = FLAGS_json;
@@ -183,10 +197,19 @@ void ThrowIfError(const Status& status) {
   if (!status.ok()) throw Error(status);
 }
 
-// The net to plan: loaded, named, with its backward pass and its executor type set.
-NetDef LoadNetToPlan(const PlanToolOptions& options) {
-  NetDef net = LoadNetDef(options.net_path);
-  if (net.name().empty()) net.set_name(options.net_path);
+// The net to plan: loaded (NET, or --model-dir's predict net with the folder kept in *folder),
+// named, with its backward pass and its executor type set.
+NetDef LoadNetToPlan(const PlanToolOptions& options, ModelFolder* folder) {
+  NetDef net;
+  if (options.model_dir.empty()) {
+    net = LoadNetDef(options.net_path);
+  } else {
+    ThrowIfError(LoadModelFolder(options.model_dir, folder));
+    net = folder->predict_net;
+  }
+  if (net.name().empty()) {
+    net.set_name(options.model_dir.empty() ? options.net_path : options.model_dir);
+  }
   if (!options.losses.empty()) AddGradientOperators(&net, options.losses);
   std::string executor = options.executor;
   if (executor.empty()) executor = net.type() == "simple" ? "simple" : "dag";
@@ -194,12 +217,25 @@ NetDef LoadNetToPlan(const PlanToolOptions& options) {
   return net;
 }
 
-void FillWorkspace(const PlanToolOptions& options, Workspace* ws) {
+// Runs the init net (--init or the folder's) and creates each input blob: --input's, and the
+// folder's input in value_info.json's shape unless an --input names it.
+void FillWorkspace(const PlanToolOptions& options, const ModelFolder& folder, Workspace* ws) {
   if (!options.init_path.empty()) ThrowIfError(ws->RunNetOnce(LoadNetDef(options.init_path)));
-  for (const BlobSpec& input : options.inputs) {
+  std::vector<BlobSpec> inputs = options.inputs;
+  if (!options.model_dir.empty()) {
+    ThrowIfError(ws->RunNetOnce(folder.init_net));
+    const bool named = std::any_of(inputs.begin(), inputs.end(), [&](const BlobSpec& spec) {
+      return spec.name == folder.input_name;
+    });
+    if (!named) inputs.push_back({folder.input_name, folder.input_shape, folder.input_dtype});
+  }
+  for (const BlobSpec& input : inputs) {
     Tensor* tensor = ws->CreateBlob(input.name);
     tensor->Resize(input.dtype, input.dims);
     tensor->raw_mutable_data(input.dtype);  // shape inference knows only blobs that hold data
+    if (input.name == folder.input_name) {
+      std::printf("model input '%s' %s\n", input.name.c_str(), tensor->ShapeString().c_str());
+    }
   }
 }
 
@@ -326,9 +362,10 @@ void ReportTestNet(const std::string& path, const Workspace& ws, const MemoryPla
 }
 
 void PlanAndReport(const PlanToolOptions& options) {
-  NetDef net = LoadNetToPlan(options);
+  ModelFolder folder;
+  NetDef net = LoadNetToPlan(options, &folder);
   Workspace ws;
-  FillWorkspace(options, &ws);
+  FillWorkspace(options, folder, &ws);
   MemoryPlanOptions planning;
   planning.mode = options.mode;
   planning.share_activations = options.share_activations;

@@ -1,48 +1,60 @@
 // braid_run: runs a net and reports where the time went and what it computed.
 //
-//   braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K]
-//                 [--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]
-//                 [--algo-cache PATH]
+//   braid_run NET [--init INIT_NET] [--input NAME=FILE.npy] [--executor simple|dag] [--threads N]
+//                 [--iters K] [--trace FILE] [--memory-plan on|off] [--device sim:0]
+//                 [--device-memory 16G] [--algo-cache PATH] [--save-outputs DIR]
+//   braid_run --model-dir DIR [--input NAME=FILE.npy|random] [same flags, no --init]
+//   braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]
 //
-// Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, builds NET (with
-// --executor replacing NetDef.type, --threads its "num_workers" argument and --device the
-// device_option of both nets, which their ops take unless they name their own), with
-// --memory-plan on plans its memory (runtime/memory_planning.h, inference mode: every recyclable
-// blob becomes a view into one arena per device; the plan is verified) and prints its summary line
+// Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, feeds --input's .npy
+// file (runtime/npy_file.h) to its blob, builds NET (with --executor replacing NetDef.type,
+// --threads its "num_workers" argument and --device the device_option of both nets, which their
+// ops take unless they name their own), with --memory-plan on plans its memory
+// (runtime/memory_planning.h, inference mode: every recyclable blob becomes a view into one arena
+// per device; the plan is verified) and prints its summary line
 //
 //   memory plan: naive 1.00 MiB, planned 384.00 KiB, lower bound 384.00 KiB, ...
 //
 // then runs NET K times, prints the per-op-type profile and, for each external output of NET, one
-// checksum line:
+// checksum line (tools/output_report.h), followed for an image classifier's output ([N, C] with
+// C >= 5) by its top-5 classes per image:
 //
-//   output fc_out shape float32[8,16] sum=12.3456789 abs_sum=98.7654321 fnv=0123456789abcdef
+//   output prob shape float32[1,1000] sum=1 abs_sum=1 fnv=0123456789abcdef
+//   top-5 prob image 0: 281 (0.4123), 285 (0.2011), 282 (0.0912), 287 (0.0301), 356 (0.0122)
 //
 // fnv is FNV-1a (64 bit) over the tensor's raw bytes, so two runs agree bit for bit exactly when
 // their lines are equal (runs with --memory-plan on and off, or on cpu:0 and sim:0, compare this
-// way; outputs on a device are copied to the host first). Last, "algorithm searches: N": Conv
-// times its algorithms per shape (ops/nn/conv_algorithm.h), so two processes may choose
-// differently; --algo-cache PATH loads the choices from PATH when it exists and saves them there,
-// so runs sharing PATH choose alike (BRAID_ALGORITHM_SEARCH=rule: the fixed rule, no timing). Exit codes: 0
-// success, 1 the net failed (its Status on one stderr line), 2 bad flags.
+// way; outputs on a device are copied to the host first). --save-outputs DIR writes every external
+// output to DIR/NAME.npy (the name sanitised). Last, "algorithm searches: N": Conv times its
+// algorithms per shape (ops/nn/conv_algorithm.h), so two processes may choose differently;
+// --algo-cache PATH loads the choices from PATH when it exists and saves them there, so runs
+// sharing PATH choose alike (BRAID_ALGORITHM_SEARCH=rule: the fixed rule, no timing). Exit codes:
+// 0 success, 1 the net failed (its Status on one stderr line), 2 bad flags.
 //
-// NET may be an ONNX model ("model.onnx", runtime/onnx/onnx_import.h): it is imported in memory,
-// its init net runs (so --init is refused), and its input is fed with uniform values in [-1, 1)
-// drawn from a fixed seed (one line names the input and its shape) before NET runs as above.
+// A model runs the same way: a folder in the layout of Caffe2's model zoo (--model-dir,
+// runtime/model_folder.h) or an ONNX model ("model.onnx", runtime/onnx/onnx_import.h, imported in
+// memory). Its init net runs (so --init is refused), its input is fed and its predict net runs as
+// NET above. The input is --input's .npy file (an ONNX model is imported for the file's shape), or
+// with --input NAME=random or no --input, uniform values in [-1, 1) from a fixed seed in the
+// shape value_info.json (or the ONNX model) gives; one line names the input, its shape and source:
+//
+//   input data shape float32[1,3,224,224]: uniform [-1, 1), seed 0
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
-#include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
-#include <random>
 #include <string>
 
 #include "runtime/chrome_trace.h"
 #include "runtime/memory_planning.h"
+#include "runtime/model_folder.h"
 #include "runtime/net.h"
+#include "runtime/npy_file.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/op_type_profile.h"
 #include "runtime/proto_io.h"
@@ -50,6 +62,8 @@
 #include "runtime/workspace.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
+#include "tools/model_input.h"
+#include "tools/output_report.h"
 #include "tools/plan_summary.h"
 
 DEFINE_string(init, "", "init net run once, in the same workspace, before NET");
@@ -63,6 +77,13 @@ DEFINE_string(device, "",
 DEFINE_string(memory_plan, "off",
               "on: plan the net's memory (inference mode) into one arena per device before "
               "running it, and print the plan's naive/planned/lower-bound bytes");
+DEFINE_string(model_dir, "",
+              "a model folder in the layout of Caffe2's model zoo (init_net.pb, predict_net.pb, "
+              "value_info.json) to run instead of NET");
+DEFINE_string(input, "",
+              "NAME=FILE.npy: feed the .npy file to blob NAME; NAME=random (models only): uniform "
+              "[-1, 1) values from seed 0 in the model's input shape (the default for models)");
+DEFINE_string(save_outputs, "", "write every external output of NET to DIR/NAME.npy");
 DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit");
@@ -80,6 +101,12 @@ struct RunOptions {
   bool memory_plan = false;
   std::string device;
   std::string algo_cache;
+  std::string model_dir;
+  bool has_input = false;
+  ModelInput input;
+  std::string save_outputs;
+
+  bool is_model() const { return !model_dir.empty() || IsOnnxPath(net_path); }
 };
 
 [[noreturn]] void ExitBadFlags(const std::string& message) {
@@ -87,19 +114,46 @@ struct RunOptions {
   std::exit(kExitBadFlags);
 }
 
+// Checks the flags that say what runs: NET, --model-dir, --init and --input.
+void ParseWhatRuns(const std::vector<std::string>& nets, RunOptions* options) {
+  if (!FLAGS_model_dir.empty()) {
+    if (!nets.empty()) ExitBadFlags("--model-dir takes no NET file, got '" + nets[0] + "'");
+    options->model_dir = FLAGS_model_dir;
+  } else if (nets.size() != 1) {
+    ExitBadFlags("expected exactly one NET file (or --model-dir DIR), got " +
+                 std::to_string(nets.size()));
+  } else {
+    options->net_path = nets[0];
+  }
+  options->init_path = FLAGS_init;
+  if (options->is_model() && !FLAGS_init.empty()) {
+    ExitBadFlags("--init: a model carries its own init net");
+  }
+  if (!FLAGS_input.empty()) {
+    std::string error;
+    options->input = ParseModelInput(FLAGS_input, &error);
+    if (!error.empty()) ExitBadFlags("--input " + error);
+    options->has_input = true;
+    if (options->input.is_random() && !options->is_model()) {
+      ExitBadFlags("--input " + FLAGS_input +
+                   ": random values need the input's shape, which only a model (--model-dir or "
+                   "MODEL.onnx) gives; feed NET a .npy file");
+    }
+  }
+}
+
 RunOptions ParseFlags(int argc, char** argv) {
   std::vector<std::string> nets = ParseCommandLine(
       argc, argv,
-      "braid_run NET [--init INIT_NET] [--executor simple|dag] [--threads N] [--iters K] "
-      "[--trace FILE] [--memory-plan on|off] [--device sim:0] [--device-memory 16G]\n"
-      "       braid_run MODEL.onnx [same flags, no --init]");
-  if (nets.size() != 1)
-    ExitBadFlags("expected exactly one NET file, got " + std::to_string(nets.size()));
+      "braid_run NET [--init INIT_NET] [--input NAME=FILE.npy] [--executor simple|dag] "
+      "[--threads N] [--iters K] [--trace FILE] [--memory-plan on|off] [--device sim:0] "
+      "[--device-memory 16G] [--save-outputs DIR]\n"
+      "       braid_run --model-dir DIR [--input NAME=FILE.npy|random] [same flags, no --init]\n"
+      "       braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]");
+  RunOptions options;
+  ParseWhatRuns(nets, &options);
   if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
     ExitBadFlags("--executor must be 'simple' or 'dag', got '" + FLAGS_executor + "'");
-  }
-  if (IsOnnxPath(nets[0]) && !FLAGS_init.empty()) {
-    ExitBadFlags("--init: an ONNX model carries its own weights");
   }
   if (FLAGS_threads < 0) ExitBadFlags("--threads must be >= 0");
   if (FLAGS_iters < 1) ExitBadFlags("--iters must be >= 1");
@@ -116,9 +170,15 @@ RunOptions ParseFlags(int argc, char** argv) {
     }
     if (devices.size() != 1) ExitBadFlags("--device " + FLAGS_device + ": name one device");
   }
-  return {nets[0],     FLAGS_init,  FLAGS_executor,           FLAGS_threads,
-          FLAGS_iters, FLAGS_trace, FLAGS_memory_plan == "on", FLAGS_device,
-          FLAGS_algo_cache};
+  options.executor = FLAGS_executor;
+  options.threads = FLAGS_threads;
+  options.iterations = FLAGS_iters;
+  options.trace_path = FLAGS_trace;
+  options.memory_plan = FLAGS_memory_plan == "on";
+  options.device = FLAGS_device;
+  options.algo_cache = FLAGS_algo_cache;
+  options.save_outputs = FLAGS_save_outputs;
+  return options;
 }
 
 void ThrowIfError(const Status& status) {
@@ -146,103 +206,112 @@ NetDef LoadNet(const std::string& path, const RunOptions& options) {
   return def;
 }
 
-// The imported ONNX model's predict net, after its init net ran in `ws` and its input was fed.
-NetDef ImportOnnxIntoWorkspace(const RunOptions& options, Workspace* ws) {
-  ImportedModel model;
-  ThrowIfError(ImportOnnxFile(options.net_path, {}, &model));
+// Copies `host` into blob `name` of `ws`, on options.device when given.
+void FeedBlob(const std::string& name, const Tensor& host, const RunOptions& options,
+              Workspace* ws) {
+  Tensor* blob = ws->CreateBlob(name);
+  if (!options.device.empty()) *blob = Tensor(ParseDevice(options.device));
+  blob->CopyFrom(host);
+}
+
+// The model --model-dir or MODEL.onnx names, and the host tensor its input is fed from.
+ModelFolder LoadModel(const RunOptions& options, Tensor* input) {
+  ModelFolder model;
+  if (!options.model_dir.empty()) {
+    ThrowIfError(LoadModelFolder(options.model_dir, &model));
+  } else {
+    OnnxImportOptions import;
+    if (options.has_input && !options.input.is_random()) {  // import for the file's shape
+      *input = MakeInputTensor(options.input, DType::kFloat32, {});
+      import.input_shape = input->shape();
+    }
+    ImportedModel imported;
+    ThrowIfError(ImportOnnxFile(options.net_path, import, &imported));
+    model.init_net = std::move(imported.init_net);
+    model.predict_net = std::move(imported.predict_net);
+    model.input_name = imported.input_name;
+    model.input_shape = imported.input_shape;
+  }
+  const ModelInput given = options.has_input ? options.input : ModelInput{model.input_name, ""};
+  if (given.name != model.input_name) {
+    throw Error(Status::InvalidArgument("braid_run: --input " + given.name +
+                                        ": the model's input is '" + model.input_name + "'"));
+  }
+  if (!input->has_storage()) *input = MakeInputTensor(given, model.input_dtype, model.input_shape);
+  return model;
+}
+
+// The model's predict net, after its init net ran in `ws` and its input was fed.
+NetDef LoadModelIntoWorkspace(const RunOptions& options, Workspace* ws) {
+  Tensor host;
+  ModelFolder model = LoadModel(options, &host);
   if (!options.device.empty()) {
     *model.init_net.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
     *model.predict_net.mutable_device_option() = model.init_net.device_option();
   }
   ThrowIfError(ws->RunNetOnce(model.init_net));
-  Tensor host;
-  host.Resize(DType::kFloat32, model.input_shape);
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  for (int64_t i = 0; i < host.numel(); ++i) host.mutable_data<float>()[i] = uniform(rng);
-  Tensor* input = ws->CreateBlob(model.input_name);
-  if (!options.device.empty()) *input = Tensor(ParseDevice(options.device));
-  input->CopyFrom(host);
-  std::cout << "onnx input " << model.input_name << " shape " << host.ShapeString()
-            << ": uniform [-1, 1), seed 0\n";
+  FeedBlob(model.input_name, host, options, ws);
+  const ModelInput source = options.has_input ? options.input : ModelInput{model.input_name, ""};
+  std::cout << "input " << model.input_name << " shape " << host.ShapeString() << ": "
+            << InputSourceText(source) << "\n";
   return model.predict_net;
 }
 
+// NET, after INIT_NET ran in `ws` and --input's file was fed.
+NetDef LoadNetIntoWorkspace(const RunOptions& options, Workspace* ws) {
+  if (!options.init_path.empty()) ThrowIfError(ws->RunNetOnce(LoadNet(options.init_path, options)));
+  if (options.has_input) {
+    Tensor host;
+    ThrowIfError(ReadNpyFile(options.input.npy_path, &host));
+    FeedBlob(options.input.name, host, options, ws);
+    std::cout << "input " << options.input.name << " shape " << host.ShapeString() << ": "
+              << InputSourceText(options.input) << "\n";
+  }
+  return LoadNet(options.net_path, options);
+}
+
 NetDef LoadMainNet(const RunOptions& options, Workspace* ws) {
-  NetDef def = IsOnnxPath(options.net_path) ? ImportOnnxIntoWorkspace(options, ws)
-                                            : LoadNet(options.net_path, options);
+  NetDef def =
+      options.is_model() ? LoadModelIntoWorkspace(options, ws) : LoadNetIntoWorkspace(options, ws);
   if (!options.executor.empty()) def.set_type(options.executor);
   if (options.threads > 0) SetNetArgument("num_workers", options.threads, &def);
   if (def.name().empty()) def.set_name("main");
   return def;
 }
 
-template <typename T>
-void SumValues(const Tensor& tensor, double* sum, double* abs_sum) {
-  const T* data = tensor.data<T>();
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    const double value = static_cast<double>(data[i]);
-    *sum += value;
-    *abs_sum += std::fabs(value);
-  }
-}
-
-// The sum and the sum of absolute values of every element, added in index order as doubles.
-void SumElements(const Tensor& tensor, double* sum, double* abs_sum) {
-  switch (tensor.dtype()) {
-    case DType::kFloat32:
-      SumValues<float>(tensor, sum, abs_sum);
-      break;
-    case DType::kFloat64:
-      SumValues<double>(tensor, sum, abs_sum);
-      break;
-    case DType::kInt32:
-      SumValues<int32_t>(tensor, sum, abs_sum);
-      break;
-    case DType::kInt64:
-      SumValues<int64_t>(tensor, sum, abs_sum);
-      break;
-    case DType::kUInt8:
-      SumValues<uint8_t>(tensor, sum, abs_sum);
-      break;
-    case DType::kBool:
-      SumValues<bool>(tensor, sum, abs_sum);
-      break;
-  }
-}
-
-uint64_t Fnv1a64(const void* data, size_t bytes) {
-  uint64_t hash = 14695981039346656037ull;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
-  return hash;
-}
-
-// "output NAME shape float32[2,3] sum=.. abs_sum=.. fnv=..", or throws naming the blob.
-std::string ChecksumLine(const NetDef& def, const std::string& name, const Tensor* on_device) {
+// The external output `name` of `def` copied to the host (or itself when it lives there).
+const Tensor& HostOutput(const NetDef& def, const std::string& name, const Workspace& ws,
+                         Tensor* copy) {
+  const Tensor* on_device = ws.GetBlob(name);
   if (on_device == nullptr || (on_device->numel() > 0 && !on_device->has_storage())) {
     throw Error(Status::NotFound("net '" + def.name() + "': external output '" + name +
                                  "' was never written"));
   }
-  Tensor host;  // a copy of an output that lives on a device
-  if (!on_device->device().is_host()) host.CopyFrom(*on_device);
-  const Tensor* tensor = on_device->device().is_host() ? on_device : &host;
-  double sum = 0, abs_sum = 0;
-  SumElements(*tensor, &sum, &abs_sum);
-  const uint64_t fnv =
-      tensor->numel() > 0 ? Fnv1a64(tensor->raw_data(), tensor->nbytes()) : Fnv1a64(nullptr, 0);
-  char numbers[128];
-  std::snprintf(numbers, sizeof(numbers), "sum=%.9g abs_sum=%.9g fnv=%016" PRIx64, sum, abs_sum,
-                fnv);
-  return "output " + name + " shape " + tensor->ShapeString() + " " + numbers;
+  if (on_device->device().is_host()) return *on_device;
+  copy->CopyFrom(*on_device);
+  return *copy;
 }
 
-void PrintChecksums(const NetDef& def, const Workspace& ws) {
+// Checksum lines, top-5 classes and, with --save-outputs, the .npy files of NET's outputs.
+void ReportOutputs(const NetDef& def, const Workspace& ws, const std::string& save_dir) {
   if (def.external_output_size() == 0) {
     std::cout << "net '" << def.name() << "' lists no external_output: nothing to checksum\n";
   }
+  std::map<std::string, std::string> saved;  // file name -> blob, to refuse two blobs in one file
+  if (!save_dir.empty()) std::filesystem::create_directories(save_dir);
   for (const std::string& name : def.external_output()) {
-    std::cout << ChecksumLine(def, name, ws.GetBlob(name)) << "\n";
+    Tensor copy;
+    const Tensor& host = HostOutput(def, name, ws, &copy);
+    std::cout << ChecksumLine(name, host) << "\n" << TopClassesLines(name, host);
+    if (save_dir.empty()) continue;
+    const std::string file = OutputFileName(name);
+    if (saved.count(file)) {
+      throw Error(Status::InvalidArgument("--save-outputs: outputs '" + saved[file] + "' and '" +
+                                          name + "' would both be saved as " + file));
+    }
+    saved[file] = name;
+    ThrowIfError(WriteNpyFile(save_dir + "/" + file, host));
+    std::cout << "saved " << name << " to " << save_dir << "/" << file << "\n";
   }
 }
 
@@ -251,7 +320,6 @@ void RunAndReport(const RunOptions& options) {
   OpTypeProfile profile;  // observers outlive the workspace, which owns the net they watch
   ChromeTraceWriter trace;
   Workspace ws;
-  if (!options.init_path.empty()) ThrowIfError(ws.RunNetOnce(LoadNet(options.init_path, options)));
   Net* net = ws.CreateNet(LoadMainNet(options, &ws));
   std::unique_ptr<NetMemory> memory;  // keeps the arenas for the net's runs
   if (options.memory_plan) {
@@ -278,7 +346,7 @@ void RunAndReport(const RunOptions& options) {
     trace.WriteFile(options.trace_path);
     std::cout << "trace written to " << options.trace_path << "\n";
   }
-  PrintChecksums(def, ws);
+  ReportOutputs(def, ws, options.save_outputs);
   algorithms.Save();
   std::cout << algorithms.SummaryLine() << "\n";
 }

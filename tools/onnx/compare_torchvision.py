@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Runs torchvision's classifiers in braid and in PyTorch on one random input and compares them.
+
+For each model: torchvision builds it with random weights (seeded; nothing is downloaded), its
+batch-norm statistics are calibrated on a few random batches so that every layer sees normalized
+activations as in a trained net, it is exported to ONNX (opset 13), and `braid_run MODEL.onnx
+--input data=input.npy --save-outputs DIR` runs it (the importer, braid's ops and executor). The
+script prints per model the largest absolute difference of the logits, PyTorch's largest
+magnitude, their ratio (the relative difference) and PASS when that is within --tolerance
+(default 1e-4), or the error braid printed when it could not import or run the model.
+
+A manual tool: it needs PyTorch, torchvision and numpy (Debian: python3-torch,
+python3-torchvision, python3-numpy), never runs in the build, and takes minutes on two cores.
+
+    python3 tools/onnx/compare_torchvision.py --braid-run build/release/tools/braid_run
+    python3 tools/onnx/compare_torchvision.py --braid-run ... --models resnet18,squeezenet1_1
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+MODELS = {  # name: (constructor keyword arguments, input size)
+    "resnet18": ({}, 224),
+    "resnet50": ({}, 224),
+    "densenet121": ({}, 224),
+    "googlenet": ({"aux_logits": False, "init_weights": True}, 224),
+    "inception_v3": ({"aux_logits": False, "init_weights": True}, 299),
+    "mobilenet_v2": ({}, 224),
+    "squeezenet1_1": ({}, 224),
+}
+
+
+def build_model(name, seed):
+    kwargs, size = MODELS[name]
+    torch.manual_seed(seed)
+    model = getattr(torchvision.models, name)(weights=None, **kwargs)
+    calibrate_batch_norms(model, size, seed)
+    return model.eval(), size
+
+
+def calibrate_batch_norms(model, size, seed):
+    """Running statistics averaged over three random batches of 4 (train mode, no gradients)."""
+    batch_norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not batch_norms:
+        return
+    for bn in batch_norms:
+        bn.reset_running_stats()
+        bn.momentum = None  # a cumulative average
+    generator = torch.Generator().manual_seed(seed + 1)
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.rand(4, 3, size, size, generator=generator) * 2 - 1)
+
+
+def run_braid(braid_run, onnx_path, input_path, out_dir):
+    """Returns (output array or None, wall ms, error text)."""
+    command = [braid_run, onnx_path, "--input", "data=" + input_path, "--save-outputs", out_dir]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        return None, None, lines[-1] if lines else f"exit code {result.returncode}"
+    wall = re.search(r"([0-9.]+) ms wall", result.stdout)
+    saved = re.search(r"^saved \S+ to (\S+)$", result.stdout, re.MULTILINE)
+    if saved is None:
+        return None, None, "braid_run saved no output"
+    return np.load(saved.group(1)), float(wall.group(1)) if wall else None, ""
+
+
+def compare(name, args, work):
+    model, size = build_model(name, args.seed)
+    data = np.random.RandomState(args.seed).uniform(-1, 1, (1, 3, size, size)).astype(np.float32)
+    onnx_path = os.path.join(work, name + ".onnx")
+    input_path = os.path.join(work, name + "_input.npy")
+    np.save(input_path, data)
+    with torch.no_grad():
+        start = time.perf_counter()
+        expected = model(torch.from_numpy(data)).numpy()
+        torch_ms = (time.perf_counter() - start) * 1e3
+        torch.onnx.export(model, (torch.from_numpy(data),), onnx_path, opset_version=13,
+                          input_names=["data"], output_names=["logits"],
+                          do_constant_folding=True)
+    got, braid_ms, error = run_braid(args.braid_run, onnx_path, input_path,
+                                     os.path.join(work, name + "_out"))
+    row = {"model": name, "input": f"1x3x{size}x{size}", "torch_ms": torch_ms,
+           "braid_ms": braid_ms, "error": error}
+    if got is not None:
+        if got.shape != expected.shape:
+            row["error"] = f"shape {list(got.shape)}, PyTorch's {list(expected.shape)}"
+        else:
+            row["max_abs"] = float(np.max(np.abs(got.astype(np.float64) - expected)))
+            row["scale"] = float(np.max(np.abs(expected)))
+            row["relative"] = row["max_abs"] / row["scale"] if row["scale"] > 0 else row["max_abs"]
+    return row
+
+
+def print_row(row, tolerance):
+    ms = lambda v: f"{v:9.1f}" if v is not None else f"{'-':>9}"
+    if "relative" in row:
+        verdict = "PASS" if row["relative"] <= tolerance else "FAIL"
+        numbers = f"{row['max_abs']:11.3e} {row['scale']:11.3e} {row['relative']:11.3e}  {verdict}"
+    else:
+        numbers = f"{'-':>11} {'-':>11} {'-':>11}  ERROR: {row['error']}"
+    print(f"{row['model']:14} {row['input']:12} {ms(row['torch_ms'])} {ms(row['braid_ms'])} "
+          f"{numbers}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--braid-run", required=True, help="the braid_run binary")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated names")
+    parser.add_argument("--tolerance", type=float, default=1e-4,
+                        help="largest relative difference that passes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", default="", help="keep the .onnx and .npy files here")
+    args = parser.parse_args()
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit(f"unknown models {unknown}; known: {', '.join(MODELS)}")
+    torch.set_num_threads(os.cpu_count() or 1)
+    print(f"PyTorch {torch.__version__}, torchvision {torchvision.__version__}, random weights "
+          f"(seed {args.seed}), batch 1; relative = max|braid - PyTorch| / max|PyTorch| of the "
+          f"logits, tolerance {args.tolerance:g}")
+    print(f"{'model':14} {'input':12} {'torch ms':>9} {'braid ms':>9} {'max abs':>11} "
+          f"{'max |torch|':>11} {'relative':>11}  result")
+    failures = 0
+    with tempfile.TemporaryDirectory() as temp:
+        work = args.work or temp
+        os.makedirs(work, exist_ok=True)
+        for name in names:
+            row = compare(name, args, work)
+            print_row(row, args.tolerance)
+            failures += "relative" not in row or row["relative"] > args.tolerance
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
