@@ -2,7 +2,6 @@
 // that braid_import writes from small ONNX models built here. Expected values come from naive
 // loops.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,25 +13,13 @@
 
 #include "runtime/npy_file.h"
 #include "runtime/onnx/onnx_test_graph.h"
+#include "testing/run_command.h"
 
 namespace braid::test {
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result RunCommand(const std::string& command) {
-  Result result{-1, ""};
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using braid::testing::RunCommand;
+using Result = braid::testing::CommandResult;
 
 // A path in the temporary folder, prefixed with the running test's name: ctest runs the tests of
 // this file as concurrent processes.

@@ -6,7 +6,6 @@
 // Tolerance: max |braid - PyTorch| <= 1e-4 * max |PyTorch| (float32 kernels summing in another
 // order differ by a few ulps per op; these nets have under 20 ops).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,27 +14,15 @@
 #include <string>
 
 #include "runtime/npy_file.h"
+#include "testing/run_command.h"
 
 namespace braid {
 namespace {
 
 constexpr double kRelativeTolerance = 1e-4;
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result RunCommand(const std::string& command) {
-  Result result{-1, ""};
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using braid::testing::RunCommand;
+using Result = braid::testing::CommandResult;
 
 // Compares braid's saved output with PyTorch's, elementwise, within the stated tolerance.
 void ExpectMatchesPyTorch(const std::string& braid_npy, const std::string& torch_npy,

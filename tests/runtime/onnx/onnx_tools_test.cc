@@ -2,33 +2,18 @@
 // and exit codes 1 (an import error, on one line) and 2 (bad flags).
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "runtime/onnx/onnx_test_graph.h"
+#include "testing/run_command.h"
 
 namespace braid::test {
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result RunCommand(const std::string& command) {
-  Result result{-1, ""};
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using braid::testing::RunCommand;
+using Result = braid::testing::CommandResult;
 
 std::string WriteModel(const OnnxTestGraph& graph, const std::string& name) {
   const std::string path = ::testing::TempDir() + "/" + name;
