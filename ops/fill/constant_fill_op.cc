@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/common/op_checks.h"
+#include "ops/common/tensor_proto_dtype.h"
 #include "runtime/argument.h"
 #include "runtime/op_registry.h"
 
@@ -27,22 +28,12 @@ DType ConstantFillDType(const OperatorDef& def) {
   const Argument* value = FindArgument(def, "value");
   int fallback = value != nullptr && value->has_i() ? TensorProto::INT64 : TensorProto::FLOAT;
   int dtype = ArgumentReader(def.arg()).Get<int>("dtype", fallback);
-  switch (dtype) {
-    case TensorProto::FLOAT:
-      return DType::kFloat32;
-    case TensorProto::INT32:
-      return DType::kInt32;
-    case TensorProto::BOOL:
-      return DType::kBool;
-    case TensorProto::UINT8:
-      return DType::kUInt8;
-    case TensorProto::INT64:
-      return DType::kInt64;
-    case TensorProto::DOUBLE:
-      return DType::kFloat64;
+  const std::optional<DType> type = DTypeOfTensorProtoType(dtype);
+  if (!type) {
+    ThrowInvalidArgument("ConstantFill does not support dtype " + std::to_string(dtype) +
+                         " (supported: " + kTensorProtoDTypes + ")");
   }
-  ThrowInvalidArgument("ConstantFill does not support dtype " + std::to_string(dtype) +
-                       " (supported: FLOAT=1, INT32=2, BOOL=5, UINT8=6, INT64=10, DOUBLE=13)");
+  return *type;
 }
 
 ConstantFillOp::ConstantFillOp(const OperatorDef& def, Workspace* ws)

@@ -8,6 +8,7 @@
 
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
+#include "ops/common/tensor_proto_dtype.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 #include "runtime/shape_inference.h"
@@ -15,30 +16,12 @@
 namespace braid {
 namespace {
 
-constexpr char kSupported[] = "FLOAT=1, INT32=2, BOOL=5, UINT8=6, INT64=10, DOUBLE=13";
-
-std::optional<DType> DTypeOfNumber(int number) {
-  switch (number) {
-    case TensorProto::FLOAT:
-      return DType::kFloat32;
-    case TensorProto::INT32:
-      return DType::kInt32;
-    case TensorProto::BOOL:
-      return DType::kBool;
-    case TensorProto::UINT8:
-      return DType::kUInt8;
-    case TensorProto::INT64:
-      return DType::kInt64;
-    case TensorProto::DOUBLE:
-      return DType::kFloat64;
-  }
-  return std::nullopt;
-}
-
 // The dtype Cast op `def` converts to; throws when `to` is missing.
 DType TargetDType(const OperatorDef& def) {
   const std::optional<DType> to = CastTypeArgument(def, "to");
-  if (!to) ThrowInvalidArgument(std::string("Cast needs the argument 'to' (") + kSupported + ")");
+  if (!to) {
+    ThrowInvalidArgument(std::string("Cast needs the argument 'to' (") + kTensorProtoDTypes + ")");
+  }
   return *to;
 }
 
@@ -99,20 +82,20 @@ std::optional<DType> CastTypeArgument(const OperatorDef& def, const std::string&
   std::string given;
   if (arg->has_i()) {
     given = std::to_string(arg->i());
-    dtype = DTypeOfNumber(static_cast<int>(arg->i()));
+    dtype = DTypeOfTensorProtoType(static_cast<int>(arg->i()));
   } else if (arg->has_s()) {
     given = "'" + arg->s() + "'";
     std::string upper = arg->s();
     std::transform(upper.begin(), upper.end(), upper.begin(),
                    [](unsigned char c) { return std::toupper(c); });
     TensorProto::DataType number;
-    if (TensorProto::DataType_Parse(upper, &number)) dtype = DTypeOfNumber(number);
+    if (TensorProto::DataType_Parse(upper, &number)) dtype = DTypeOfTensorProtoType(number);
   } else {
     ThrowInvalidArgument("argument '" + name + "' must be a type number (i) or name (s)");
   }
   if (!dtype) {
     ThrowInvalidArgument("argument '" + name + "' = " + given + " is not a supported type (" +
-                         kSupported + ")");
+                         kTensorProtoDTypes + ")");
   }
   return dtype;
 }
