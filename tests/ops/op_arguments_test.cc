@@ -123,6 +123,20 @@ TEST(OpArgumentsTest, WindowArgumentsFollowTheOpKind) {
             "");
 }
 
+// Published Caffe2 nets carry the cuDNN engine's hints on their convolutions; braid's algorithm
+// registry decides instead, so the hints are accepted (and only there).
+TEST(OpArgumentsTest, ConvolutionsAcceptCaffe2sCudnnHints) {
+  const char* hints = R"(arg { name: "exhaustive_search" i: 0 }
+                         arg { name: "ws_nbytes_limit" i: 67108864 }
+                         arg { name: "shared_buffer" i: 1 })";
+  EXPECT_EQ(VerifyArgs(std::string(R"(type: "Conv" )") + hints), "");
+  EXPECT_EQ(VerifyArgs(std::string(R"(type: "ConvTranspose" )") + hints), "");
+  EXPECT_EQ(VerifyArgs(std::string(R"(type: "ConvGradient" )") + hints), "");
+  EXPECT_EQ(VerifyArgs(R"(type: "MaxPool" arg { name: "exhaustive_search" i: 0 })")
+                .find("unknown argument 'exhaustive_search'"),
+            0u);
+}
+
 TEST(OpArgumentsTest, TheErrorComesBeforeAnythingRuns) {
   Workspace ws;
   Feed<float>(&ws, "X", {2}, {1.f, 2.f});
