@@ -6,6 +6,7 @@
 
 #include "planner/dataflow.h"
 #include "runtime/argument.h"
+#include "runtime/net_args.h"
 #include "runtime/op_schema.h"
 
 namespace braid {
@@ -92,7 +93,7 @@ void AddLaunchOrder(const std::vector<std::vector<int>>& chains, const std::vect
 DagNet::DagNet(const NetDef& def, Workspace* ws)
     : Net(def, ws, NumWorkers(def)),
       first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
-          "first_iter_only_one_worker", NeedsSingleThreadedFirstRun(def))),
+          kFirstIterOnlyOneWorkerArg, NeedsSingleThreadedFirstRun(def))),
       arena_(NumWorkers(def)) {
   DataflowGraph g = BuildDataflow(def);
   std::vector<int> chain_of;

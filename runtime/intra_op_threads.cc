@@ -14,6 +14,7 @@
 
 #include "planner/bitset.h"
 #include "runtime/argument.h"
+#include "runtime/net_args.h"
 
 namespace braid {
 namespace {
@@ -158,7 +159,7 @@ std::vector<int> OpsAtOnce(const DataflowGraph& g, const std::vector<int>& resou
 }
 
 std::vector<int> IntraOpBudgets(const NetDef& def, const std::vector<int>& ops_at_once) {
-  const int64_t set = ArgumentReader(def.arg()).Get<int64_t>("intra_op_threads", 0);
+  const int64_t set = ArgumentReader(def.arg()).Get<int64_t>(kIntraOpThreadsArg, 0);
   std::vector<int> budgets(ops_at_once.size());
   for (size_t i = 0; i < budgets.size(); ++i) {
     budgets[i] = set > 0 ? static_cast<int>(set) : std::max(1, kProcessThreads / ops_at_once[i]);

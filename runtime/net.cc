@@ -10,6 +10,7 @@
 
 #include "runtime/argument.h"
 #include "runtime/dag_net.h"
+#include "runtime/net_args.h"
 #include "runtime/net_validation.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
@@ -175,7 +176,7 @@ ScratchArea& Net::scratch_area(int i) {
 }
 
 int NumWorkers(const NetDef& def) {
-  int workers = ArgumentReader(def.arg()).Get<int>("num_workers", 0);
+  int workers = ArgumentReader(def.arg()).Get<int>(kNumWorkersArg, 0);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   if (workers <= 0 && def.has_num_workers()) workers = def.num_workers();  // Caffe2's old field

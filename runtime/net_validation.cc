@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "runtime/net_args.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
 #include "runtime/status.h"
@@ -30,7 +31,8 @@ void ValidateOp(const NetDef& net, int i, const Workspace& ws,
     Fail(StatusCode::kNotFound, net, i,
          "unknown op type '" + op.type() + "'; closest known: " + Joined(ClosestOpTypes(op.type())));
   }
-  std::string problem = schema->Verify(op);
+  std::string problem = schema->VerifyArgs(op);
+  if (problem.empty()) problem = schema->Verify(op);
   if (!problem.empty()) Fail(StatusCode::kInvalidArgument, net, i, problem);
   Device device;
   try {
@@ -160,6 +162,7 @@ NetDef WithNetDeviceOption(const NetDef& net) {
 }
 
 void ValidateNet(const NetDef& net, const Workspace& ws) {
+  CheckNetArgs(net);
   // Declared external inputs count as present: the caller feeds them before Run (Net checks).
   std::unordered_set<std::string> produced(net.external_input().begin(), net.external_input().end());
   for (int i = 0; i < net.op_size(); ++i) {

@@ -151,6 +151,64 @@ OpSchema& OpSchema::AllocatesLazily() {
   return *this;
 }
 
+OpSchema& OpSchema::Arg(std::string name, ArgKind kinds) {
+  return Args({ArgSpec{std::move(name), kinds}});
+}
+
+OpSchema& OpSchema::Args(const std::vector<ArgSpec>& specs) {
+  for (const ArgSpec& spec : specs) {
+    const bool repeated = std::any_of(args_.begin(), args_.end(),
+                                      [&](const ArgSpec& a) { return a.name == spec.name; });
+    CHECK(!repeated) << "op schema '" << type_ << "' declares argument '" << spec.name << "' twice";
+    args_.push_back(spec);
+  }
+  args_declared_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::ArgsOf(std::string type) {
+  args_of_ = std::move(type);
+  args_declared_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::NoArgs() {
+  args_declared_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::AnyArgs() {
+  any_args_ = true;
+  args_declared_ = true;
+  return *this;
+}
+
+const std::vector<ArgSpec>& CommonOpArgs() {
+  static const auto* common = new std::vector<ArgSpec>{
+      {kBlockedOutputsArg, ArgKind::kInts},
+      {kSeedArg, ArgKind::kInt},
+  };
+  return *common;
+}
+
+AcceptedArgs OpSchema::accepted_args() const {
+  AcceptedArgs accepted;
+  accepted.groups.push_back(&CommonOpArgs());
+  // ArgsOf chains are short (gradient -> forward); the bound guards against a cycle.
+  const OpSchema* schema = this;
+  for (int depth = 0; schema != nullptr && depth < 8; ++depth) {
+    accepted.groups.push_back(&schema->args_);
+    accepted.any_name = accepted.any_name || schema->any_args_;
+    if (schema->args_of_.empty()) break;
+    schema = FindSchema(schema->args_of_);
+  }
+  return accepted;
+}
+
+std::string OpSchema::VerifyArgs(const OperatorDef& op) const {
+  return CheckArguments(op.arg(), accepted_args());
+}
+
 OpSchema& OpSchema::SetDoc(std::string doc) {
   doc_ = std::move(doc);
   return *this;
@@ -222,6 +280,12 @@ std::vector<ShapeInfo> OpSchema::InferShapes(const OperatorDef& op,
 const OpSchema* FindSchema(const std::string& type) {
   auto it = Schemas().find(type);
   return it == Schemas().end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> RegisteredOpTypes() {
+  std::vector<std::string> types;
+  for (const auto& [type, schema] : Schemas()) types.push_back(type);
+  return types;
 }
 
 std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n) {

@@ -4,15 +4,16 @@
 // how output shapes and types follow from the inputs, which tensors it takes in the blocked layout
 // (runtime/tensor.h), where its blobs live (its device, the host, any device) and whether it runs
 // on the host only, whether the op is a collective, whether it allocates lazily on its first run,
-// and a line of documentation. Kernels queued on an asynchronous device (runtime/sim_device.h)
-// get their outputs sized on the host from the shape inference, before they run. Building a net checks every op
-// against its schema before anything runs (Verify), and the memory planner reads in-place rules and
-// shapes from here.
+// the arguments it accepts (runtime/arg_spec.h), and a line of documentation. Kernels queued on an
+// asynchronous device (runtime/sim_device.h) get their outputs sized on the host from the shape
+// inference, before they run. Building a net checks every op against its schema before anything
+// runs (Verify), and the memory planner reads in-place rules and shapes from here.
 //
 //   BRAID_OPERATOR_SCHEMA(Relu)
 //       .NumInputs(1).NumOutputs(1)
 //       .AllowInplace({{0, 0}})
 //       .IdenticalTypeAndShape()
+//       .NoArgs()
 //       .SetDoc("Y = max(X, 0), elementwise.");
 //
 // Thread safety: schemas are registered during static initialisation and read-only afterwards.
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/arg_spec.h"
 #include "runtime/device.h"
 #include "runtime/dtype.h"
 
@@ -49,6 +51,10 @@ enum class BlobPlace : uint8_t { kOpDevice, kHost, kAnyDevice };
 
 // The argument naming the outputs an op writes in Layout::kBlocked16 (ints; output indices).
 inline constexpr char kBlockedOutputsArg[] = "blocked_outputs";
+// The argument seeding an op's random stream (int; planner/op_seed.h).
+inline constexpr char kSeedArg[] = "seed";
+// The arguments every op accepts, which the runtime reads: kBlockedOutputsArg, kSeedArg.
+const std::vector<ArgSpec>& CommonOpArgs();
 
 class OpSchema {
  public:
@@ -91,6 +97,17 @@ class OpSchema {
   OpSchema& Collective();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();
+  // Arguments (runtime/arg_spec.h), checked when a net is built (VerifyArgs): an argument the op
+  // does not accept, or of another kind, is an error. Every schema says what it takes: Arg, Args
+  // or ArgsOf declare names (beside CommonOpArgs), NoArgs none, AnyArgs any name (an op with
+  // open-ended arguments; the declared ones are still checked). One that says nothing accepts
+  // CommonOpArgs only (tests/ops/op_arguments_test.cc requires every schema to say).
+  OpSchema& Arg(std::string name, ArgKind kinds);
+  OpSchema& Args(const std::vector<ArgSpec>& specs);
+  // The arguments op `type` accepts (a gradient op, made with its forward op's arguments).
+  OpSchema& ArgsOf(std::string type);
+  OpSchema& NoArgs();
+  OpSchema& AnyArgs();
   OpSchema& SetDoc(std::string doc);
 
   const std::string& type() const { return type_; }
@@ -112,9 +129,16 @@ class OpSchema {
   bool is_collective() const { return collective_; }
   bool allocates_lazily() const { return allocates_lazily_; }
   const std::string& doc() const { return doc_; }
+  bool args_declared() const { return args_declared_; }
+  const std::vector<ArgSpec>& args() const { return args_; }
+  const std::string& args_of() const { return args_of_; }
+  // What the op accepts: its own arguments, ArgsOf's (transitively) and CommonOpArgs.
+  AcceptedArgs accepted_args() const;
 
   // Empty if `op` satisfies arity, in-place and layout rules, else what is wrong.
   std::string Verify(const OperatorDef& op) const;
+  // Empty if `op`'s arguments are accepted (see Arg), else what is wrong.
+  std::string VerifyArgs(const OperatorDef& op) const;
   // Output shapes (unknown ones when the schema has no inference function). Throws braid::Error
   // naming the output when an inferred shape's element count or byte size overflows int64.
   std::vector<ShapeInfo> InferShapes(const OperatorDef& op, const std::vector<ShapeInfo>& in) const;
@@ -132,11 +156,17 @@ class OpSchema {
   bool host_only_ = false;
   bool collective_ = false;
   bool allocates_lazily_ = false;
+  bool args_declared_ = false;
+  bool any_args_ = false;
+  std::vector<ArgSpec> args_;
+  std::string args_of_;
   std::string doc_;
 };
 
 // The schema of an op type, or null.
 const OpSchema* FindSchema(const std::string& type);
+// Every registered op type, sorted.
+std::vector<std::string> RegisteredOpTypes();
 // Registered op types sorted by edit distance to `type` (at most `n`).
 std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n = 3);
 // Whether a kernel of an op on `op_device` may touch a blob on `blob_device` at `place`.

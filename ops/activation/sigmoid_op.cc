@@ -13,6 +13,7 @@ GradientOps SigmoidGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Sigmoid)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -20,6 +21,7 @@ BRAID_OPERATOR_SCHEMA(Sigmoid)
     .SetDoc("Y = 1 / (1 + exp(-X)), elementwise.");
 
 BRAID_OPERATOR_SCHEMA(SigmoidGradient)
+    .ArgsOf("Sigmoid")
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})

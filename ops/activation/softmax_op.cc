@@ -70,6 +70,7 @@ GradientOps SoftmaxGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Softmax)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -81,6 +82,7 @@ BRAID_OPERATOR_SCHEMA(Softmax)
     .SetDoc("Y = exp(X) / sum(exp(X)) over the dims from `axis` (default 1), row by row.");
 
 BRAID_OPERATOR_SCHEMA(SoftmaxGradient)
+    .ArgsOf("Softmax")
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})

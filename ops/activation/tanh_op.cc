@@ -13,6 +13,7 @@ GradientOps TanhGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Tanh)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -20,6 +21,7 @@ BRAID_OPERATOR_SCHEMA(Tanh)
     .SetDoc("Y = tanh(X), elementwise.");
 
 BRAID_OPERATOR_SCHEMA(TanhGradient)
+    .ArgsOf("Tanh")
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})

@@ -73,6 +73,9 @@ void AllreduceOp::RunRank(int rank, CollectiveRendezvous& peers) {
 }
 
 BRAID_OPERATOR_SCHEMA(Allreduce)
+    .Arg("average", ArgKind::kInt)
+    .Arg("processes", ArgKind::kInt)
+    .Arg("key", ArgKind::kString)
     .NumInputs(1, kMaxDevices)
     .NumOutputs(1, kMaxDevices)
     .EnforceInplace(EachInputInPlace())

@@ -125,6 +125,10 @@ void ProcessAllreduceOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(ProcessAllreduce)
+    .Arg("tensors", ArgKind::kInt)
+    .Arg("tag", ArgKind::kInt)
+    .Arg("algorithm", ArgKind::kString)
+    .Arg("average", ArgKind::kInt)
     .NumInputs(1, kMaxInputs)
     .NumOutputs(1, kMaxInputs)
     .EnforceInplace(EachInputInPlace())

@@ -18,6 +18,7 @@ GradientOps CopyCPUToGPUGradient(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(CopyCPUToGPU)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .IdenticalTypeAndShape()

@@ -18,6 +18,7 @@ GradientOps CopyGPUToCPUGradient(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(CopyGPUToCPU)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .IdenticalTypeAndShape()

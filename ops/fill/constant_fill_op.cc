@@ -69,6 +69,9 @@ void ConstantFillOp::Fill(Tensor* output) {
 }
 
 BRAID_OPERATOR_SCHEMA(ConstantFill)
+    .Args(FillShapeArgs())
+    .Arg("value", ArgKind::kFloat)
+    .Arg("dtype", ArgKind::kInt)
     .NumInputs(0, 1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

@@ -78,4 +78,11 @@ std::vector<ShapeInfo> InferFillShape(const OperatorDef& def, const std::vector<
   return {out};
 }
 
+const std::vector<ArgSpec>& FillShapeArgs() {
+  static const auto* args = new std::vector<ArgSpec>{{"shape", ArgKind::kInts},
+                                                     {"extra_shape", ArgKind::kInts},
+                                                     {"input_as_shape", ArgKind::kInt}};
+  return *args;
+}
+
 }  // namespace braid

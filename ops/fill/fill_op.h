@@ -50,6 +50,8 @@ std::vector<int64_t> FillShape(const OperatorDef& def, const std::vector<int64_t
 // Shape inference of a fill whose output type is `dtype` (unknown for input_as_shape).
 std::vector<ShapeInfo> InferFillShape(const OperatorDef& def, const std::vector<ShapeInfo>& in,
                                       DType dtype);
+// The shape arguments above (shape, extra_shape, input_as_shape), for the fills' schemas.
+const std::vector<ArgSpec>& FillShapeArgs();
 
 }  // namespace braid
 

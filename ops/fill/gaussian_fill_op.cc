@@ -27,6 +27,9 @@ void GaussianFillOp::Fill(Tensor* output) {
 }
 
 BRAID_OPERATOR_SCHEMA(GaussianFill)
+    .Args(FillShapeArgs())
+    .Arg("mean", ArgKind::kFloat)
+    .Arg("std", ArgKind::kFloat)
     .NumInputs(0, 1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

@@ -17,6 +17,7 @@ void MSRAFillOp::Fill(Tensor* output) {
 }
 
 BRAID_OPERATOR_SCHEMA(MSRAFill)
+    .Args(FillShapeArgs())
     .NumInputs(0, 1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

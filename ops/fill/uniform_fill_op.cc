@@ -26,6 +26,9 @@ void UniformFillOp::Fill(Tensor* output) {
 }
 
 BRAID_OPERATOR_SCHEMA(UniformFill)
+    .Args(FillShapeArgs())
+    .Arg("min", ArgKind::kFloat)
+    .Arg("max", ArgKind::kFloat)
     .NumInputs(0, 1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

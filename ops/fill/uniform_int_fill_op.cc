@@ -24,6 +24,9 @@ void UniformIntFillOp::Fill(Tensor* output) {
 }
 
 BRAID_OPERATOR_SCHEMA(UniformIntFill)
+    .Args(FillShapeArgs())
+    .Arg("min", ArgKind::kInt)
+    .Arg("max", ArgKind::kInt)
     .NumInputs(0, 1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

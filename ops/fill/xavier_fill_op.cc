@@ -34,6 +34,7 @@ void XavierFillOp::Fill(Tensor* output) {
 }
 
 BRAID_OPERATOR_SCHEMA(XavierFill)
+    .Args(FillShapeArgs())
     .NumInputs(0, 1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

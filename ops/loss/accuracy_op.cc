@@ -43,6 +43,7 @@ void AccuracyOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Accuracy)
+    .Arg("top_k", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -63,12 +63,14 @@ void AveragedLossGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(AveragedLoss)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference(InferAveragedLossShape)
     .SetDoc("Y = mean(X) over all elements, a float32 scalar.");
 
 BRAID_OPERATOR_SCHEMA(AveragedLossGradient)
+    .ArgsOf("AveragedLoss")
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference(InferAveragedLossGradientShape)

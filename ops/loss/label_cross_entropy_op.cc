@@ -72,6 +72,7 @@ void LabelCrossEntropyGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(LabelCrossEntropy)
+    .NoArgs()
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
@@ -82,6 +83,7 @@ BRAID_OPERATOR_SCHEMA(LabelCrossEntropy)
     .SetDoc("Y[i] = -log(X[i, label[i]]) for probabilities X [N, D] and int32 labels [N].");
 
 BRAID_OPERATOR_SCHEMA(LabelCrossEntropyGradient)
+    .ArgsOf("LabelCrossEntropy")
     .NumInputs(3)
     .NumOutputs(1)
     .TensorInference(InferGradientShape)

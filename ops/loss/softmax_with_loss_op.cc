@@ -157,12 +157,16 @@ void SoftmaxWithLossGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(SoftmaxWithLoss)
+    .Arg("axis", ArgKind::kInt)
+    .Arg("label_prob", ArgKind::kInt)
+    .Arg("scale", ArgKind::kFloat)
     .NumInputs(2, 3)
     .NumOutputs(2)
     .TensorInference(InferLossShape)
     .SetDoc("P = softmax(X) over `axis`; loss = scale * weighted mean of -log P[i, label[i]].");
 
 BRAID_OPERATOR_SCHEMA(SoftmaxWithLossGradient)
+    .ArgsOf("SoftmaxWithLoss")
     .NumInputs(4, 5)
     .NumOutputs(1)
     .TensorInference(InferGradientShape)

@@ -7,16 +7,23 @@
 namespace braid {
 namespace {
 
+OperatorDef CopyGradientOp(const GradientRequest& r, const std::string& dc,
+                           const std::string& out) {
+  OperatorDef copy = MakeGradientOp(r.op, "Copy", {dc}, {out});
+  copy.clear_arg();  // Copy takes none of Add's arguments
+  return copy;
+}
+
 // dA = dC; dB = dC, or dC summed down to B's shape when B is broadcast.
 GradientOps AddGradient(const GradientRequest& r) {
   if (r.output_grads[0].empty()) return {{}, {false, false}};
   const std::string& dc = r.output_grads[0];
-  GradientOps grad{{MakeGradientOp(r.op, "Copy", {dc}, {r.input_grads[0]})}, {true, true}};
+  GradientOps grad{{CopyGradientOp(r, dc, r.input_grads[0])}, {true, true}};
   if (ArgumentReader(r.op.arg()).Get<bool>("broadcast", false)) {
     grad.ops.push_back(
         MakeGradientOp(r.op, "SumReduceLike", {dc, r.op.input(1)}, {r.input_grads[1]}));
   } else {
-    grad.ops.push_back(MakeGradientOp(r.op, "Copy", {dc}, {r.input_grads[1]}));
+    grad.ops.push_back(CopyGradientOp(r, dc, r.input_grads[1]));
   }
   return grad;
 }
@@ -24,6 +31,8 @@ GradientOps AddGradient(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Add)
+    .Arg("broadcast", ArgKind::kInt)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {1, 0}})

@@ -169,6 +169,9 @@ void BatchMatMulOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(BatchMatMul)
+    .Arg("trans_a", ArgKind::kInt)
+    .Arg("trans_b", ArgKind::kInt)
+    .Arg("broadcast", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -58,6 +58,8 @@ GradientOps ClipGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Clip)
+    .Arg("min", ArgKind::kFloat)
+    .Arg("max", ArgKind::kFloat)
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -68,6 +70,7 @@ BRAID_OPERATOR_SCHEMA(Clip)
     .SetDoc("Y = min(max(X, `min`), `max`), elementwise.");
 
 BRAID_OPERATOR_SCHEMA(ClipGradient)
+    .ArgsOf("Clip")
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})

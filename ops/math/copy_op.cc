@@ -43,6 +43,7 @@ void CopyOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Copy)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .IdenticalTypeAndShape()

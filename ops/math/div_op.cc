@@ -59,6 +59,8 @@ void DivGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Div)
+    .Arg("broadcast", ArgKind::kInt)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {1, 0}})
@@ -66,6 +68,7 @@ BRAID_OPERATOR_SCHEMA(Div)
     .SetDoc("C = A / B, elementwise; broadcast=1 repeats B over A from `axis`.");
 
 BRAID_OPERATOR_SCHEMA(DivGradient)
+    .ArgsOf("Div")
     .NumInputs(3)
     .NumOutputs(2)
     .TensorInference(InferDivGradientShape)

@@ -120,6 +120,8 @@ void FCGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(FC)
+    .Arg("axis", ArgKind::kInt)
+    .Arg("axis_w", ArgKind::kInt)
     .NumInputs(3)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
@@ -130,6 +132,7 @@ BRAID_OPERATOR_SCHEMA(FC)
     .SetDoc("Y = X W^T + b, with X flattened to [M, K] at `axis` and W to [N, K] at `axis_w`.");
 
 BRAID_OPERATOR_SCHEMA(FCGradient)
+    .ArgsOf("FC")
     .NumInputs(3)
     .NumOutputs(2, 3)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

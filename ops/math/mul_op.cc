@@ -61,6 +61,8 @@ void MulGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Mul)
+    .Arg("broadcast", ArgKind::kInt)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {1, 0}})
@@ -68,6 +70,7 @@ BRAID_OPERATOR_SCHEMA(Mul)
     .SetDoc("C = A * B, elementwise; broadcast=1 repeats B over A from `axis`.");
 
 BRAID_OPERATOR_SCHEMA(MulGradient)
+    .ArgsOf("Mul")
     .NumInputs(3)
     .NumOutputs(2)
     .TensorInference(InferMulGradientShape)

@@ -199,22 +199,28 @@ void ReduceGradientOp<kMean>::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(ReduceSum)
+    .Arg("axes", ArgKind::kInts)
+    .Arg("keepdims", ArgKind::kInt)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference(InferReduceShape<false>)
     .SetDoc("Y = the sum of X over `axes` (default all); `keepdims` (default 1) keeps them as 1s.");
 BRAID_OPERATOR_SCHEMA(ReduceMean)
+    .Arg("axes", ArgKind::kInts)
+    .Arg("keepdims", ArgKind::kInt)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference(InferReduceShape<true>)
     .SetDoc(
         "Y = the mean of X over `axes` (default all); `keepdims` (default 1) keeps them as 1s.");
 BRAID_OPERATOR_SCHEMA(ReduceSumGradient)
+    .ArgsOf("ReduceSum")
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference(InferReduceGradientShape<false>)
     .SetDoc("ReduceSum's gradient: inputs dY, X; dX = dY repeated over the reduced axes.");
 BRAID_OPERATOR_SCHEMA(ReduceMeanGradient)
+    .ArgsOf("ReduceMean")
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference(InferReduceGradientShape<true>)

@@ -61,6 +61,7 @@ void ReluGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Relu)
+    .Arg("order", ArgKind::kString)  // as Caffe2's brew.relu writes it; Relu ignores it
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -69,6 +70,7 @@ BRAID_OPERATOR_SCHEMA(Relu)
     .SetDoc("Y = max(X, 0), elementwise.");
 
 BRAID_OPERATOR_SCHEMA(ReluGradient)
+    .ArgsOf("Relu")
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})

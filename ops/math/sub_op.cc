@@ -39,6 +39,8 @@ void SubGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Sub)
+    .Arg("broadcast", ArgKind::kInt)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {1, 0}})
@@ -46,6 +48,7 @@ BRAID_OPERATOR_SCHEMA(Sub)
     .SetDoc("C = A - B, elementwise; broadcast=1 repeats B over A from `axis`.");
 
 BRAID_OPERATOR_SCHEMA(SubGradient)
+    .ArgsOf("Sub")
     .NumInputs(2)
     .NumOutputs(2)
     .AllowInplace({{0, 0}})

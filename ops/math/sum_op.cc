@@ -62,6 +62,7 @@ void SumOp::RunTyped() {
 }
 
 BRAID_OPERATOR_SCHEMA(Sum)
+    .NoArgs()
     .NumInputs(1, OpSchema::kUnbounded)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

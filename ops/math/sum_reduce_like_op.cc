@@ -28,6 +28,8 @@ void SumReduceLikeOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(SumReduceLike)
+    .Arg("broadcast", ArgKind::kInt)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference(InferSumReduceLikeShape)

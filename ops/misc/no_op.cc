@@ -6,6 +6,7 @@
 namespace braid {
 
 BRAID_OPERATOR_SCHEMA(NoOp)
+    .NoArgs()
     .AllowInplace({{0, 0}, {1, 1}, {2, 2}, {3, 3}})
     .SetDoc("Does nothing; orders ops in tests and benchmarks.");
 

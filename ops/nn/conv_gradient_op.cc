@@ -193,6 +193,8 @@ void ConvGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(ConvGradient)
+    .ArgsOf("Conv")
+    .Arg("no_bias", ArgKind::kInt)
     .NumInputs(3)
     .NumOutputs(1, 3)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -184,6 +184,8 @@ GradientOps ConvGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Conv)
+    .Args(ConvPoolWindowArgs(WindowKind::kConv))
+    .Arg("group", ArgKind::kInt)
     .NumInputs(2, 3)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -241,6 +241,28 @@ void CheckPoolPads(const ConvPoolWindow& w) {
 
 }  // namespace
 
+std::vector<ArgSpec> ConvPoolWindowArgs(WindowKind kind) {
+  std::vector<ArgSpec> args;
+  for (const char* name :
+       {"kernel", "kernel_h", "kernel_w", "stride", "stride_h", "stride_w", "pad", "pad_t", "pad_l",
+        "pad_b", "pad_r", "dilation", "dilation_h", "dilation_w", "legacy_pad"}) {
+    args.push_back({name, ArgKind::kInt});
+  }
+  for (const char* name : {"kernels", "strides", "pads", "dilations"}) {
+    args.push_back({name, ArgKind::kInts});
+  }
+  args.push_back({"order", ArgKind::kString});
+  if (kind == WindowKind::kPool) args.push_back({"global_pooling", ArgKind::kInt});
+  // Caffe2's cuDNN engine hints, which published nets carry; braid's algorithm registry chooses
+  // the algorithm and its workspace, so they are accepted and ignored.
+  if (kind == WindowKind::kConv) {
+    for (const char* name : {"exhaustive_search", "ws_nbytes_limit", "shared_buffer"}) {
+      args.push_back({name, ArgKind::kInt});
+    }
+  }
+  return args;
+}
+
 void CheckNchwInput(const OperatorDef& def, const std::vector<ShapeInfo>& in, int i,
                     const char* role) {
   if (in[i].dtype != DType::kFloat32 || in[i].dims.size() != 4) {

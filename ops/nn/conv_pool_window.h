@@ -69,6 +69,11 @@ void CheckNchwInput(const OperatorDef& def, const std::vector<ShapeInfo>& in, in
 ConvPoolWindow ComputeConvPoolWindow(const OperatorDef& def, const ShapeInfo& x, WindowKind kind,
                                      std::optional<ConvPoolWindow::Pair> filter_kernel = {});
 
+// The window arguments above, for the schemas of the ops that read them (OpSchema::Args);
+// kPool adds global_pooling; kConv adds Caffe2's cuDNN hints (exhaustive_search, ws_nbytes_limit,
+// shared_buffer), accepted and ignored.
+std::vector<ArgSpec> ConvPoolWindowArgs(WindowKind kind);
+
 }  // namespace braid
 
 #endif  // BRAID_OPS_NN_CONV_POOL_WINDOW_H_

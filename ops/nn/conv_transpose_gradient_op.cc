@@ -108,6 +108,8 @@ void ConvTransposeGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(ConvTransposeGradient)
+    .ArgsOf("ConvTranspose")
+    .Arg("no_bias", ArgKind::kInt)
     .NumInputs(3)
     .NumOutputs(1, 3)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -183,6 +183,12 @@ GradientOps ConvTransposeGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(ConvTranspose)
+    .Args(ConvPoolWindowArgs(WindowKind::kConv))
+    .Arg("group", ArgKind::kInt)
+    .Arg("adj", ArgKind::kInt)
+    .Arg("adj_h", ArgKind::kInt)
+    .Arg("adj_w", ArgKind::kInt)
+    .Arg("adjs", ArgKind::kInts)
     .NumInputs(2, 3)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -174,6 +174,11 @@ void LRNGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(LRN)
+    .Arg("order", ArgKind::kString)
+    .Arg("size", ArgKind::kInt)
+    .Arg("alpha", ArgKind::kFloat)
+    .Arg("beta", ArgKind::kFloat)
+    .Arg("bias", ArgKind::kFloat)
     .NumInputs(1)
     .NumOutputs(1, 2)
     .TensorInference(InferLrnShape)
@@ -183,6 +188,7 @@ BRAID_OPERATOR_SCHEMA(LRN)
         "Args: size (odd, required), alpha 0, beta 0, bias 1, order=NCHW.");
 
 BRAID_OPERATOR_SCHEMA(LRNGradient)
+    .ArgsOf("LRN")
     .NumInputs(3, 4)
     .NumOutputs(1)
     .TensorInference(InferLrnGradientShape)

@@ -108,6 +108,7 @@ std::vector<ShapeInfo> InferPoolGradientShape(const OperatorDef& def,
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(MaxPoolGradient)
+    .ArgsOf("MaxPool")
     .NumInputs(3)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
@@ -118,6 +119,7 @@ BRAID_OPERATOR_SCHEMA(MaxPoolGradient)
     .SetDoc("Gradient of MaxPool: X, Y, dY -> dX (to each window's first maximum).");
 
 BRAID_OPERATOR_SCHEMA(AveragePoolGradient)
+    .ArgsOf("AveragePool")
     .NumInputs(3)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

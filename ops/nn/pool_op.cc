@@ -105,6 +105,7 @@ GradientOps PoolGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(MaxPool)
+    .Args(ConvPoolWindowArgs(WindowKind::kPool))
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
@@ -117,6 +118,8 @@ BRAID_OPERATOR_SCHEMA(MaxPool)
         "(Caffe2 spellings), legacy_pad, global_pooling, order=NCHW.");
 
 BRAID_OPERATOR_SCHEMA(AveragePool)
+    .Args(ConvPoolWindowArgs(WindowKind::kPool))
+    .Arg("count_include_pad", ArgKind::kInt)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

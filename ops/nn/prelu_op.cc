@@ -133,6 +133,7 @@ void PReluGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(PRelu)
+    .Arg("order", ArgKind::kString)
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -142,6 +143,7 @@ BRAID_OPERATOR_SCHEMA(PRelu)
         "order=NHWC) or [1] shared.");
 
 BRAID_OPERATOR_SCHEMA(PReluGradient)
+    .ArgsOf("PRelu")
     .NumInputs(4)
     .NumOutputs(2)
     .AllowInplace({{1, 0}})

@@ -108,6 +108,9 @@ void ResizeNearestGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(ResizeNearest)
+    .Arg("order", ArgKind::kString)
+    .Arg("height_scale", ArgKind::kFloat)
+    .Arg("width_scale", ArgKind::kFloat)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
@@ -120,6 +123,7 @@ BRAID_OPERATOR_SCHEMA(ResizeNearest)
         "int(W*width_scale)]. Args: width_scale 1, height_scale 1, order=NCHW.");
 
 BRAID_OPERATOR_SCHEMA(ResizeNearestGradient)
+    .ArgsOf("ResizeNearest")
     .NumInputs(2)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -138,6 +138,8 @@ void SpatialBNApplyOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNApply)
+    .Arg("order", ArgKind::kString)
+    .Arg("relu", ArgKind::kInt)
     .NumInputs(5, 6)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {5, 0}})

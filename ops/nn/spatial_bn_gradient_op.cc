@@ -120,6 +120,7 @@ void SpatialBNGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(SpatialBNGradient)
+    .ArgsOf("SpatialBN")
     .NumInputs(5)
     .NumOutputs(3)
     .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 2}, {0}}; })

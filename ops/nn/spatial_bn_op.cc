@@ -227,6 +227,10 @@ GradientOps SpatialBNGradientOps(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(SpatialBN)
+    .Arg("is_test", ArgKind::kInt)
+    .Arg("epsilon", ArgKind::kFloat)
+    .Arg("momentum", ArgKind::kFloat)
+    .Arg("order", ArgKind::kString)
     .NumInputs(5)
     .NumOutputs(1, 5)
     .AllowInplace({{0, 0}})

@@ -134,6 +134,8 @@ void CastOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Cast)
+    .Arg("to", ArgKind::kInt | ArgKind::kString)
+    .Arg("from_type", ArgKind::kInt | ArgKind::kString)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

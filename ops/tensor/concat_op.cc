@@ -68,6 +68,9 @@ void ConcatOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Concat)
+    .Arg("axis", ArgKind::kInt)
+    .Arg("add_axis", ArgKind::kInt)
+    .Arg("order", ArgKind::kString)
     .NumInputs(1, OpSchema::kUnbounded)
     .NumOutputs(2)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

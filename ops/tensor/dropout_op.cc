@@ -117,6 +117,8 @@ void DropoutGradOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Dropout)
+    .Arg("is_test", ArgKind::kInt)
+    .Arg("ratio", ArgKind::kFloat)
     .NumInputs(1)
     .NumOutputs(1, 2)
     .AllowInplace({{0, 0}})
@@ -124,6 +126,7 @@ BRAID_OPERATOR_SCHEMA(Dropout)
     .SetDoc("Y = X * mask / (1 - ratio) with a random bool mask (is_test = 0), or Y = X.");
 
 BRAID_OPERATOR_SCHEMA(DropoutGrad)
+    .ArgsOf("Dropout")
     .NumInputs(1, 2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

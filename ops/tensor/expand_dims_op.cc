@@ -40,6 +40,7 @@ GradientOps ExpandDimsGradient(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(ExpandDims)
+    .Arg("dims", ArgKind::kInts)
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

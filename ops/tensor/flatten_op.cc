@@ -16,9 +16,10 @@ std::vector<int64_t> FlattenedDims(const OperatorDef& def, const ShapeInfo& x) {
 
 GradientOps FlattenGradientOps(const GradientRequest& r) {
   const OperatorDef& op = r.op;
-  return GradientOps{
-      {MakeGradientOp(op, "ResizeLike", {r.output_grads[0], op.input(0)}, {r.input_grads[0]})},
-      {true}};
+  OperatorDef back =
+      MakeGradientOp(op, "ResizeLike", {r.output_grads[0], op.input(0)}, {r.input_grads[0]});
+  back.clear_arg();  // ResizeLike takes no axis: the shape is input 1's
+  return GradientOps{{back}, {true}};
 }
 
 }  // namespace
@@ -30,6 +31,7 @@ void FlattenOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Flatten)
+    .Arg("axis", ArgKind::kInt)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

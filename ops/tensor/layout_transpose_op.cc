@@ -55,11 +55,13 @@ void LayoutTransposeOp<kToNHWC>::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(NCHW2NHWC)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference(InferLayoutTransposeShape<true>)
     .SetDoc("Moves the channel dim last: X [N,C,H,W] -> Y [N,H,W,C] (rank >= 3).");
 BRAID_OPERATOR_SCHEMA(NHWC2NCHW)
+    .NoArgs()
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference(InferLayoutTransposeShape<false>)

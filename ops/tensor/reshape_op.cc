@@ -117,6 +117,7 @@ void ReshapeOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Reshape)
+    .Arg("shape", ArgKind::kInts)
     .NumInputs(1, 2)
     .NumOutputs(2)
     .AllowInplace({{0, 0}})

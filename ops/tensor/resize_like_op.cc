@@ -40,6 +40,7 @@ void ResizeLikeOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(ResizeLike)
+    .NoArgs()
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

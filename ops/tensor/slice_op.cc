@@ -170,11 +170,14 @@ std::vector<ShapeInfo> InferSliceGradientShape(const OperatorDef& def,
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Slice)
+    .Arg("starts", ArgKind::kInts)
+    .Arg("ends", ArgKind::kInts)
     .NumInputs(1, 3)
     .NumOutputs(1)
     .TensorInference(InferSliceShape)
     .SetDoc("Y = X[starts:ends] per leading dim (arguments or inputs; negative i means size+1+i).");
 BRAID_OPERATOR_SCHEMA(SliceGradient)
+    .ArgsOf("Slice")
     .NumInputs(2, 4)
     .NumOutputs(1)
     .TensorInference(InferSliceGradientShape)

@@ -1,5 +1,6 @@
 #include "ops/tensor/split_op.h"
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -40,8 +41,13 @@ GradientOps SplitGradientOps(const GradientRequest& r) {
     zeros.clear_arg();
     grad.ops.push_back(zeros);
   }
-  grad.ops.push_back(
-      MakeGradientOp(op, "Concat", pieces, {input_grad, op.input(0) + "_grad_split_info"}));
+  OperatorDef concat =
+      MakeGradientOp(op, "Concat", pieces, {input_grad, op.input(0) + "_grad_split_info"});
+  auto* args = concat.mutable_arg();  // Concat takes Split's axis, add_axis and order, not split
+  args->erase(std::remove_if(args->begin(), args->end(),
+                             [](const Argument& a) { return a.name() == "split"; }),
+              args->end());
+  grad.ops.push_back(std::move(concat));
   grad.has_input_grad = std::vector<bool>(op.input_size(), false);
   grad.has_input_grad[0] = true;
   return grad;
@@ -93,6 +99,10 @@ void SplitOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Split)
+    .Arg("axis", ArgKind::kInt)
+    .Arg("add_axis", ArgKind::kInt)
+    .Arg("order", ArgKind::kString)
+    .Arg("split", ArgKind::kInts)
     .NumInputs(1, 2)
     .NumOutputs(1, OpSchema::kUnbounded)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

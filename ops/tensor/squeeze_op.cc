@@ -64,6 +64,7 @@ GradientOps SqueezeGradient(const GradientRequest& r) {
 }  // namespace
 
 BRAID_OPERATOR_SCHEMA(Squeeze)
+    .Arg("dims", ArgKind::kInts)
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})

@@ -200,6 +200,7 @@ void TransposeOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Transpose)
+    .Arg("axes", ArgKind::kInts)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {

@@ -32,6 +32,7 @@ void IterOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(Iter)
+    .NoArgs()
     .NumInputs(0, 1)
     .NumOutputs(1)
     .EnforceInplace({{0, 0}})

@@ -63,6 +63,9 @@ void MomentumSGDUpdateOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(MomentumSGDUpdate)
+    .Arg("momentum", ArgKind::kFloat)
+    .Arg("nesterov", ArgKind::kInt)
+    .Arg("weight_decay", ArgKind::kFloat)
     .NumInputs(4)
     .NumOutputs(3)
     .AllowInplace({{kGrad, 0}, {kMoment, 1}, {kParam, 2}})

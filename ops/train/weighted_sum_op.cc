@@ -107,6 +107,7 @@ void WeightedSumGradientOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(WeightedSum)
+    .Arg("grad_on_w", ArgKind::kInt)
     .NumInputs(2, OpSchema::kUnbounded)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
@@ -114,6 +115,7 @@ BRAID_OPERATOR_SCHEMA(WeightedSum)
     .SetDoc("Y = sum_i w_i * X_i over input pairs (X_i, w_i), w_i one-element float32 tensors.");
 
 BRAID_OPERATOR_SCHEMA(WeightedSumGradient)
+    .ArgsOf("WeightedSum")
     .NumInputs(3, OpSchema::kUnbounded)
     .NumOutputs(1, OpSchema::kUnbounded)
     .TensorInference(InferWeightedSumGradientShape)

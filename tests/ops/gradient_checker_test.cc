@@ -46,10 +46,18 @@ GradientOps WrongSquareGradient(const GradientRequest& r) {
           {true}};
 }
 
-BRAID_OPERATOR_SCHEMA(TestSquare).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape();
-BRAID_OPERATOR_SCHEMA(TestWrongSquare).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape();
-BRAID_OPERATOR_SCHEMA(TestSquareNoMaker).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape();
-BRAID_OPERATOR_SCHEMA(TestSquareNoGradient).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape();
+BRAID_OPERATOR_SCHEMA(TestSquare).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape().NoArgs();
+BRAID_OPERATOR_SCHEMA(TestWrongSquare).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape().NoArgs();
+BRAID_OPERATOR_SCHEMA(TestSquareNoMaker)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .NoArgs();
+BRAID_OPERATOR_SCHEMA(TestSquareNoGradient)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .NoArgs();
 BRAID_REGISTER_CPU_OPERATOR(TestSquare, TestSquareOp);
 BRAID_REGISTER_CPU_OPERATOR(TestWrongSquare, TestSquareOp);
 BRAID_REGISTER_CPU_OPERATOR(TestSquareNoMaker, TestSquareOp);

@@ -52,11 +52,12 @@ void FeedSources(Workspace* ws, int first_replica, int replicas) {
   }
 }
 
-std::string Args(int k) {
-  std::string args = std::string(" arg { name: \"algorithm\" s: \"") +
-                     (k % 2 ? "halving_doubling" : "ring") + "\" }";
-  if (k % 4 == 3) args += " arg { name: \"average\" i: 1 }";
-  return args;
+// Bucket k's `average` argument, shared by ProcessAllreduce and the reference Allreduce.
+std::string AverageArg(int k) { return k % 4 == 3 ? " arg { name: \"average\" i: 1 }" : ""; }
+
+std::string AlgorithmArg(int k) {
+  return std::string(" arg { name: \"algorithm\" s: \"") +
+         (k % 2 ? "halving_doubling" : "ring") + "\" }";
 }
 
 NetDef WithWorkers(NetDef net, int workers, int replicas) {
@@ -87,7 +88,7 @@ NetDef ProcessAllreduceNet(int replicas, int workers) {
       for (int t = 0; t < TensorsIn(k); ++t) bucket += " output: \"" + Grad(k, t, d) + "\"";
     }
     bucket += " arg { name: \"tensors\" i: " + std::to_string(TensorsIn(k)) + " }";
-    bucket += " arg { name: \"tag\" i: " + std::to_string(1000 + k) + " }" + Args(k);
+    bucket += " arg { name: \"tag\" i: " + std::to_string(1000 + k) + " }" + AlgorithmArg(k) + AverageArg(k);
     ops.push_back(bucket);
   }
   return WithWorkers(NetOf(ops, "dag"), workers, replicas);
@@ -105,7 +106,7 @@ NetDef ReferenceNet(int replicas) {
         allreduce += " input: \"" + Grad(k, t, d) + "\"";
       }
       for (int d = 0; d < replicas; ++d) allreduce += " output: \"" + Grad(k, t, d) + "\"";
-      ops.push_back(allreduce + Args(k));
+      ops.push_back(allreduce + AverageArg(k));
     }
   }
   return WithWorkers(NetOf(ops, "simple"), 1, replicas);

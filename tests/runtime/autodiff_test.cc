@@ -22,8 +22,8 @@ namespace {
 
 // Test-only op types: TestNoGradient (1 -> 1, BRAID_NO_GRADIENT's maker) and TestNoMaker (1 -> 1,
 // no maker at all). Neither needs a kernel: these nets are only differentiated, never run.
-BRAID_OPERATOR_SCHEMA(TestNoGradient).NumInputs(1).NumOutputs(1);
-BRAID_OPERATOR_SCHEMA(TestNoMaker).NumInputs(1).NumOutputs(1);
+BRAID_OPERATOR_SCHEMA(TestNoGradient).NumInputs(1).NumOutputs(1).NoArgs();
+BRAID_OPERATOR_SCHEMA(TestNoMaker).NumInputs(1).NumOutputs(1).NoArgs();
 // What BRAID_NO_GRADIENT registers (that macro cannot be used yet: the braced comma in its lambda
 // splits the macro arguments).
 [[maybe_unused]] const bool kNoGradientRegistered =
@@ -34,8 +34,8 @@ BRAID_OPERATOR_SCHEMA(TestNoMaker).NumInputs(1).NumOutputs(1);
 // In-place test ops whose makers' gradient ops cannot run in place: TestInPlaceReduce (X -> X) has
 // SumReduceLike(dY, dY) -> dX, which its schema forbids in place; TestInPlaceTwo (X, W -> X) has
 // Relu(dY) -> dX then Copy(dY) -> dW, so writing dX over dY would clobber what the Copy reads.
-BRAID_OPERATOR_SCHEMA(TestInPlaceReduce).NumInputs(1).NumOutputs(1).AllowInplace({{0, 0}});
-BRAID_OPERATOR_SCHEMA(TestInPlaceTwo).NumInputs(2).NumOutputs(1).AllowInplace({{0, 0}});
+BRAID_OPERATOR_SCHEMA(TestInPlaceReduce).NumInputs(1).NumOutputs(1).AllowInplace({{0, 0}}).NoArgs();
+BRAID_OPERATOR_SCHEMA(TestInPlaceTwo).NumInputs(2).NumOutputs(1).AllowInplace({{0, 0}}).NoArgs();
 GradientOps InPlaceReduceGradient(const GradientRequest& r) {
   const std::string& dy = r.output_grads[0];
   return {{MakeGradientOp(r.op, "SumReduceLike", {dy, dy}, {r.input_grads[0]})}, {true}};

@@ -107,7 +107,8 @@ NetDef LayeredNetWithFailure() {
       std::string ctl = layer == 0 ? "" : "control_input: \"l" + std::to_string(layer - 1) + "_0\" ";
       bool fail = layer == 1 && k == 1;
       text += "op { type: \"" + std::string(fail ? "TestFail" : "TestSleep") + "\" name: \"" + out +
-              "\" " + in + ctl + "output: \"" + out + "\" arg { name: \"us\" i: 2000 } }";
+              "\" " + in + ctl + "output: \"" + out + "\" " +
+              (fail ? "" : "arg { name: \"us\" i: 2000 } ") + "}";
     }
   }
   return NetFromText(text);

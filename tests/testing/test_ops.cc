@@ -126,18 +126,31 @@ class TestNoOp final : public OperatorBase {
 
 }  // namespace
 
-BRAID_OPERATOR_SCHEMA(TestSleep).SetDoc("Sleeps `us` microseconds; counts concurrency.");
-BRAID_OPERATOR_SCHEMA(TestFail).SetDoc("Throws while armed.");
-BRAID_OPERATOR_SCHEMA(TestEnforcedInplace).NumInputs(1).NumOutputs(1).EnforceInplace({{0, 0}});
-BRAID_OPERATOR_SCHEMA(TestCollective).Collective();
-BRAID_OPERATOR_SCHEMA(TestLazy).AllocatesLazily();
-BRAID_OPERATOR_SCHEMA(TestScratch).SetDoc("Uses `bytes` of its thread's scratch area for `us`.");
+BRAID_OPERATOR_SCHEMA(TestSleep)
+    .Arg("us", ArgKind::kInt)
+    .SetDoc("Sleeps `us` microseconds; counts concurrency.");
+BRAID_OPERATOR_SCHEMA(TestFail).NoArgs().SetDoc("Throws while armed.");
+BRAID_OPERATOR_SCHEMA(TestEnforcedInplace)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .EnforceInplace({{0, 0}})
+    .NoArgs();
+BRAID_OPERATOR_SCHEMA(TestCollective).Collective().NoArgs();
+BRAID_OPERATOR_SCHEMA(TestLazy).AllocatesLazily().NoArgs();
+BRAID_OPERATOR_SCHEMA(TestScratch)
+    .Arg("bytes", ArgKind::kInt)
+    .Arg("us", ArgKind::kInt)
+    .SetDoc("Uses `bytes` of its thread's scratch area for `us`.");
 BRAID_OPERATOR_SCHEMA(TestDelayedCopy)
+    .Arg("us", ArgKind::kInt)
     .NumInputs(1)
     .NumOutputs(1)
     .IdenticalTypeAndShape()
     .SetDoc("Sleeps `us`, then Y = X.");
-BRAID_OPERATOR_SCHEMA(TestDeviceBlock).NumOutputs(0).SetDoc("Blocks a sim kernel at the gate.");
+BRAID_OPERATOR_SCHEMA(TestDeviceBlock)
+    .NumOutputs(0)
+    .NoArgs()
+    .SetDoc("Blocks a sim kernel at the gate.");
 
 BRAID_REGISTER_CPU_OPERATOR(TestSleep, TestSleepOp);
 BRAID_REGISTER_CPU_OPERATOR(TestFail, TestFailOp);
