@@ -1,9 +1,10 @@
 #include "runtime/model_folder.h"
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
@@ -11,23 +12,7 @@
 namespace braid {
 namespace {
 
-// A JSON string literal.
-std::string Quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;
 
 // Caffe2's TensorProto.DataType codes for the dtypes braid has.
 struct DataTypeCode {
@@ -37,71 +22,6 @@ struct DataTypeCode {
 constexpr DataTypeCode kDataTypes[] = {
     {1, DType::kFloat32}, {2, DType::kInt32},  {5, DType::kBool},
     {6, DType::kUInt8},   {10, DType::kInt64}, {13, DType::kFloat64},
-};
-
-// A cursor over value_info.json's text: {"NAME": [TYPE, [DIM, ...]]}.
-class ValueInfoParser {
- public:
-  ValueInfoParser(const std::string& text, const std::string& source)
-      : text_(text), source_(source) {}
-
-  Status Error(const std::string& expected) const {
-    return Status::InvalidArgument(source_ + ": expected " + expected + " at offset " +
-                                   std::to_string(pos_) +
-                                   " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
-  }
-  bool Take(char c) {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    if (pos_ >= text_.size() || text_[pos_] != c) return false;
-    ++pos_;
-    return true;
-  }
-  bool AtEnd() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    return pos_ == text_.size();
-  }
-  // A JSON string; \u escapes are kept only for ASCII.
-  bool TakeString(std::string* value) {
-    if (!Take('"')) return false;
-    value->clear();
-    while (pos_ < text_.size() && text_[pos_] != '"') {
-      char c = text_[pos_++];
-      if (c == '\\') {
-        if (pos_ >= text_.size()) return false;
-        c = text_[pos_++];
-        if (c == 'u') {
-          if (pos_ + 4 > text_.size()) return false;
-          const long code = std::strtol(text_.substr(pos_, 4).c_str(), nullptr, 16);
-          if (code > 0x7f) return false;
-          c = static_cast<char>(code);
-          pos_ += 4;
-        } else if (c == 'n') {
-          c = '\n';
-        } else if (c == 't') {
-          c = '\t';
-        } else if (c != '"' && c != '\\' && c != '/') {
-          return false;
-        }
-      }
-      *value += c;
-    }
-    return Take('"');
-  }
-  bool TakeInteger(int64_t* value) {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    const char* start = text_.c_str() + pos_;
-    char* end = nullptr;
-    const long long parsed = std::strtoll(start, &end, 10);
-    if (end == start || *end == '.' || *end == 'e' || *end == 'E') return false;
-    pos_ += end - start;
-    *value = parsed;
-    return true;
-  }
-
- private:
-  const std::string& text_;
-  const std::string& source_;
-  size_t pos_ = 0;
 };
 
 // Reads the whole file, or returns NotFound/IoError naming it.
@@ -115,41 +35,70 @@ Status ReadTextFile(const std::string& path, std::string* text) {
   return Status::OK();
 }
 
-}  // namespace
-
-Status ParseValueInfoJson(const std::string& text, const std::string& source, ModelFolder* model) {
-  ValueInfoParser parser(text, source);
-  int64_t code = 0;
-  if (!parser.Take('{')) return parser.Error("'{'");
-  if (!parser.TakeString(&model->input_name)) return parser.Error("the input's name, a string");
-  if (!parser.Take(':') || !parser.Take('[')) return parser.Error("': ['");
-  if (!parser.TakeInteger(&code)) return parser.Error("the element type, an integer");
-  if (!parser.Take(',') || !parser.Take('[')) return parser.Error("', [' before the shape");
-  model->input_shape.clear();
-  if (!parser.Take(']')) {
-    do {
-      int64_t dim = 0;
-      if (!parser.TakeInteger(&dim) || dim < 0) return parser.Error("a dimension >= 0");
-      model->input_shape.push_back(dim);
-    } while (parser.Take(','));
-    if (!parser.Take(']')) return parser.Error("']' after the shape");
+// One entry of value_info.json, `name: [TYPE, [DIM, ...]]`, or an error naming what is wrong.
+Status ParseEntry(const std::string& name, const Json& value, const std::string& source,
+                  ValueInfo* info) {
+  const auto expected = [&](const std::string& what) {
+    return Status::InvalidArgument(source + ": input '" + name + "': expected " + what + ", got " +
+                                   value.dump() + " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+  };
+  if (!value.is_array() || value.size() != 2) return expected("[TYPE, [DIM, ...]]");
+  if (!value[0].is_number_integer()) return expected("the element type, an integer");
+  if (!value[1].is_array()) return expected("the shape, a list of dimensions");
+  info->name = name;
+  info->shape.clear();
+  for (const Json& dim : value[1]) {
+    if (!dim.is_number_integer() || dim.get<int64_t>() < 0) return expected("dimensions >= 0");
+    info->shape.push_back(dim.get<int64_t>());
   }
-  if (!parser.Take(']')) return parser.Error("']' after the shape");
-  if (parser.Take(',')) {
-    return Status::InvalidArgument(source + ": braid reads models with one input; '" +
-                                   model->input_name + "' is followed by another");
-  }
-  if (!parser.Take('}') || !parser.AtEnd()) return parser.Error("'}' and the end of the text");
+  const int64_t code = value[0].get<int64_t>();
   for (const DataTypeCode& known : kDataTypes) {
     if (known.code == code) {
-      model->input_dtype = known.dtype;
+      info->dtype = known.dtype;
       return Status::OK();
     }
   }
-  return Status::InvalidArgument(source + ": input '" + model->input_name + "' has element type " +
+  return Status::InvalidArgument(source + ": input '" + name + "' has element type " +
                                  std::to_string(code) +
                                  ", which braid lacks (1 FLOAT, 2 INT32, 5 BOOL, 6 UINT8, 10 "
                                  "INT64, 13 DOUBLE)");
+}
+
+int64_t DataTypeCodeOf(DType dtype) {
+  for (const DataTypeCode& known : kDataTypes) {
+    if (known.dtype == dtype) return known.code;
+  }
+  throw Error(Status::InvalidArgument(std::string("value_info.json has no code for dtype ") +
+                                      DTypeName(dtype)));
+}
+
+}  // namespace
+
+const ValueInfo* ModelFolder::FindInput(const std::string& name) const {
+  for (const ValueInfo& input : inputs) {
+    if (input.name == name) return &input;
+  }
+  return nullptr;
+}
+
+Status ParseValueInfoJson(const std::string& text, const std::string& source,
+                          std::vector<ValueInfo>* inputs) {
+  const Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    return Status::InvalidArgument(source + ": not JSON (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+  }
+  if (!json.is_object() || json.empty()) {
+    return Status::InvalidArgument(source + ": expected an object naming at least one input, got " +
+                                   json.dump() + " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+  }
+  inputs->clear();
+  for (const auto& [name, value] : json.items()) {
+    ValueInfo info;
+    Status status = ParseEntry(name, value, source, &info);
+    if (!status.ok()) return status;
+    inputs->push_back(std::move(info));
+  }
+  return Status::OK();
 }
 
 Status LoadModelFolder(const std::string& dir, ModelFolder* model) {
@@ -164,28 +113,32 @@ Status LoadModelFolder(const std::string& dir, ModelFolder* model) {
   const std::string path = dir + "/value_info.json";
   std::string text;
   status = ReadTextFile(path, &text);
-  if (status.ok()) status = ParseValueInfoJson(text, path, model);
+  if (status.ok()) status = ParseValueInfoJson(text, path, &model->inputs);
   return status;
 }
 
-std::string ValueInfoJson(const std::string& input_name, const std::vector<int64_t>& input_shape) {
-  std::string json = "{" + Quoted(input_name) + ": [1, [";
-  for (size_t i = 0; i < input_shape.size(); ++i) {
-    json += (i ? ", " : "") + std::to_string(input_shape[i]);
+std::string ValueInfoJson(const std::vector<ValueInfo>& inputs) {
+  std::string json = "{";  // spaced as the zoo's files are
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    json += (i ? ", " : "") + Json(inputs[i].name).dump() + ": [" +
+            std::to_string(DataTypeCodeOf(inputs[i].dtype)) + ", [";
+    for (size_t d = 0; d < inputs[i].shape.size(); ++d) {
+      json += (d ? ", " : "") + std::to_string(inputs[i].shape[d]);
+    }
+    json += "]]";
   }
-  return json + "]]}\n";
+  return json + "}\n";
 }
 
-void WriteModelFolder(const std::string& dir, const NetDef& init_net, const NetDef& predict_net,
-                      const std::string& input_name, const std::vector<int64_t>& input_shape) {
+void WriteModelFolder(const std::string& dir, const ModelFolder& model) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) throw Error(Status::IoError("cannot create '" + dir + "': " + error.message()));
-  SaveProto(init_net, dir + "/init_net.pb");
-  SaveProto(predict_net, dir + "/predict_net.pb");
+  SaveProto(model.init_net, dir + "/init_net.pb");
+  SaveProto(model.predict_net, dir + "/predict_net.pb");
   const std::string path = dir + "/value_info.json";
   std::ofstream file(path);
-  file << ValueInfoJson(input_name, input_shape);
+  file << ValueInfoJson(model.inputs);
   file.close();
   if (!file) throw Error(Status::IoError("cannot write '" + path + "'"));
 }

@@ -51,11 +51,10 @@ std::vector<int64_t> ParseShape(const std::string& text) {
 }
 
 void Import(const std::string& model_path, const OnnxImportOptions& options) {
-  ImportedModel model;
+  ModelFolder model;
   const Status status = ImportOnnxFile(model_path, options, &model);
   if (!status.ok()) throw Error(status);
-  WriteModelFolder(FLAGS_out, model.init_net, model.predict_net, model.input_name,
-                   model.input_shape);
+  WriteModelFolder(FLAGS_out, model);
   int64_t values = 0;
   for (const OperatorDef& fill : model.init_net.op()) {
     for (const Argument& arg : fill.arg()) {
@@ -64,9 +63,9 @@ void Import(const std::string& model_path, const OnnxImportOptions& options) {
   }
   std::cout << model_path << " -> " << FLAGS_out << "/: " << model.predict_net.op_size()
             << " ops, " << model.init_net.op_size() << " weights (" << values
-            << " values), input '" << model.input_name << "' [";
-  for (size_t i = 0; i < model.input_shape.size(); ++i) {
-    std::cout << (i ? "," : "") << model.input_shape[i];
+            << " values), input '" << model.inputs[0].name << "' [";
+  for (size_t i = 0; i < model.inputs[0].shape.size(); ++i) {
+    std::cout << (i ? "," : "") << model.inputs[0].shape[i];
   }
   std::cout << "]\n";
 }

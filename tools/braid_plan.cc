@@ -6,7 +6,7 @@
 //
 // `braid_plan --model-dir DIR [flags as above, no --init]` plans the predict net of a model folder
 // in the layout of Caffe2's model zoo (runtime/model_folder.h): its init net gives the weights'
-// shapes and value_info.json the input's, unless an --input names the input (e.g. another batch).
+// shapes and value_info.json the inputs', unless an --input names one (e.g. another batch).
 //
 // Loads NET (text or binary NetDef), appends its backward pass for each --gradients-of loss
 // (runtime/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
@@ -218,22 +218,24 @@ NetDef LoadNetToPlan(const PlanToolOptions& options, ModelFolder* folder) {
 }
 
 // Runs the init net (--init or the folder's) and creates each input blob: --input's, and the
-// folder's input in value_info.json's shape unless an --input names it.
+// folder's inputs in value_info.json's shapes unless an --input names them.
 void FillWorkspace(const PlanToolOptions& options, const ModelFolder& folder, Workspace* ws) {
   if (!options.init_path.empty()) ThrowIfError(ws->RunNetOnce(LoadNetDef(options.init_path)));
   std::vector<BlobSpec> inputs = options.inputs;
   if (!options.model_dir.empty()) {
     ThrowIfError(ws->RunNetOnce(folder.init_net));
-    const bool named = std::any_of(inputs.begin(), inputs.end(), [&](const BlobSpec& spec) {
-      return spec.name == folder.input_name;
-    });
-    if (!named) inputs.push_back({folder.input_name, folder.input_shape, folder.input_dtype});
+    for (const ValueInfo& model_input : folder.inputs) {
+      const bool named = std::any_of(inputs.begin(), inputs.end(), [&](const BlobSpec& spec) {
+        return spec.name == model_input.name;
+      });
+      if (!named) inputs.push_back({model_input.name, model_input.shape, model_input.dtype});
+    }
   }
   for (const BlobSpec& input : inputs) {
     Tensor* tensor = ws->CreateBlob(input.name);
     tensor->Resize(input.dtype, input.dims);
     tensor->raw_mutable_data(input.dtype);  // shape inference knows only blobs that hold data
-    if (input.name == folder.input_name) {
+    if (folder.FindInput(input.name) != nullptr) {
       std::printf("model input '%s' %s\n", input.name.c_str(), tensor->ShapeString().c_str());
     }
   }

@@ -1,13 +1,13 @@
 // braid_run: runs a net and reports where the time went and what it computed.
 //
-//   braid_run NET [--init INIT_NET] [--input NAME=FILE.npy] [--executor simple|dag] [--threads N]
+//   braid_run NET [--init INIT_NET] [--input NAME=FILE.npy]... [--executor simple|dag] [--threads N]
 //                 [--iters K] [--trace FILE] [--memory-plan on|off] [--device sim:0]
 //                 [--device-memory 16G] [--algo-cache PATH] [--save-outputs DIR]
-//   braid_run --model-dir DIR [--input NAME=FILE.npy|random] [same flags, no --init]
+//   braid_run --model-dir DIR [--input NAME=FILE.npy|random]... [same flags, no --init]
 //   braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]
 //
-// Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, feeds --input's .npy
-// file (runtime/npy_file.h) to its blob, builds NET (with --executor replacing NetDef.type,
+// Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, feeds each --input's
+// .npy file (runtime/npy_file.h) to its blob, builds NET (with --executor replacing NetDef.type,
 // --threads its "num_workers" argument and --device the device_option of both nets, which their
 // ops take unless they name their own), with --memory-plan on plans its memory
 // (runtime/memory_planning.h, inference mode: every recyclable blob becomes a view into one arena
@@ -33,10 +33,11 @@
 //
 // A model runs the same way: a folder in the layout of Caffe2's model zoo (--model-dir,
 // runtime/model_folder.h) or an ONNX model ("model.onnx", runtime/onnx/onnx_import.h, imported in
-// memory). Its init net runs (so --init is refused), its input is fed and its predict net runs as
-// NET above. The input is --input's .npy file (an ONNX model is imported for the file's shape), or
-// with --input NAME=random or no --input, uniform values in [-1, 1) from a fixed seed in the
-// shape value_info.json (or the ONNX model) gives; one line names the input, its shape and source:
+// memory). Its init net runs (so --init is refused), its inputs are fed and its predict net runs as
+// NET above. Each input is the .npy file an --input names it with (an ONNX model is imported for
+// the file's shape), or with --input NAME=random or no --input naming it, uniform values in
+// [-1, 1) from a fixed seed in the shape value_info.json (or the ONNX model) gives; one line per
+// input names it, its shape and source:
 //
 //   input data shape float32[1,3,224,224]: uniform [-1, 1), seed 0
 #include <gflags/gflags.h>
@@ -65,6 +66,7 @@
 #include "tools/model_input.h"
 #include "tools/output_report.h"
 #include "tools/plan_summary.h"
+#include "tools/repeated_flag.h"
 
 DEFINE_string(init, "", "init net run once, in the same workspace, before NET");
 DEFINE_string(executor, "", "executor replacing NetDef.type: simple or dag");
@@ -82,7 +84,8 @@ DEFINE_string(model_dir, "",
               "value_info.json) to run instead of NET");
 DEFINE_string(input, "",
               "NAME=FILE.npy: feed the .npy file to blob NAME; NAME=random (models only): uniform "
-              "[-1, 1) values from seed 0 in the model's input shape (the default for models)");
+              "[-1, 1) values from seed 0 in the model's input shape (the default for models); "
+              "repeat for several inputs");
 DEFINE_string(save_outputs, "", "write every external output of NET to DIR/NAME.npy");
 DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
@@ -102,8 +105,7 @@ struct RunOptions {
   std::string device;
   std::string algo_cache;
   std::string model_dir;
-  bool has_input = false;
-  ModelInput input;
+  std::vector<ModelInput> inputs;
   std::string save_outputs;
 
   bool is_model() const { return !model_dir.empty() || IsOnnxPath(net_path); }
@@ -114,8 +116,9 @@ struct RunOptions {
   std::exit(kExitBadFlags);
 }
 
-// Checks the flags that say what runs: NET, --model-dir, --init and --input.
-void ParseWhatRuns(const std::vector<std::string>& nets, RunOptions* options) {
+// Checks the flags that say what runs: NET, --model-dir, --init and the --input values.
+void ParseWhatRuns(const std::vector<std::string>& nets, const std::vector<std::string>& inputs,
+                   RunOptions* options) {
   if (!FLAGS_model_dir.empty()) {
     if (!nets.empty()) ExitBadFlags("--model-dir takes no NET file, got '" + nets[0] + "'");
     options->model_dir = FLAGS_model_dir;
@@ -129,29 +132,37 @@ void ParseWhatRuns(const std::vector<std::string>& nets, RunOptions* options) {
   if (options->is_model() && !FLAGS_init.empty()) {
     ExitBadFlags("--init: a model carries its own init net");
   }
-  if (!FLAGS_input.empty()) {
+  for (const std::string& text : inputs) {
     std::string error;
-    options->input = ParseModelInput(FLAGS_input, &error);
+    const ModelInput input = ParseModelInput(text, &error);
     if (!error.empty()) ExitBadFlags("--input " + error);
-    options->has_input = true;
-    if (options->input.is_random() && !options->is_model()) {
-      ExitBadFlags("--input " + FLAGS_input +
+    if (input.is_random() && !options->is_model()) {
+      ExitBadFlags("--input " + text +
                    ": random values need the input's shape, which only a model (--model-dir or "
                    "MODEL.onnx) gives; feed NET a .npy file");
     }
+    for (const ModelInput& earlier : options->inputs) {
+      if (earlier.name == input.name) ExitBadFlags("--input " + input.name + " is given twice");
+    }
+    options->inputs.push_back(input);
   }
 }
 
 RunOptions ParseFlags(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc), inputs;
+  std::string error;
+  if (!TakeRepeatedFlag("input", &args, &inputs, &error)) ExitBadFlags(error);
+  std::vector<char*> rest;
+  for (std::string& arg : args) rest.push_back(arg.data());
   std::vector<std::string> nets = ParseCommandLine(
-      argc, argv,
+      static_cast<int>(rest.size()), rest.data(),
       "braid_run NET [--init INIT_NET] [--input NAME=FILE.npy] [--executor simple|dag] "
       "[--threads N] [--iters K] [--trace FILE] [--memory-plan on|off] [--device sim:0] "
       "[--device-memory 16G] [--save-outputs DIR]\n"
       "       braid_run --model-dir DIR [--input NAME=FILE.npy|random] [same flags, no --init]\n"
       "       braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]");
   RunOptions options;
-  ParseWhatRuns(nets, &options);
+  ParseWhatRuns(nets, inputs, &options);
   if (!FLAGS_executor.empty() && FLAGS_executor != "simple" && FLAGS_executor != "dag") {
     ExitBadFlags("--executor must be 'simple' or 'dag', got '" + FLAGS_executor + "'");
   }
@@ -214,58 +225,67 @@ void FeedBlob(const std::string& name, const Tensor& host, const RunOptions& opt
   blob->CopyFrom(host);
 }
 
-// The model --model-dir or MODEL.onnx names, and the host tensor its input is fed from.
-ModelFolder LoadModel(const RunOptions& options, Tensor* input) {
+// The --input that names `name`, or random values when none does.
+ModelInput GivenInput(const RunOptions& options, const std::string& name) {
+  for (const ModelInput& input : options.inputs) {
+    if (input.name == name) return input;
+  }
+  return ModelInput{name, ""};
+}
+
+// The model --model-dir or MODEL.onnx names (an ONNX model imported for the shape of the .npy file
+// its input is given by). Every --input must name one of its inputs.
+ModelFolder LoadModel(const RunOptions& options) {
   ModelFolder model;
   if (!options.model_dir.empty()) {
     ThrowIfError(LoadModelFolder(options.model_dir, &model));
   } else {
     OnnxImportOptions import;
-    if (options.has_input && !options.input.is_random()) {  // import for the file's shape
-      *input = MakeInputTensor(options.input, DType::kFloat32, {});
-      import.input_shape = input->shape();
+    if (options.inputs.size() == 1 && !options.inputs[0].is_random()) {
+      import.input_shape = MakeInputTensor(options.inputs[0], DType::kFloat32, {}).shape();
     }
-    ImportedModel imported;
-    ThrowIfError(ImportOnnxFile(options.net_path, import, &imported));
-    model.init_net = std::move(imported.init_net);
-    model.predict_net = std::move(imported.predict_net);
-    model.input_name = imported.input_name;
-    model.input_shape = imported.input_shape;
+    ThrowIfError(ImportOnnxFile(options.net_path, import, &model));
   }
-  const ModelInput given = options.has_input ? options.input : ModelInput{model.input_name, ""};
-  if (given.name != model.input_name) {
+  for (const ModelInput& given : options.inputs) {
+    if (model.FindInput(given.name) != nullptr) continue;
+    std::string names;
+    for (const ValueInfo& input : model.inputs) names += (names.empty() ? "'" : ", '") + input.name + "'";
     throw Error(Status::InvalidArgument("braid_run: --input " + given.name +
-                                        ": the model's input is '" + model.input_name + "'"));
+                                        ": the model's inputs are " + names));
   }
-  if (!input->has_storage()) *input = MakeInputTensor(given, model.input_dtype, model.input_shape);
   return model;
 }
 
-// The model's predict net, after its init net ran in `ws` and its input was fed.
+// Feeds `input` from `host` and prints where its values came from.
+void FeedInput(const ModelInput& input, const Tensor& host, const RunOptions& options,
+               Workspace* ws) {
+  FeedBlob(input.name, host, options, ws);
+  std::cout << "input " << input.name << " shape " << host.ShapeString() << ": "
+            << InputSourceText(input) << "\n";
+}
+
+// The model's predict net, after its init net ran in `ws` and its inputs were fed.
 NetDef LoadModelIntoWorkspace(const RunOptions& options, Workspace* ws) {
-  Tensor host;
-  ModelFolder model = LoadModel(options, &host);
+  ModelFolder model = LoadModel(options);
   if (!options.device.empty()) {
     *model.init_net.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
     *model.predict_net.mutable_device_option() = model.init_net.device_option();
   }
   ThrowIfError(ws->RunNetOnce(model.init_net));
-  FeedBlob(model.input_name, host, options, ws);
-  const ModelInput source = options.has_input ? options.input : ModelInput{model.input_name, ""};
-  std::cout << "input " << model.input_name << " shape " << host.ShapeString() << ": "
-            << InputSourceText(source) << "\n";
+  for (const ValueInfo& info : model.inputs) {
+    const ModelInput input = GivenInput(options, info.name);
+    FeedInput(input, MakeInputTensor(input, info.dtype, info.shape), options, ws);
+  }
   return model.predict_net;
 }
 
-// NET, after INIT_NET ran in `ws` and --input's file was fed.
+// NET, after INIT_NET ran in `ws` and the --input files were fed.
 NetDef LoadNetIntoWorkspace(const RunOptions& options, Workspace* ws) {
   if (!options.init_path.empty()) ThrowIfError(ws->RunNetOnce(LoadNet(options.init_path, options)));
-  if (options.has_input) {
+  for (const ModelInput& input : options.inputs) {
     Tensor host;
-    ThrowIfError(ReadNpyFile(options.input.npy_path, &host));
-    FeedBlob(options.input.name, host, options, ws);
-    std::cout << "input " << options.input.name << " shape " << host.ShapeString() << ": "
-              << InputSourceText(options.input) << "\n";
+    ThrowIfError(ReadNpyFile(input.npy_path, &host));
+    FeedInput(input, host, options, ws);
   }
   return LoadNet(options.net_path, options);
 }

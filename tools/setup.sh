@@ -10,6 +10,7 @@ readonly PACKAGES=(
   libtbb-dev libgoogle-glog-dev libgflags-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libgloo-dev libhiredis-dev redis-server zlib1g-dev
+  nlohmann-json3-dev
   dataset-fashion-mnist
 )
 

@@ -114,16 +114,17 @@ void ConvertNodes(const onnx::GraphProto& graph, ImportContext* ctx) {
 }
 
 void ImportModel(const std::string& bytes, const std::string& source,
-                 const OnnxImportOptions& options, ImportedModel* model) {
+                 const OnnxImportOptions& options, ModelFolder* model) {
   onnx::ModelProto proto;
   if (!proto.ParseFromString(bytes)) Throw(source + ": not an ONNX model (it does not parse)");
   const int64_t opset = DefaultDomainOpset(proto, source);
   onnx::GraphProto* graph = proto.mutable_graph();
   CheckSupportedOps(*graph, source);
   onnx::ValueInfoProto* input = FindDataInput(graph, source);
-  *model = ImportedModel();
-  model->input_name = input->name();
-  model->input_shape = FixInputShape(input, options.input_shape, source);
+  *model = ModelFolder();
+  model->inputs.push_back({input->name(), DType::kFloat32,
+                           FixInputShape(input, options.input_shape, source)});
+  const std::string& input_name = model->inputs[0].name;
   try {
     onnx::shape_inference::InferShapes(proto);
   } catch (const std::exception& e) {
@@ -132,9 +133,9 @@ void ImportModel(const std::string& bytes, const std::string& source,
 
   model->init_net.set_name(options.net_name + "_init");
   model->predict_net.set_name(options.net_name);
-  model->predict_net.add_external_input(model->input_name);
+  model->predict_net.add_external_input(input_name);
   ImportContext ctx(source, opset, &model->init_net, &model->predict_net);
-  ctx.ReserveName(model->input_name);
+  ctx.ReserveName(input_name);
   for (const onnx::TensorProto& t : graph->initializer()) {
     try {
       ctx.SetConstant(t.name(), ConstantFromOnnx(t));
@@ -151,7 +152,7 @@ void ImportModel(const std::string& bytes, const std::string& source,
   }
   ConvertNodes(*graph, &ctx);
 
-  std::set<std::string> written = {model->input_name};
+  std::set<std::string> written = {input_name};
   for (const OperatorDef& op : model->predict_net.op()) written.insert(op.output(0));
   for (const auto& v : graph->output()) {
     if (!written.count(v.name())) {
@@ -165,12 +166,12 @@ void ImportModel(const std::string& bytes, const std::string& source,
 }  // namespace
 
 Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
-                       const OnnxImportOptions& options, ImportedModel* model) {
+                       const OnnxImportOptions& options, ModelFolder* model) {
   return StatusFromCall([&] { ImportModel(bytes, source, options, model); });
 }
 
 Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
-                      ImportedModel* model) {
+                      ModelFolder* model) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return Status::NotFound("cannot open ONNX model '" + path + "'");
   std::ostringstream bytes;

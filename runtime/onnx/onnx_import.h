@@ -18,9 +18,9 @@
 // was expected. Every op type the importer does not know is listed in one error, with counts:
 //   "resnet.onnx: unsupported ONNX ops: LSTM x2, Einsum x1"
 //
-//   ImportedModel model;
+//   ModelFolder model;  // runtime/model_folder.h: the nets and the one input (float32)
 //   Status s = ImportOnnxFile("resnet18.onnx", {}, &model);
-//   if (s.ok()) s = ws.RunNetOnce(model.init_net);  // then feed model.input_name, run predict_net
+//   if (s.ok()) s = ws.RunNetOnce(model.init_net);  // then feed model.inputs[0], run predict_net
 //
 // Thread safety: the functions are pure; calls may run concurrently.
 #ifndef BRAID_RUNTIME_ONNX_ONNX_IMPORT_H_
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/model_folder.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -42,19 +43,12 @@ struct OnnxImportOptions {
   std::string net_name = "onnx";
 };
 
-struct ImportedModel {
-  NetDef init_net;
-  NetDef predict_net;
-  std::string input_name;
-  std::vector<int64_t> input_shape;
-};
-
 // Reads the ONNX ModelProto at `path` (binary) and imports it.
 Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
-                      ImportedModel* model);
+                      ModelFolder* model);
 // Imports a serialized ModelProto; `source` names it in errors (a path, or "<bytes>").
 Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
-                       const OnnxImportOptions& options, ImportedModel* model);
+                       const OnnxImportOptions& options, ModelFolder* model);
 
 // True for a file name ending in ".onnx" (what braid_run imports instead of reading a NetDef).
 bool IsOnnxPath(const std::string& path);

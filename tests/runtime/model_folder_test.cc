@@ -24,53 +24,75 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-TEST(ModelFolderTest, ReadsBackWhatItWrote) {
+ModelFolder NamedModel(const std::vector<ValueInfo>& inputs) {
+  ModelFolder model;
+  model.init_net = NamedNet("m_init", "ConstantFill");
+  model.predict_net = NamedNet("m", "Relu");
+  model.inputs = inputs;
+  return model;
+}
+
+TEST(ModelFolderTest, ReadsBackWhatItWroteInputsInOrder) {
   const std::string dir = FreshDir("zoo_round_trip");
-  WriteModelFolder(dir, NamedNet("m_init", "ConstantFill"), NamedNet("m", "Relu"), "data",
-                   {1, 3, 227, 227});
+  WriteModelFolder(dir, NamedModel({{"data", DType::kFloat32, {1, 3, 227, 227}},
+                                    {"im_info", DType::kFloat32, {1, 3}},
+                                    {"a\"b", DType::kInt64, {}}}));
   ModelFolder model;
   const Status status = LoadModelFolder(dir, &model);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(model.init_net.name(), "m_init");
   EXPECT_EQ(model.predict_net.op(0).type(), "Relu");
-  EXPECT_EQ(model.input_name, "data");
-  EXPECT_EQ(model.input_dtype, DType::kFloat32);
-  EXPECT_EQ(model.input_shape, (std::vector<int64_t>{1, 3, 227, 227}));
+  ASSERT_EQ(model.inputs.size(), 3u);
+  EXPECT_EQ(model.inputs[0].name, "data");
+  EXPECT_EQ(model.inputs[0].dtype, DType::kFloat32);
+  EXPECT_EQ(model.inputs[0].shape, (std::vector<int64_t>{1, 3, 227, 227}));
+  EXPECT_EQ(model.inputs[1].name, "im_info");
+  EXPECT_EQ(model.inputs[1].shape, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(model.inputs[2].name, "a\"b");
+  EXPECT_EQ(model.inputs[2].dtype, DType::kInt64);
+  EXPECT_TRUE(model.inputs[2].shape.empty());
+  EXPECT_EQ(model.FindInput("im_info"), &model.inputs[1]);
+  EXPECT_EQ(model.FindInput("label"), nullptr);
 }
 
 TEST(ModelFolderTest, ParsesZooValueInfoSpellings) {
-  ModelFolder model;
+  std::vector<ValueInfo> inputs;
   // As the zoo's squeezenet folder spells it, and with other whitespace, escapes and types.
-  ASSERT_TRUE(ParseValueInfoJson("{\"data\": [1, [1, 3, 227, 227]]}", "v", &model).ok());
-  EXPECT_EQ(model.input_shape, (std::vector<int64_t>{1, 3, 227, 227}));
-  ASSERT_TRUE(ParseValueInfoJson("\n{ \"in\\\"put\\u0031\" :[10,[ 4 ,2 ]] }\n", "v", &model).ok());
-  EXPECT_EQ(model.input_name, "in\"put1");
-  EXPECT_EQ(model.input_dtype, DType::kInt64);
-  EXPECT_EQ(model.input_shape, (std::vector<int64_t>{4, 2}));
-  ASSERT_TRUE(ParseValueInfoJson("{\"s\": [13, []]}", "v", &model).ok());
-  EXPECT_EQ(model.input_dtype, DType::kFloat64);
-  EXPECT_TRUE(model.input_shape.empty());
-  EXPECT_EQ(ValueInfoJson("a\"b", {2, 3}), "{\"a\\\"b\": [1, [2, 3]]}\n");
-  ASSERT_TRUE(ParseValueInfoJson(ValueInfoJson("a\"b", {2, 3}), "v", &model).ok());
-  EXPECT_EQ(model.input_name, "a\"b");
+  ASSERT_TRUE(ParseValueInfoJson("{\"data\": [1, [1, 3, 227, 227]]}", "v", &inputs).ok());
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].shape, (std::vector<int64_t>{1, 3, 227, 227}));
+  ASSERT_TRUE(ParseValueInfoJson("\n{ \"in\\\"put\\u0031\" :[10,[ 4 ,2 ]] }\n", "v", &inputs).ok());
+  EXPECT_EQ(inputs[0].name, "in\"put1");
+  EXPECT_EQ(inputs[0].dtype, DType::kInt64);
+  EXPECT_EQ(inputs[0].shape, (std::vector<int64_t>{4, 2}));
+  ASSERT_TRUE(ParseValueInfoJson("{\"s\": [13, []], \"t\": [6, [2]]}", "v", &inputs).ok());
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].dtype, DType::kFloat64);
+  EXPECT_TRUE(inputs[0].shape.empty());
+  EXPECT_EQ(inputs[1].dtype, DType::kUInt8);
+  EXPECT_EQ(ValueInfoJson({{"a\"b", DType::kFloat32, {2, 3}}, {"c", DType::kInt32, {}}}),
+            "{\"a\\\"b\": [1, [2, 3]], \"c\": [2, []]}\n");
 }
 
 void ExpectRefused(const std::string& text, const std::string& fragment) {
-  ModelFolder model;
-  const Status status = ParseValueInfoJson(text, "dir/value_info.json", &model);
+  std::vector<ValueInfo> inputs;
+  const Status status = ParseValueInfoJson(text, "dir/value_info.json", &inputs);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << text;
   EXPECT_EQ(status.message().rfind("dir/value_info.json: ", 0), 0u) << status.message();
   EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
 }
 
 TEST(ModelFolderTest, RefusesMalformedValueInfoNamingTheFile) {
-  ExpectRefused("", "expected '{'");
-  ExpectRefused("{\"data\": [1, [1, 3, 2.5]]}", "expected a dimension >= 0");
-  ExpectRefused("{\"data\": [1, [1, -3]]}", "expected a dimension >= 0");
+  ExpectRefused("", "not JSON");
+  ExpectRefused("{\"data\": [1, [1]]", "not JSON");
+  ExpectRefused("{\"data\": [1, [1]]} trailing", "not JSON");
+  ExpectRefused("{}", "expected an object naming at least one input");
+  ExpectRefused("[1, [1]]", "expected an object naming at least one input");
+  ExpectRefused("{\"data\": [1, [1, 3, 2.5]]}", "input 'data': expected dimensions >= 0");
+  ExpectRefused("{\"data\": [1, [1, -3]]}", "expected dimensions >= 0");
   ExpectRefused("{\"data\": [\"float\", [1]]}", "expected the element type");
-  ExpectRefused("{\"data\": [1, [1]]", "expected '}'");
-  ExpectRefused("{\"data\": [1, [1]]} trailing", "expected '}' and the end of the text");
-  ExpectRefused("{\"a\": [1, [1]], \"b\": [1, [2]]}", "one input; 'a' is followed by another");
+  ExpectRefused("{\"data\": [1, 3]}", "expected the shape");
+  ExpectRefused("{\"a\": [1, [1]], \"b\": [1]}", "input 'b': expected [TYPE, [DIM, ...]]");
   ExpectRefused("{\"data\": [12, [1]]}", "element type 12, which braid lacks");
 }
 
@@ -81,7 +103,7 @@ TEST(ModelFolderTest, MissingOrBrokenFilesAreNamed) {
   EXPECT_NE(status.message().find("no_such_zoo' does not exist"), std::string::npos);
 
   const std::string dir = FreshDir("broken_zoo");
-  WriteModelFolder(dir, NamedNet("i", "ConstantFill"), NamedNet("p", "Relu"), "data", {1});
+  WriteModelFolder(dir, NamedModel({{"data", DType::kFloat32, {1}}}));
   std::filesystem::remove(dir + "/value_info.json");
   status = LoadModelFolder(dir, &model);
   EXPECT_EQ(status.code(), StatusCode::kNotFound);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/model_folder.h"
 #include "runtime/npy_file.h"
 #include "runtime/onnx/onnx_test_graph.h"
 #include "testing/run_command.h"
@@ -189,6 +190,65 @@ TEST(ModelDirTest, BraidRunFeedsANpyFileToAPlainNet) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], std::max(values[i], 0.f)) << i;
 }
 
+// A folder whose value_info.json names two inputs (as detection models take data and im_info):
+// each is fed from its --input, or random values when none names it; braid_plan creates both.
+TEST(ModelDirTest, ModelsTakeSeveralInputsInValueInfosOrder) {
+  ModelFolder model;
+  model.init_net.set_name("scale_init");
+  model.predict_net.set_name("scale");
+  OperatorDef* mul = model.predict_net.add_op();
+  mul->set_type("Mul");
+  mul->add_input("x");
+  mul->add_input("s");
+  mul->add_output("y");
+  model.predict_net.add_external_input("x");
+  model.predict_net.add_external_input("s");
+  model.predict_net.add_external_output("y");
+  model.inputs = {{"x", DType::kFloat32, {2, 3}}, {"s", DType::kFloat32, {2, 3}}};
+  const std::string dir = Temp("two_inputs_zoo");
+  WriteModelFolder(dir, model);
+
+  Tensor x, s;
+  x.Resize(DType::kFloat32, {2, 3});
+  s.Resize(DType::kFloat32, {2, 3});
+  for (int i = 0; i < 6; ++i) {
+    x.mutable_data<float>()[i] = 0.5f * i - 1;
+    s.mutable_data<float>()[i] = 3 - i;
+  }
+  ASSERT_TRUE(WriteNpyFile(Temp("x.npy"), x).ok());
+  ASSERT_TRUE(WriteNpyFile(Temp("s.npy"), s).ok());
+  const std::string run = std::string(BRAID_RUN_BINARY) + " --model-dir " + dir;
+  Result r = RunCommand(run + " --input s=" + Temp("s.npy") + " --input x=" + Temp("x.npy") +
+                        " --save-outputs " + Temp("two_inputs_out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("input x shape float32[2,3]: from " + Temp("x.npy") + "\ninput s shape "
+                          "float32[2,3]: from " + Temp("s.npy")),
+            std::string::npos)
+      << r.output;
+  Tensor y;
+  ASSERT_TRUE(ReadNpyFile(Temp("two_inputs_out") + "/y.npy", &y).ok());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], (0.5f * i - 1) * (3 - i)) << i;
+
+  r = RunCommand(run + " --input x=" + Temp("x.npy"));  // s: random
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("input s shape float32[2,3]: uniform [-1, 1), seed 0"),
+            std::string::npos)
+      << r.output;
+  r = RunCommand(run + " --input x=random --input x=random");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--input x is given twice"), std::string::npos) << r.output;
+  r = RunCommand(run + " --input im_info=random");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--input im_info: the model's inputs are 'x', 's'"), std::string::npos)
+      << r.output;
+  r = RunCommand(std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir + " --input s=4,3");
+  ASSERT_EQ(r.exit_code, 1) << r.output;  // Mul refuses x [2,3] times s [4,3]
+  r = RunCommand(std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("model input 'x' float32[2,3]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("model input 's' float32[2,3]"), std::string::npos) << r.output;
+}
+
 TEST(ModelDirTest, BraidPlanPlansTheFolderWithValueInfoOrInputShape) {
   const std::string dir = PoolSoftmaxFolder();
   const std::string plan = std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir;
@@ -222,7 +282,7 @@ TEST(ModelDirTest, BadInputsAndFoldersAreRefusedWithExitCodes) {
       << r.output;
   r = RunCommand(run + "--model-dir " + dir + " --input data=random");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--input data: the model's input is 'image'"), std::string::npos)
+  EXPECT_NE(r.output.find("--input data: the model's inputs are 'image'"), std::string::npos)
       << r.output;
   r = RunCommand(run + "--model-dir " + dir + " --input image=" + Temp("missing.npy"));
   EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -15,7 +15,7 @@ namespace braid::test {
 namespace {
 
 std::string ImportError(const OnnxTestGraph& graph) {
-  ImportedModel model;
+  ModelFolder model;
   const Status status = ImportOnnxBytes(graph.Bytes(), "model.onnx", {}, &model);
   EXPECT_FALSE(status.ok());
   return status.message();
@@ -58,7 +58,7 @@ TEST(OnnxImportNetTest, ClipBoundsFromAttributesOrInputsByOpset) {
   new_clip.Node("Clip", {"x", "low", "high"}, {"y"});
   new_clip.Output("y");
   for (const OnnxTestGraph* g : {&old_clip, &new_clip}) {
-    const ImportedModel model = Import(*g);
+    const ModelFolder model = Import(*g);
     ASSERT_EQ(model.predict_net.op_size(), 1);
     const OperatorDef& op = model.predict_net.op(0);
     EXPECT_EQ(op.type(), "Clip");
@@ -71,7 +71,7 @@ TEST(OnnxImportNetTest, ClipBoundsFromAttributesOrInputsByOpset) {
   only_max.Initializer("high", {}, {6.f});
   only_max.Node("Clip", {"x", "", "high"}, {"y"});
   only_max.Output("y");
-  const ImportedModel model = Import(only_max);
+  const ModelFolder model = Import(only_max);
   EXPECT_EQ(ArgumentReader(model.predict_net.op(0).arg()).Get<float>("min", 0),
             std::numeric_limits<float>::lowest());
 }
@@ -84,7 +84,7 @@ TEST(OnnxImportNetTest, SoftmaxAxisFollowsTheOpset) {
     g.Input("x", {2, 3, 4});
     g.Node("Softmax", {"x"}, {"y"});
     g.Output("y");
-    const ImportedModel model = Import(g);
+    const ModelFolder model = Import(g);
     ASSERT_EQ(model.predict_net.op_size(), 1);
     EXPECT_EQ(ArgumentReader(model.predict_net.op(0).arg()).Get<int64_t>("axis", -1), axis);
   }
@@ -110,9 +110,10 @@ TEST(OnnxImportNetTest, ConvArgumentsAndWeightsInZooLayout) {
   SetAttr(conv, "strides", std::vector<int64_t>{2, 1});
   SetAttr(conv, "group", int64_t{2});
   g.Output("y");
-  const ImportedModel model = Import(g);
-  EXPECT_EQ(model.input_name, "data");
-  EXPECT_EQ(model.input_shape, (std::vector<int64_t>{1, 4, 8, 8}));
+  const ModelFolder model = Import(g);
+  ASSERT_EQ(model.inputs.size(), 1u);
+  EXPECT_EQ(model.inputs[0].name, "data");
+  EXPECT_EQ(model.inputs[0].shape, (std::vector<int64_t>{1, 4, 8, 8}));
   ASSERT_EQ(model.predict_net.op_size(), 1);
   const ArgumentReader args(model.predict_net.op(0).arg());
   EXPECT_EQ(args.GetList<int64_t>("pads"), (std::vector<int64_t>{0, 1, 2, 3}));
@@ -128,7 +129,7 @@ TEST(OnnxImportNetTest, ConvArgumentsAndWeightsInZooLayout) {
   EXPECT_EQ(model.predict_net.external_output(0), "y");
 
   const std::string dir = ::testing::TempDir() + "/onnx_zoo_layout";
-  WriteModelFolder(dir, model.init_net, model.predict_net, model.input_name, model.input_shape);
+  WriteModelFolder(dir, model);
   EXPECT_EQ(LoadNetDef(dir + "/predict_net.pb").op(0).type(), "Conv");
   EXPECT_EQ(LoadNetDef(dir + "/init_net.pb").op_size(), 1);
   std::ifstream json(dir + "/value_info.json");
@@ -144,7 +145,7 @@ TEST(OnnxImportNetTest, IdentityAsGraphOutputBecomesACopy) {
   g.Node("Relu", {"x"}, {"r"});
   g.Node("Identity", {"r"}, {"y"});
   g.Output("y");
-  const ImportedModel model = Import(g);
+  const ModelFolder model = Import(g);
   ASSERT_EQ(model.predict_net.op_size(), 2);
   EXPECT_EQ(model.predict_net.op(1).type(), "Copy");
   EXPECT_EQ(model.predict_net.op(1).input(0), "r");
@@ -179,7 +180,7 @@ TEST(OnnxImportNetTest, UnfoldableNodesAreRefusedNamingTheNode) {
 }
 
 TEST(OnnxImportNetTest, FileErrorsNameTheFile) {
-  ImportedModel model;
+  ModelFolder model;
   Status status = ImportOnnxFile("/nonexistent/model.onnx", {}, &model);
   EXPECT_EQ(status.code(), StatusCode::kNotFound);
   EXPECT_NE(status.message().find("/nonexistent/model.onnx"), std::string::npos);

@@ -196,7 +196,7 @@ TEST(OnnxImportRunTest, ShapeChainFoldsIntoOneReshape) {
     g.Node("Dropout", {"x"}, {"dropped"});
     g.Node("Reshape", {"dropped", "new_shape"}, {"y"});
     g.Output("y");
-    const ImportedModel model = Import(g);
+    const ModelFolder model = Import(g);
     ASSERT_EQ(model.predict_net.op_size(), 1);
     EXPECT_EQ(model.predict_net.op(0).type(), "Reshape");
     EXPECT_EQ(model.predict_net.op(0).input(0), "x");

@@ -101,8 +101,8 @@ void SetAttr(onnx::NodeProto* node, const std::string& name, const std::string& 
   NewAttr(node, name, onnx::AttributeProto::STRING)->set_s(value);
 }
 
-ImportedModel Import(const OnnxTestGraph& graph, const OnnxImportOptions& options) {
-  ImportedModel model;
+ModelFolder Import(const OnnxTestGraph& graph, const OnnxImportOptions& options) {
+  ModelFolder model;
   const Status status = ImportOnnxBytes(graph.Bytes(), "test.onnx", options, &model);
   EXPECT_TRUE(status.ok()) << status.ToString();
   return model;
@@ -110,12 +110,12 @@ ImportedModel Import(const OnnxTestGraph& graph, const OnnxImportOptions& option
 
 std::vector<float> RunImported(const OnnxTestGraph& graph, const std::vector<float>& input,
                                const RunSettings& settings) {
-  ImportedModel model = Import(graph);
+  ModelFolder model = Import(graph);
   if (model.predict_net.external_output_size() == 0) return {};
   Workspace ws;
   EXPECT_TRUE(ws.RunNetOnce(model.init_net).ok());
-  Tensor* x = ws.CreateBlob(model.input_name);
-  x->Resize(DType::kFloat32, model.input_shape);
+  Tensor* x = ws.CreateBlob(model.inputs[0].name);
+  x->Resize(DType::kFloat32, model.inputs[0].shape);
   EXPECT_EQ(x->numel(), static_cast<int64_t>(input.size()));
   if (x->numel() != static_cast<int64_t>(input.size())) return {};
   std::copy(input.begin(), input.end(), x->mutable_data<float>());

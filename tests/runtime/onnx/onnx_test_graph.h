@@ -44,7 +44,7 @@ void SetAttr(onnx::NodeProto* node, const std::string& name, const std::vector<i
 void SetAttr(onnx::NodeProto* node, const std::string& name, const std::string& value);
 
 // Imports `graph` (ASSERT-style: an import error fails the test and gives an empty model).
-ImportedModel Import(const OnnxTestGraph& graph, const OnnxImportOptions& options = {});
+ModelFolder Import(const OnnxTestGraph& graph, const OnnxImportOptions& options = {});
 
 struct RunSettings {
   std::string executor = "simple";  // or "dag"
