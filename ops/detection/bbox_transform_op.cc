@@ -116,6 +116,12 @@ void BBoxTransformOp::Run() {
 BRAID_OPERATOR_SCHEMA(BBoxTransform)
     .NumInputs(3)
     .NumOutputs(1, 2)
+    .Arg("weights", ArgKind::kFloats)
+    .Arg("apply_scale", ArgKind::kInt)
+    .Arg("correct_transform_coords", ArgKind::kInt)
+    .Arg("legacy_plus_one", ArgKind::kInt)
+    .Arg("rotated", ArgKind::kInt)
+    .Args(detection::AngleArgSpecs())
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 3) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       ReadBBoxTransformArgs(def);

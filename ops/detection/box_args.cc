@@ -79,4 +79,13 @@ void CheckAngleArgs(const OperatorDef& def) {
   }
 }
 
+const std::vector<ArgSpec>& AngleArgSpecs() {
+  static const auto* specs = new std::vector<ArgSpec>{
+      {"angle_bound_on", ArgKind::kInt},
+      {"angle_bound_lo", ArgKind::kInt},
+      {"angle_bound_hi", ArgKind::kInt},
+      {"clip_angle_thresh", ArgKind::kFloat}};
+  return *specs;
+}
+
 }  // namespace braid::detection

@@ -14,9 +14,11 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "ops/detection/boxes.h"
 #include "proto/braid.pb.h"
+#include "runtime/arg_spec.h"
 
 namespace braid::detection {
 
@@ -36,6 +38,8 @@ void RefuseRotated(const OperatorDef& def);
 // Checks angle_bound_on (0/1), angle_bound_lo / angle_bound_hi (default -90 / 90; hi - lo a
 // positive multiple of 180) and clip_angle_thresh (finite), which only rotated boxes would use.
 void CheckAngleArgs(const OperatorDef& def);
+// The declarations (runtime/arg_spec.h) of the arguments CheckAngleArgs reads.
+const std::vector<ArgSpec>& AngleArgSpecs();
 
 }  // namespace braid::detection
 

@@ -216,6 +216,18 @@ void BoxWithNMSLimitOp::Run() {
 BRAID_OPERATOR_SCHEMA(BoxWithNMSLimit)
     .NumInputs(2, 3)
     .NumOutputs(3, 6)
+    .Arg("score_thresh", ArgKind::kFloat)
+    .Arg("nms", ArgKind::kFloat)
+    .Arg("detections_per_im", ArgKind::kInt)
+    .Arg("soft_nms_enabled", ArgKind::kInt)
+    .Arg("soft_nms_method", ArgKind::kString)
+    .Arg("soft_nms_sigma", ArgKind::kFloat)
+    .Arg("soft_nms_min_score_thres", ArgKind::kFloat)
+    .Arg("rotated", ArgKind::kInt)
+    .Arg("cls_agnostic_bbox_reg", ArgKind::kInt)
+    .Arg("input_boxes_include_bg_cls", ArgKind::kInt)
+    .Arg("output_classes_include_bg_cls", ArgKind::kInt)
+    .Arg("legacy_plus_one", ArgKind::kInt)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() < 2 || in.size() > 3) return std::vector<ShapeInfo>{};  // OpSchema::Verify
       const auto [images, classes] = CheckNmsLimitShapes(def, ReadNmsLimitArgs(def), in);

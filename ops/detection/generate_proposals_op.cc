@@ -170,6 +170,14 @@ void GenerateProposalsOp::Run() {
 BRAID_OPERATOR_SCHEMA(GenerateProposals)
     .NumInputs(4)
     .NumOutputs(2)
+    .Arg("spatial_scale", ArgKind::kFloat)
+    .Arg("pre_nms_topN", ArgKind::kInt)
+    .Arg("post_nms_topN", ArgKind::kInt)
+    .Arg("nms_thresh", ArgKind::kFloat)
+    .Arg("min_size", ArgKind::kFloat)
+    .Arg("correct_transform_coords", ArgKind::kInt)
+    .Arg("legacy_plus_one", ArgKind::kInt)
+    .Args(detection::AngleArgSpecs())
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 4) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       ReadProposalArgs(def);

@@ -260,6 +260,12 @@ void RoIAlignGradientOp::Run() {
 BRAID_OPERATOR_SCHEMA(RoIAlign)
     .NumInputs(2)
     .NumOutputs(1)
+    .Arg("spatial_scale", ArgKind::kFloat)
+    .Arg("pooled_h", ArgKind::kInt)
+    .Arg("pooled_w", ArgKind::kInt)
+    .Arg("sampling_ratio", ArgKind::kInt)
+    .Arg("aligned", ArgKind::kInt)
+    .Arg("order", ArgKind::kString)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const RoIAlignParams p = ReadRoIAlignParams(def);
@@ -274,6 +280,7 @@ BRAID_OPERATOR_SCHEMA(RoIAlign)
 BRAID_OPERATOR_SCHEMA(RoIAlignGradient)
     .NumInputs(3)
     .NumOutputs(1)
+    .ArgsOf("RoIAlign")
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 3) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const RoIAlignParams p = ReadRoIAlignParams(def);

@@ -145,6 +145,8 @@ TEST(BoxWithNMSLimitOpTest, BadArgumentsAndInputsAreNamed) {
       output: "c" output: "splits" output: "keeps")", "has 5 outputs");
   expect_both(R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes8" output: "s" output: "b"
       output: "c")", "boxes 'boxes8' float32[3,8] must be float32[3,12]");
+  // GenerateProposals' name for the threshold is not BoxWithNMSLimit's.
+  expect_run(NmsOp(R"(arg { name: "nms_thresh" f: 0.5 })"), "unknown argument 'nms_thresh'");
   expect_run(NmsOp("", R"(input: "batch_bad" )"), "batch_splits 'batch_bad' sums to 2");
   expect_run(NmsOp("", R"(input: "batch_frac" )"), "entry 0 is 1.500000");
 }
