@@ -50,7 +50,8 @@ std::vector<ShapeInfo> BBoxTransformShapes(const OperatorDef& def,
       !(rois.dims[1] == 5 || (rois.dims[1] == 4 && images == 1))) {
     ThrowInvalidArgument(def.type() + ": rois " + DescribeBlob(def.input(0), rois) +
                          " must be float32 (R, 5) rows [batch_index, x1, y1, x2, y2], or (R, 4) "
-                         "when im_info " + DescribeBlob(def.input(2), in[2]) + " has one row");
+                         "when im_info " +
+                         DescribeBlob(def.input(2), in[2]) + " has one row");
   }
   if (deltas.dtype != DType::kFloat32 || deltas.dims.size() != 2 ||
       deltas.dims[0] != rois.dims[0] || deltas.dims[1] % 4 != 0) {
@@ -68,9 +69,9 @@ int64_t ImageOfRoI(const OperatorBase& op, const float* row, int64_t columns, in
   if (columns == 4) return 0;
   const float b = row[0];
   if (!(b >= 0.f && b < static_cast<float>(images) && b == std::floor(b))) {
-    ThrowInvalidArgument(op.type() + ": rois '" + op.def().input(0) + "' row " +
-                         std::to_string(r) + " has batch index " + std::to_string(b) +
-                         "; im_info has images 0.." + std::to_string(images - 1));
+    ThrowInvalidArgument(op.type() + ": rois '" + op.def().input(0) + "' row " + std::to_string(r) +
+                         " has batch index " + std::to_string(b) + "; im_info has images 0.." +
+                         std::to_string(images - 1));
   }
   return static_cast<int64_t>(b);
 }
@@ -99,8 +100,8 @@ void BBoxTransformOp::Run() {
     const Box box{corners[0] / im.scale, corners[1] / im.scale, corners[2] / im.scale,
                   corners[3] / im.scale};
     for (int64_t k = 0; k < classes; ++k, delta += 4) {
-      const Box clipped = detection::ClipBox(detection::DecodeBox(box, delta, args.decoder),
-                                             height, width, args.decoder.plus_one);
+      const Box clipped = detection::ClipBox(detection::DecodeBox(box, delta, args.decoder), height,
+                                             width, args.decoder.plus_one);
       *out++ = clipped.x1 * scale_after;
       *out++ = clipped.y1 * scale_after;
       *out++ = clipped.x2 * scale_after;

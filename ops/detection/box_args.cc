@@ -36,8 +36,8 @@ BoxDecoder ReadBoxDecoder(const OperatorDef& def, const std::array<float, 4>& we
   for (float w : weights) {
     if (!std::isfinite(w) || !(w > 0.f)) {
       ThrowInvalidArgument(def.type() + ": weights [" + std::to_string(weights[0]) + ", " +
-                           std::to_string(weights[1]) + ", " + std::to_string(weights[2]) +
-                           ", " + std::to_string(weights[3]) + "] must be finite and > 0");
+                           std::to_string(weights[1]) + ", " + std::to_string(weights[2]) + ", " +
+                           std::to_string(weights[3]) + "] must be finite and > 0");
     }
   }
   decoder.plus_one = ReadPlusOne(def);
@@ -80,11 +80,10 @@ void CheckAngleArgs(const OperatorDef& def) {
 }
 
 const std::vector<ArgSpec>& AngleArgSpecs() {
-  static const auto* specs = new std::vector<ArgSpec>{
-      {"angle_bound_on", ArgKind::kInt},
-      {"angle_bound_lo", ArgKind::kInt},
-      {"angle_bound_hi", ArgKind::kInt},
-      {"clip_angle_thresh", ArgKind::kFloat}};
+  static const auto* specs = new std::vector<ArgSpec>{{"angle_bound_on", ArgKind::kInt},
+                                                      {"angle_bound_lo", ArgKind::kInt},
+                                                      {"angle_bound_hi", ArgKind::kInt},
+                                                      {"clip_angle_thresh", ArgKind::kFloat}};
   return *specs;
 }
 

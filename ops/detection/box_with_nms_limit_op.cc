@@ -76,7 +76,8 @@ std::pair<int64_t, int64_t> CheckNmsLimitShapes(const OperatorDef& def, const Nm
                                                 const std::vector<ShapeInfo>& in) {
   const std::string op = def.type() + ": ";
   if (def.output_size() == 5) {
-    ThrowInvalidArgument(op + "has 5 outputs; it takes 3, 4 (batch_splits) or 6 (keeps, "
+    ThrowInvalidArgument(op +
+                         "has 5 outputs; it takes 3, 4 (batch_splits) or 6 (keeps, "
                          "keeps_size)");
   }
   const std::vector<int64_t> scores = Rows(in[0]), boxes = Rows(in[1]);
@@ -87,13 +88,12 @@ std::pair<int64_t, int64_t> CheckNmsLimitShapes(const OperatorDef& def, const Nm
   const std::vector<int64_t> expected{scores[0], a.BoxClasses(scores[1]) * 4};
   if (in[1].dtype != DType::kFloat32 || boxes != expected) {
     ThrowInvalidArgument(op + "boxes " + DescribeBlob(def.input(1), in[1]) + " must be float32" +
-                         DimsString(expected) + " for scores " +
-                         DescribeBlob(def.input(0), in[0]) +
+                         DimsString(expected) + " for scores " + DescribeBlob(def.input(0), in[0]) +
                          " (cls_agnostic_bbox_reg, input_boxes_include_bg_cls)");
   }
   if (in.size() < 3) return {1, scores[1]};
-  const bool splits_ok = (in[2].dtype == DType::kFloat32 || in[2].dtype == DType::kInt32) &&
-                         in[2].dims.size() == 1;
+  const bool splits_ok =
+      (in[2].dtype == DType::kFloat32 || in[2].dtype == DType::kInt32) && in[2].dims.size() == 1;
   if (!splits_ok) {
     ThrowInvalidArgument(op + "batch_splits " + DescribeBlob(def.input(2), in[2]) +
                          " must be a float32 or int32 vector (rows per image)");
@@ -145,9 +145,9 @@ void DetectImage(const NmsLimitArgs& a, const float* scores, const float* boxes,
     }
     const detection::BoxList class_boxes{boxes + a.BoxColumn(j) * 4, box_width};
     keeps[j] = a.soft_nms ? detection::SoftNms(class_boxes, &s, candidates, a.soft, a.plus_one)
-                          : detection::Nms(class_boxes, detection::OrderByScore(s.data(), candidates),
-                                           a.nms, a.detections_per_im > 0 ? a.detections_per_im : -1,
-                                           a.plus_one);
+                          : detection::Nms(
+                                class_boxes, detection::OrderByScore(s.data(), candidates), a.nms,
+                                a.detections_per_im > 0 ? a.detections_per_im : -1, a.plus_one);
     total += static_cast<int64_t>(keeps[j].size());
   }
   if (a.detections_per_im > 0 && total > a.detections_per_im) {
@@ -232,12 +232,10 @@ BRAID_OPERATOR_SCHEMA(BoxWithNMSLimit)
       if (in.size() < 2 || in.size() > 3) return std::vector<ShapeInfo>{};  // OpSchema::Verify
       const auto [images, classes] = CheckNmsLimitShapes(def, ReadNmsLimitArgs(def), in);
       // The number of detections depends on the scores: unknown until the op runs.
-      std::vector<ShapeInfo> out{{DType::kFloat32, {}, false},
-                                 {DType::kFloat32, {}, false},
-                                 {DType::kFloat32, {}, false},
-                                 {DType::kFloat32, {images}, true},
-                                 {DType::kInt32, {}, false},
-                                 {DType::kInt32, {images, classes}, true}};
+      std::vector<ShapeInfo> out{
+          {DType::kFloat32, {}, false}, {DType::kFloat32, {}, false},
+          {DType::kFloat32, {}, false}, {DType::kFloat32, {images}, true},
+          {DType::kInt32, {}, false},   {DType::kInt32, {images, classes}, true}};
       out.resize(static_cast<size_t>(def.output_size()));
       return out;
     })

@@ -98,7 +98,7 @@ std::vector<int> SoftNms(const BoxList& boxes, std::vector<float>* scores,
     for (size_t p = 1; p < pending.size(); ++p) {
       const int i = pending[p];
       const float iou = IoU(top_box, boxes[i], plus_one);
-      const float weight = options.gaussian ? std::exp(-iou * iou / options.sigma)
+      const float weight = options.gaussian               ? std::exp(-iou * iou / options.sigma)
                            : iou > options.overlap_thresh ? 1.f - iou
                                                           : 1.f;
       s[i] *= weight;

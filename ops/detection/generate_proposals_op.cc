@@ -53,8 +53,9 @@ void CheckProposalShapes(const OperatorDef& def, const std::vector<ShapeInfo>& i
                          " are rotated boxes [ctr_x, ctr_y, w, h, angle], not supported");
   }
   if (anchors.dtype != DType::kFloat32 || anchors.dims != std::vector<int64_t>{a, 4}) {
-    ThrowInvalidArgument(op + "anchors " + DescribeBlob(def.input(3), anchors) + " must be float32" +
-                         DimsString({a, 4}) + ", one [x1, y1, x2, y2] per anchor of scores " +
+    ThrowInvalidArgument(op + "anchors " + DescribeBlob(def.input(3), anchors) +
+                         " must be float32" + DimsString({a, 4}) +
+                         ", one [x1, y1, x2, y2] per anchor of scores " +
                          DescribeBlob(def.input(0), scores));
   }
   if (deltas.dtype != DType::kFloat32 || deltas.dims != std::vector<int64_t>{n, 4 * a, h, w}) {
@@ -112,9 +113,9 @@ Proposals ProposalsForImage(const ProposalArgs& args, const detection::ImageInfo
     decoded_scores.push_back(candidate_scores[j]);
   }
   const detection::BoxList boxes{decoded.data(), 4};
-  const std::vector<int> kept = detection::Nms(
-      boxes, kept_by_size, args.nms_thresh,
-      args.post_nms_top_n > 0 ? args.post_nms_top_n : -1, plus_one);
+  const std::vector<int> kept =
+      detection::Nms(boxes, kept_by_size, args.nms_thresh,
+                     args.post_nms_top_n > 0 ? args.post_nms_top_n : -1, plus_one);
   Proposals p;
   for (int i : kept) {
     p.boxes.push_back(boxes[i]);
@@ -128,8 +129,8 @@ void CheckNoNaN(const OperatorBase& op, int index) {
   const float* p = t.data<float>();
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (std::isnan(p[i])) {
-      ThrowInvalidArgument(op.type() + ": " + DescribeInput(op, index) + " holds NaN at flat index " +
-                           std::to_string(i));
+      ThrowInvalidArgument(op.type() + ": " + DescribeInput(op, index) +
+                           " holds NaN at flat index " + std::to_string(i));
     }
   }
 }

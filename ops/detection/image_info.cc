@@ -21,8 +21,8 @@ std::vector<ImageInfo> ReadImageInfo(const OperatorBase& op, int index) {
   std::vector<ImageInfo> images(static_cast<size_t>(t.shape()[0]));
   for (size_t i = 0; i < images.size(); ++i, p += 3) {
     images[i] = {p[0], p[1], p[2]};
-    const bool ok = std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]) &&
-                    p[0] > 0 && p[1] > 0 && p[2] > 0;
+    const bool ok = std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]) && p[0] > 0 &&
+                    p[1] > 0 && p[2] > 0;
     if (!ok) {
       ThrowInvalidArgument(op.type() + ": im_info '" + op.def().input(index) + "' row " +
                            std::to_string(i) + " [" + std::to_string(p[0]) + ", " +

@@ -25,7 +25,8 @@ RoIAlignParams ReadRoIAlignParams(const OperatorDef& def) {
   const ArgumentReader args(def.arg());
   const std::string op = def.type() + ": ";
   const std::string order = args.Get<std::string>("order", "NCHW");
-  if (order != "NCHW") ThrowInvalidArgument(op + "order '" + order + "' is not supported, only NCHW");
+  if (order != "NCHW")
+    ThrowInvalidArgument(op + "order '" + order + "' is not supported, only NCHW");
   RoIAlignParams p;
   p.spatial_scale = args.Get<float>("spatial_scale", 1.f);
   p.pooled_h = args.Get<int64_t>("pooled_h", 1);
@@ -51,20 +52,21 @@ RoIAlignParams ReadRoIAlignParams(const OperatorDef& def) {
   return p;
 }
 
-// Checks X (input x_index) and RoIs (input x_index + 1); returns Y's dims.
+// Checks X (input 0) and RoIs (input 1); returns Y's dims.
 std::vector<int64_t> RoIAlignOutputDims(const OperatorDef& def, const RoIAlignParams& p,
-                                        const ShapeInfo& x, const ShapeInfo& rois, int x_index) {
+                                        const ShapeInfo& x, const ShapeInfo& rois) {
   const std::string op = def.type() + ": ";
   if (x.dtype != DType::kFloat32 || x.dims.size() != 4 || x.dims[2] < 1 || x.dims[3] < 1) {
-    ThrowInvalidArgument(op + "X " + DescribeBlob(def.input(x_index), x) +
+    ThrowInvalidArgument(op + "X " + DescribeBlob(def.input(0), x) +
                          " must be a float32 4-D tensor (NCHW) with H, W >= 1");
   }
   const bool rois_ok = rois.dtype == DType::kFloat32 && rois.dims.size() == 2 &&
                        (rois.dims[1] == 5 || (rois.dims[1] == 4 && x.dims[0] == 1));
   if (!rois_ok) {
-    ThrowInvalidArgument(op + "RoIs " + DescribeBlob(def.input(x_index + 1), rois) +
+    ThrowInvalidArgument(op + "RoIs " + DescribeBlob(def.input(1), rois) +
                          " must be float32 (R, 5) rows [batch_index, x1, y1, x2, y2], or (R, 4) "
-                         "when X " + DescribeBlob(def.input(x_index), x) + " holds one image");
+                         "when X " +
+                         DescribeBlob(def.input(0), x) + " holds one image");
   }
   return {rois.dims[0], x.dims[1], p.pooled_h, p.pooled_w};
 }
@@ -123,8 +125,8 @@ RoISamples PlanRoI(const OperatorBase& op, const RoIAlignParams& p, int64_t r) {
   const std::vector<int64_t>& x_dims = op.Input(0).shape();
   const int64_t cols = rois_t.shape()[1];
   const float* roi = rois_t.data<float>() + r * cols;
-  const std::string where = op.type() + ": RoIs '" + op.def().input(1) + "' row " +
-                            std::to_string(r);
+  const std::string where =
+      op.type() + ": RoIs '" + op.def().input(1) + "' row " + std::to_string(r);
   RoISamples s;
   if (cols == 5) {
     const float b = roi[0];
@@ -179,7 +181,7 @@ void ForEachSample(const RoISamples& s, int64_t ph, int64_t pw, int64_t width, V
 // RoIAlignGradient's inputs X, RoIs, dY: dY must have RoIAlign's output shape.
 void CheckRoIAlignGradientShapes(const OperatorDef& def, const RoIAlignParams& p,
                                  const std::vector<ShapeInfo>& in) {
-  const std::vector<int64_t> y_dims = RoIAlignOutputDims(def, p, in[0], in[1], 0);
+  const std::vector<int64_t> y_dims = RoIAlignOutputDims(def, p, in[0], in[1]);
   if (in[2].dtype != DType::kFloat32 || in[2].dims != y_dims) {
     ThrowInvalidArgument(def.type() + ": dY " + DescribeBlob(def.input(2), in[2]) +
                          " must be float32" + DimsString(y_dims) + ", RoIAlign's output shape");
@@ -200,7 +202,7 @@ void RoIAlignOp::Run() {
   CheckInputType(*this, 1, {DType::kFloat32});
   const RoIAlignParams p = ReadRoIAlignParams(def());
   const std::vector<int64_t> y_dims =
-      RoIAlignOutputDims(def(), p, ShapeOf(Input(0)), ShapeOf(Input(1)), 0);
+      RoIAlignOutputDims(def(), p, ShapeOf(Input(0)), ShapeOf(Input(1)));
   const std::vector<int64_t>& x_dims = Input(0).shape();
   const int64_t channels = x_dims[1], plane = x_dims[2] * x_dims[3], width = x_dims[3];
   const float* x = Input(0).data<float>();
@@ -212,11 +214,10 @@ void RoIAlignOp::Run() {
       for (int64_t ph = 0; ph < p.pooled_h; ++ph) {
         for (int64_t pw = 0; pw < p.pooled_w; ++pw) {
           float sum = 0.f;
-          ForEachSample(s, ph, pw, width,
-                        [&](int64_t o1, float w1, int64_t o2, float w2, int64_t o3, float w3,
-                            int64_t o4, float w4) {
-                          sum += w1 * in[o1] + w2 * in[o2] + w3 * in[o3] + w4 * in[o4];
-                        });
+          ForEachSample(
+              s, ph, pw, width,
+              [&](int64_t o1, float w1, int64_t o2, float w2, int64_t o3, float w3, int64_t o4,
+                  float w4) { sum += w1 * in[o1] + w2 * in[o2] + w3 * in[o3] + w4 * in[o4]; });
           *y++ = sum / s.count;
         }
       }
@@ -270,7 +271,7 @@ BRAID_OPERATOR_SCHEMA(RoIAlign)
       if (in.size() != 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const RoIAlignParams p = ReadRoIAlignParams(def);
       return std::vector<ShapeInfo>{
-          {DType::kFloat32, RoIAlignOutputDims(def, p, in[0], in[1], 0), true}};
+          {DType::kFloat32, RoIAlignOutputDims(def, p, in[0], in[1]), true}};
     })
     .SetDoc(
         "Bilinear RoI pooling, NCHW: X [N,C,H,W], RoIs [R,5] (batch_index,x1,y1,x2,y2) -> "

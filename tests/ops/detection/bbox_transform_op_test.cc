@@ -20,8 +20,9 @@ void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expe
 void FeedTwoImages(Workspace* ws) {
   Feed<float>(ws, "rois", {2, 5}, {0, 0, 0, 9, 9, 1, 10, 10, 29, 29});
   const float ln2 = std::log(2.f), ln10 = std::log(10.f);
-  Feed<float>(ws, "deltas", {2, 8}, {0, 0, 0, 0, 0.1f, 0.2f, ln2, 0,  //
-                                     0, 0, 0, 0, 0, 0, 0, ln10});
+  Feed<float>(ws, "deltas", {2, 8},
+              {0, 0, 0, 0, 0.1f, 0.2f, ln2, 0,  //
+               0, 0, 0, 0, 0, 0, 0, ln10});
   Feed<float>(ws, "im_info", {2, 3}, {20, 30, 1, 100, 100, 2});
 }
 
@@ -36,8 +37,7 @@ TEST(BBoxTransformOpTest, DecodesClipsAndRescalesPerImage) {
   // Image 1 (scale 2): the RoI is [5, 5, 14.5, 14.5] in the original image (width 10.5, centre
   // 10.25); class 1's height grows 10x to 105: y from -42.25 (clipped to 0) to 61.75 (clipped to
   // int(100 / 2 + 0.5) - 1 = 49); then everything times 2.
-  ExpectNear(Fetch<float>(ws, "boxes"),
-             {0, 0, 9, 9, 0, 2, 15, 11, 10, 10, 29, 29, 10, 0, 29, 98});
+  ExpectNear(Fetch<float>(ws, "boxes"), {0, 0, 9, 9, 0, 2, 15, 11, 10, 10, 29, 29, 10, 0, 29, 98});
   EXPECT_EQ(Fetch<float>(ws, "splits"), (std::vector<float>{1, 1}));
   ASSERT_TRUE(RunOp(&ws, std::string(kOp) + R"(arg { name: "apply_scale" i: 0 })"));
   ExpectNear(Fetch<float>(ws, "boxes"),
@@ -96,19 +96,25 @@ TEST(BBoxTransformOpTest, BadArgumentsAndInputsAreNamed) {
   expect_both(op + R"(arg { name: "weights" floats: [1, 1, 1] })", "weights has 3 values");
   expect_both(op + R"(arg { name: "weights" floats: [1, 1, 0, 1] })", "must be finite and > 0");
   expect_both(op + R"(arg { name: "apply_scale" i: 3 })", "apply_scale 3 must be 0 or 1");
-  expect_both(op + R"(arg { name: "legacy_plus_one" i: 0 } arg { name: "correct_transform_coords" i: 1 })",
-              "contradicts legacy_plus_one 0");
+  expect_both(
+      op + R"(arg { name: "legacy_plus_one" i: 0 } arg { name: "correct_transform_coords" i: 1 })",
+      "contradicts legacy_plus_one 0");
   expect_both(op + R"(arg { name: "angle_bound_hi" i: 100 })", "positive multiple of 180");
   expect_both(R"(type: "BBoxTransform" input: "rois4" input: "deltas" input: "im_info"
-      output: "boxes")", "rois 'rois4' float32[2,4] must be float32 (R, 5)");
+      output: "boxes")",
+              "rois 'rois4' float32[2,4] must be float32 (R, 5)");
   expect_both(R"(type: "BBoxTransform" input: "rois" input: "deltas3" input: "im_info"
-      output: "boxes")", "deltas 'deltas3' float32[2,3] must be float32 (2, 4 * classes)");
+      output: "boxes")",
+              "deltas 'deltas3' float32[2,3] must be float32 (2, 4 * classes)");
   expect_both(R"(type: "BBoxTransform" input: "rois" input: "deltas" input: "deltas"
-      output: "boxes")", "im_info 'deltas' float32[2,8] must be float32 (N, 3)");
+      output: "boxes")",
+              "im_info 'deltas' float32[2,8] must be float32 (N, 3)");
   expect_run(R"(type: "BBoxTransform" input: "rois_bad" input: "deltas1" input: "im_info"
-      output: "boxes")", "rois 'rois_bad' row 0 has batch index 2.000000; im_info has images 0..1");
+      output: "boxes")",
+             "rois 'rois_bad' row 0 has batch index 2.000000; im_info has images 0..1");
   expect_run(R"(type: "BBoxTransform" input: "rois" input: "deltas" input: "im_nan"
-      output: "boxes")", "im_info 'im_nan' row 1");
+      output: "boxes")",
+             "im_info 'im_nan' row 1");
 }
 
 }  // namespace

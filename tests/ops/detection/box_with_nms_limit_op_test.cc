@@ -14,15 +14,16 @@ namespace {
 std::string NmsOp(const std::string& args = "", const std::string& inputs = "") {
   return R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes" )" + inputs +
          R"(output: "s" output: "b" output: "c" output: "splits" output: "keeps"
-            output: "keeps_size" )" + args;
+            output: "keeps_size" )" +
+         args;
 }
 
 // Three rows, classes background, 1, 2. Class 1: rows 0 and 1 overlap (IoU 0.68), row 2 scores
 // under 0.05. Class 2: row 0 scores under 0.05, rows 1 and 2 apart.
 void FeedThreeRows(Workspace* ws) {
   Feed<float>(ws, "scores", {3, 3}, {0.1f, 0.9f, 0.02f, 0.1f, 0.8f, 0.6f, 0.5f, 0.01f, 0.7f});
-  Feed<float>(ws, "boxes", {3, 12}, {0, 0, 1, 1, 0, 0, 9, 9, 5, 5, 6, 6,          //
-                                     0, 0, 1, 1, 1, 1, 10, 10, 0, 0, 9, 9,        //
+  Feed<float>(ws, "boxes", {3, 12}, {0, 0, 1, 1, 0,  0,  9,  9,  5,  5,  6,  6,  //
+                                     0, 0, 1, 1, 1,  1,  10, 10, 0,  0,  9,  9,  //
                                      0, 0, 1, 1, 50, 50, 60, 60, 20, 20, 29, 29});
 }
 
@@ -83,7 +84,7 @@ TEST(BoxWithNMSLimitOpTest, ClassAgnosticAndForegroundOnlyBoxes) {
   EXPECT_EQ(Fetch<float>(ws, "s"), (std::vector<float>{0.9f, 0.7f, 0.6f}));
   EXPECT_EQ(Fetch<float>(ws, "b"), (std::vector<float>{0, 0, 9, 9, 20, 20, 29, 29, 1, 1, 10, 10}));
   // Boxes without a background column: class j's box at column j - 1 and score at column j - 1.
-  Feed<float>(&ws, "boxes", {3, 8}, {0, 0, 9, 9, 5, 5, 6, 6, 1, 1, 10, 10, 0, 0, 9, 9,  //
+  Feed<float>(&ws, "boxes", {3, 8}, {0,  0,  9,  9,  5,  5,  6,  6, 1, 1, 10, 10, 0, 0, 9, 9,  //
                                      50, 50, 60, 60, 20, 20, 29, 29});
   ASSERT_TRUE(RunOp(&ws, NmsOp(R"(arg { name: "input_boxes_include_bg_cls" i: 0 })"), true));
   // Class 1 reads score column 0 (0.1, 0.1, 0.5): rows 2 then 0 (row 1 overlaps row 0);
@@ -115,7 +116,8 @@ TEST(BoxWithNMSLimitOpTest, ThreeOutputsAndFourDimensionalInputs) {
   FeedThreeRows(&ws);
   Feed<float>(&ws, "scores4", {3, 3, 1, 1}, Fetch<float>(ws, "scores"));
   ASSERT_TRUE(RunOp(&ws, R"(type: "BoxWithNMSLimit" input: "scores4" input: "boxes"
-      output: "s" output: "b" output: "c")", true));
+      output: "s" output: "b" output: "c")",
+                    true));
   EXPECT_EQ(Fetch<float>(ws, "s"), (std::vector<float>{0.9f, 0.7f, 0.6f}));
   EXPECT_EQ(ShapeOf(ws, "b"), (std::vector<int64_t>{3, 4}));
 }
@@ -142,9 +144,11 @@ TEST(BoxWithNMSLimitOpTest, BadArgumentsAndInputsAreNamed) {
   expect_both(NmsOp(R"(arg { name: "soft_nms_sigma" f: 0 })"), "soft_nms_sigma 0.000000");
   expect_both(NmsOp(R"(arg { name: "nms" f: -0.5 })"), "nms -0.500000 must be finite and >= 0");
   expect_both(R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes" output: "s" output: "b"
-      output: "c" output: "splits" output: "keeps")", "has 5 outputs");
+      output: "c" output: "splits" output: "keeps")",
+              "has 5 outputs");
   expect_both(R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes8" output: "s" output: "b"
-      output: "c")", "boxes 'boxes8' float32[3,8] must be float32[3,12]");
+      output: "c")",
+              "boxes 'boxes8' float32[3,8] must be float32[3,12]");
   // GenerateProposals' name for the threshold is not BoxWithNMSLimit's.
   expect_run(NmsOp(R"(arg { name: "nms_thresh" f: 0.5 })"), "unknown argument 'nms_thresh'");
   expect_run(NmsOp("", R"(input: "batch_bad" )"), "batch_splits 'batch_bad' sums to 2");

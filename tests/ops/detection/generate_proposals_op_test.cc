@@ -13,7 +13,8 @@ namespace {
 
 std::string ProposalsOp(const std::string& args = "") {
   return R"(type: "GenerateProposals" input: "scores" input: "deltas" input: "im_info"
-      input: "anchors" output: "rois" output: "probs" )" + args;
+      input: "anchors" output: "rois" output: "probs" )" +
+         args;
 }
 
 void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {
@@ -34,10 +35,10 @@ TEST(GenerateProposalsOpTest, ShiftsAnchorsOverTheMapAndSortsByScore) {
   FeedGrid(&ws, {0.1f, 0.4f, 0.3f, 0.2f}, {64, 64, 1});
   ASSERT_TRUE(RunOp(&ws, ProposalsOp(), /*allow_unknown=*/true));
   // Cell (h, w) shifts the anchor by (16 w, 16 h); zero deltas decode to the anchor itself.
-  EXPECT_EQ(Fetch<float>(ws, "rois"), (std::vector<float>{0, 16, 0, 31, 15,   // (0, 1): 0.4
-                                                          0, 0, 16, 15, 31,   // (1, 0): 0.3
+  EXPECT_EQ(Fetch<float>(ws, "rois"), (std::vector<float>{0, 16, 0,  31, 15,  // (0, 1): 0.4
+                                                          0, 0,  16, 15, 31,  // (1, 0): 0.3
                                                           0, 16, 16, 31, 31,  // (1, 1): 0.2
-                                                          0, 0, 0, 15, 15}));
+                                                          0, 0,  0,  15, 15}));
   EXPECT_EQ(Fetch<float>(ws, "probs"), (std::vector<float>{0.4f, 0.3f, 0.2f, 0.1f}));
   // pre_nms_topN keeps the best two candidates; post_nms_topN the best three after NMS.
   ASSERT_TRUE(RunOp(&ws, ProposalsOp(R"(arg { name: "pre_nms_topN" i: 2 })"), true));
@@ -54,8 +55,8 @@ TEST(GenerateProposalsOpTest, ClipsFiltersSmallBoxesAndSuppressesOverlaps) {
   // (0, 1) is clipped to x2 = 23 (width 8): only (0, 0) stays.
   EXPECT_EQ(Fetch<float>(ws, "rois"), (std::vector<float>{0, 0, 0, 15, 15}));
   ASSERT_TRUE(RunOp(&ws, ProposalsOp(R"(arg { name: "min_size" f: 4 })"), true));
-  EXPECT_EQ(Fetch<float>(ws, "rois"), (std::vector<float>{0, 16, 0, 23, 15, 0, 0, 16, 15, 19,
-                                                          0, 16, 16, 23, 19, 0, 0, 0, 15, 15}));
+  EXPECT_EQ(Fetch<float>(ws, "rois"), (std::vector<float>{0, 16, 0,  23, 15, 0, 0, 16, 15, 19,
+                                                          0, 16, 16, 23, 19, 0, 0, 0,  15, 15}));
   // min_size is in original-image pixels: scale 2 makes it 32, more than any box.
   FeedGrid(&ws, {0.1f, 0.4f, 0.3f, 0.2f}, {64, 64, 2});
   ASSERT_TRUE(RunOp(&ws, ProposalsOp(), true));
@@ -87,7 +88,8 @@ TEST(GenerateProposalsOpTest, DecodesDeltasPerAnchorAndImage) {
   // legacy_plus_one 0: width 15, centre 7.5 -> 11.25; y: height 30 around 7.5, clipped at 0.
   // (min_size 8: the widths are now 15.)
   ASSERT_TRUE(RunOp(&ws, ProposalsOp(R"(arg { name: "legacy_plus_one" i: 0 }
-      arg { name: "min_size" f: 8 })"), true));
+      arg { name: "min_size" f: 8 })"),
+                    true));
   ExpectNear(Fetch<float>(ws, "rois"), {0, 3.75f, 0, 18.75f, 15, 1, 0, 0, 15, 22.5f});
 }
 
@@ -113,16 +115,21 @@ TEST(GenerateProposalsOpTest, BadArgumentsAndInputsAreNamed) {
   expect_both(ProposalsOp(R"(arg { name: "nms_thresh" f: -1 })"), "nms_thresh -1.000000");
   expect_both(ProposalsOp(R"(arg { name: "legacy_plus_one" i: 2 })"), "legacy_plus_one 2");
   const std::string with = R"(type: "GenerateProposals" input: "scores" )";
-  expect_both(with + R"(input: "deltas" input: "im_info" input: "anchors5" output: "r" output: "p")",
-              "anchors 'anchors5' float32[1,5] are rotated boxes");
+  expect_both(
+      with + R"(input: "deltas" input: "im_info" input: "anchors5" output: "r" output: "p")",
+      "anchors 'anchors5' float32[1,5] are rotated boxes");
   expect_both(with + R"(input: "deltas_bad" input: "im_info" input: "anchors" output: "r"
-      output: "p")", "bbox_deltas 'deltas_bad' float32[1,8,2,2] must be float32[1,4,2,2]");
+      output: "p")",
+              "bbox_deltas 'deltas_bad' float32[1,8,2,2] must be float32[1,4,2,2]");
   expect_both(with + R"(input: "deltas" input: "anchors" input: "anchors" output: "r"
-      output: "p")", "im_info 'anchors' float32[1,4] must be float32 (1, 3)");
+      output: "p")",
+              "im_info 'anchors' float32[1,4] must be float32 (1, 3)");
   expect_run(with + R"(input: "deltas" input: "im_zero" input: "anchors" output: "r"
-      output: "p")", "im_info 'im_zero' row 0");
+      output: "p")",
+             "im_info 'im_zero' row 0");
   expect_run(R"(type: "GenerateProposals" input: "scores_nan" input: "deltas" input: "im_info"
-      input: "anchors" output: "r" output: "p")", "'scores_nan' float32[1,1,2,2] holds NaN");
+      input: "anchors" output: "r" output: "p")",
+             "'scores_nan' float32[1,1,2,2] holds NaN");
 }
 
 }  // namespace
