@@ -3,7 +3,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "onnx/shape_inference/implementation.h"
 #include "runtime/onnx/onnx_converters.h"
@@ -113,10 +112,19 @@ void ConvertNodes(const onnx::GraphProto& graph, ImportContext* ctx) {
   }
 }
 
-void ImportModel(const std::string& bytes, const std::string& source,
+// Frees the memory of `tensor`'s elements (clear() alone would keep the capacity).
+void ReleaseElements(onnx::TensorProto* tensor) {
+  std::string().swap(*tensor->mutable_raw_data());
+  google::protobuf::RepeatedField<float>().Swap(tensor->mutable_float_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(tensor->mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(tensor->mutable_int64_data());
+  google::protobuf::RepeatedField<double>().Swap(tensor->mutable_double_data());
+}
+
+// Imports the parsed `proto`, consuming its initializers' elements as it copies them into
+// constants, so a model's weights are held at most twice at once (constants and the init net).
+void ImportModel(onnx::ModelProto& proto, const std::string& source,
                  const OnnxImportOptions& options, ModelFolder* model) {
-  onnx::ModelProto proto;
-  if (!proto.ParseFromString(bytes)) Throw(source + ": not an ONNX model (it does not parse)");
   const int64_t opset = DefaultDomainOpset(proto, source);
   onnx::GraphProto* graph = proto.mutable_graph();
   CheckSupportedOps(*graph, source);
@@ -136,12 +144,13 @@ void ImportModel(const std::string& bytes, const std::string& source,
   model->predict_net.add_external_input(input_name);
   ImportContext ctx(source, opset, &model->init_net, &model->predict_net);
   ctx.ReserveName(input_name);
-  for (const onnx::TensorProto& t : graph->initializer()) {
+  for (onnx::TensorProto& t : *graph->mutable_initializer()) {
     try {
       ctx.SetConstant(t.name(), ConstantFromOnnx(t));
     } catch (const Error& e) {
       Throw(source + ": initializer: " + e.status().message());
     }
+    ReleaseElements(&t);  // shape inference, which reads them, ran above
   }
   for (const auto& v : graph->input()) RecordStaticShape(v, &ctx);
   for (const auto& v : graph->value_info()) RecordStaticShape(v, &ctx);
@@ -167,17 +176,24 @@ void ImportModel(const std::string& bytes, const std::string& source,
 
 Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
                        const OnnxImportOptions& options, ModelFolder* model) {
-  return StatusFromCall([&] { ImportModel(bytes, source, options, model); });
+  return StatusFromCall([&] {
+    onnx::ModelProto proto;
+    if (!proto.ParseFromString(bytes)) Throw(source + ": not an ONNX model (it does not parse)");
+    ImportModel(proto, source, options, model);
+  });
 }
 
+// Parses straight from the file, so the file's bytes are never held beside the parsed model.
 Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
                       ModelFolder* model) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return Status::NotFound("cannot open ONNX model '" + path + "'");
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  if (!file.good() && !file.eof()) return Status::IoError("reading '" + path + "' failed");
-  return ImportOnnxBytes(bytes.str(), path, options, model);
+  onnx::ModelProto proto;
+  if (!proto.ParseFromIstream(&file)) {
+    if (file.bad()) return Status::IoError("reading '" + path + "' failed");
+    return Status::InvalidArgument(path + ": not an ONNX model (it does not parse)");
+  }
+  return StatusFromCall([&] { ImportModel(proto, path, options, model); });
 }
 
 bool IsOnnxPath(const std::string& path) {

@@ -39,8 +39,9 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
+
+from child_process import run_child
 
 TRAIN_SPEED_TARGET = 1.3  # braid images/s / PyTorch images/s, training rows
 MEMORY_TARGET = 0.6  # braid peak RSS / PyTorch peak RSS, every row
@@ -171,30 +172,6 @@ def run_torch_row(row, opts):
 
 # ----------------------------------------------------------------------------------------------
 # The parent: runs both sides row by row and prints the comparison.
-
-def machine_busy_seconds():
-    with open("/proc/stat") as stat:
-        fields = [float(v) for v in stat.readline().split()[1:9]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-def run_child(argv, env=None):
-    """Runs argv; returns (stdout, exit status, cores used by others). Its stderr is shown only
-    when it fails."""
-    busy_start, wall_start = machine_busy_seconds(), time.monotonic()
-    with tempfile.TemporaryFile(mode="w+") as err:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, env=env, text=True)
-        out = child.stdout.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            err.seek(0)
-            sys.stderr.write(err.read())
-    wall = time.monotonic() - wall_start
-    others = (machine_busy_seconds() - busy_start - usage.ru_utime - usage.ru_stime) / wall
-    return out, child.returncode, max(0.0, others)
-
 
 def braid_argv(args, extra):
     argv = [args.braid, "--json", "--threads=%d" % args.threads, "--warmup=%d" % args.warmup,

@@ -3,7 +3,8 @@
 
 For each model: torchvision builds it with random weights (seeded; nothing is downloaded), its
 batch-norm statistics are calibrated on a few random batches so that every layer sees normalized
-activations as in a trained net, it is exported to ONNX (opset 13), and `braid_run MODEL.onnx
+activations as in a trained net, it is exported to ONNX (opset 13; tools/onnx/torchvision_models.py,
+shared with tools/bench/inference_torchvision.py), and `braid_run MODEL.onnx
 --input data=input.npy --save-outputs DIR` runs it (the importer, braid's ops and executor). The
 script prints per model the largest absolute difference of the logits, PyTorch's largest
 magnitude, their ratio (the relative difference) and PASS when that is within --tolerance
@@ -27,38 +28,7 @@ import numpy as np
 import torch
 import torchvision
 
-MODELS = {  # name: (constructor keyword arguments, input size)
-    "resnet18": ({}, 224),
-    "resnet50": ({}, 224),
-    "densenet121": ({}, 224),
-    "googlenet": ({"aux_logits": False, "init_weights": True}, 224),
-    "inception_v3": ({"aux_logits": False, "init_weights": True}, 299),
-    "mobilenet_v2": ({}, 224),
-    "squeezenet1_1": ({}, 224),
-}
-
-
-def build_model(name, seed):
-    kwargs, size = MODELS[name]
-    torch.manual_seed(seed)
-    model = getattr(torchvision.models, name)(weights=None, **kwargs)
-    calibrate_batch_norms(model, size, seed)
-    return model.eval(), size
-
-
-def calibrate_batch_norms(model, size, seed):
-    """Running statistics averaged over three random batches of 4 (train mode, no gradients)."""
-    batch_norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    if not batch_norms:
-        return
-    for bn in batch_norms:
-        bn.reset_running_stats()
-        bn.momentum = None  # a cumulative average
-    generator = torch.Generator().manual_seed(seed + 1)
-    model.train()
-    with torch.no_grad():
-        for _ in range(3):
-            model(torch.rand(4, 3, size, size, generator=generator) * 2 - 1)
+from torchvision_models import MODELS, build_model, export_onnx, parse_model_names
 
 
 def run_braid(braid_run, onnx_path, input_path, out_dir):
@@ -85,9 +55,7 @@ def compare(name, args, work):
         start = time.perf_counter()
         expected = model(torch.from_numpy(data)).numpy()
         torch_ms = (time.perf_counter() - start) * 1e3
-        torch.onnx.export(model, (torch.from_numpy(data),), onnx_path, opset_version=13,
-                          input_names=["data"], output_names=["logits"],
-                          do_constant_folding=True)
+        export_onnx(model, torch.from_numpy(data), onnx_path)
     got, braid_ms, error = run_braid(args.braid_run, onnx_path, input_path,
                                      os.path.join(work, name + "_out"))
     row = {"model": name, "input": f"1x3x{size}x{size}", "torch_ms": torch_ms,
@@ -122,10 +90,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default="", help="keep the .onnx and .npy files here")
     args = parser.parse_args()
-    names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in MODELS]
-    if unknown:
-        sys.exit(f"unknown models {unknown}; known: {', '.join(MODELS)}")
+    try:
+        names = parse_model_names(args.models)
+    except ValueError as error:
+        sys.exit(str(error))
     torch.set_num_threads(os.cpu_count() or 1)
     print(f"PyTorch {torch.__version__}, torchvision {torchvision.__version__}, random weights "
           f"(seed {args.seed}), batch 1; relative = max|braid - PyTorch| / max|PyTorch| of the "

@@ -1,0 +1,70 @@
+"""The torchvision classifiers braid is checked and benchmarked on, built and exported alike.
+
+Shared by tools/onnx/compare_torchvision.py (braid's outputs against PyTorch's) and
+tools/bench/inference_torchvision.py (inference speed and memory against PyTorch and
+onnxruntime). Each model gets random weights from a seed (nothing is downloaded); its batch-norm
+statistics are calibrated on a few random batches, so every layer sees normalized activations as
+in a trained net; it is exported to ONNX opset 13 in eval mode (torch.onnx folds each batch norm
+into the convolution before it), with the input named "data" and the output "logits".
+
+    model, size = build_model("resnet18", seed=0)
+    export_onnx(model, torch.zeros(8, 3, size, size), "resnet18_b8.onnx")
+
+Needs PyTorch and torchvision (Debian: python3-torch, python3-torchvision).
+"""
+import torch
+import torchvision
+
+MODELS = {  # name: (constructor keyword arguments, input size)
+    "resnet18": ({}, 224),
+    "resnet50": ({}, 224),
+    "densenet121": ({}, 224),
+    "googlenet": ({"aux_logits": False, "init_weights": True}, 224),
+    "inception_v3": ({"aux_logits": False, "init_weights": True}, 299),
+    "mobilenet_v2": ({}, 224),
+    "squeezenet1_1": ({}, 224),
+}
+
+INPUT_NAME = "data"
+OUTPUT_NAME = "logits"
+
+
+def parse_model_names(text):
+    """The comma-separated names of `text`; raises ValueError naming any unknown one."""
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        raise ValueError(f"unknown models {unknown}; known: {', '.join(MODELS)}")
+    return names
+
+
+def build_model(name, seed):
+    """(model in eval mode, input height and width)."""
+    kwargs, size = MODELS[name]
+    torch.manual_seed(seed)
+    model = getattr(torchvision.models, name)(weights=None, **kwargs)
+    calibrate_batch_norms(model, size, seed)
+    return model.eval(), size
+
+
+def calibrate_batch_norms(model, size, seed):
+    """Running statistics averaged over three random batches of 4 (train mode, no gradients)."""
+    batch_norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not batch_norms:
+        return
+    for bn in batch_norms:
+        bn.reset_running_stats()
+        bn.momentum = None  # a cumulative average
+    generator = torch.Generator().manual_seed(seed + 1)
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.rand(4, 3, size, size, generator=generator) * 2 - 1)
+
+
+def export_onnx(model, example_input, path):
+    """Writes `model` as ONNX opset 13 with example_input's (fixed) shape to `path`."""
+    with torch.no_grad():
+        torch.onnx.export(model, (example_input,), path, opset_version=13,
+                          input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+                          do_constant_folding=True)
