@@ -1,5 +1,7 @@
 #include "ops/common/cuda_kernel.h"
 
+#include "ops/common/cublas_library.h"
+
 #include <array>
 #include <string>
 
@@ -29,7 +31,7 @@ void CheckCudaLaunch(const char* kernel) {
 }
 
 void CheckCublas(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS) ThrowLibraryError("cuBLAS", call, cublasGetStatusString(status));
+  if (status != CUBLAS_STATUS_SUCCESS) ThrowLibraryError("cuBLAS", call, Cublas().status_string(status));
 }
 
 void CheckCudnn(cudnnStatus_t status, const char* call) {
@@ -46,8 +48,8 @@ cublasHandle_t CublasHandle() {
   thread_local std::array<cublasHandle_t, kMaxDevices> handles{};
   const Device device = CurrentCudaDevice();
   cublasHandle_t& h = handles.at(device.id);
-  if (h == nullptr) CheckCublas(cublasCreate(&h), "cublasCreate");
-  CheckCublas(cublasSetStream(h, CurrentCudaStream()), "cublasSetStream");
+  if (h == nullptr) CheckCublas(Cublas().create(&h), "cublasCreate");
+  CheckCublas(Cublas().set_stream(h, CurrentCudaStream()), "cublasSetStream");
   return h;
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/common/cublas_library.h"
 #include "ops/common/cuda_elementwise.cuh"
 #include "ops/common/op_checks.h"
 #include "ops/math/fc_op.h"
@@ -33,8 +34,9 @@ void CheckCublasSize(const OperatorDef& def, const FcSizes& s) {
 // ops share the handle and may have changed either).
 cublasHandle_t Fp32CublasHandle() {
   cublasHandle_t handle = CublasHandle();
-  CheckCublas(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  CheckCublas(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  CheckCublas(Cublas().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  CheckCublas(Cublas().set_pointer_mode(handle, CUBLAS_POINTER_MODE_HOST),
+              "cublasSetPointerMode");
   return handle;
 }
 
@@ -63,7 +65,7 @@ class FCCudaOp final : public OperatorBase {
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
     const float one = 1.f;
     // Y^T [N, M] = W [N, K] X^T [K, M] (+ Y^T, the bias): W is stored as W^T, X as X^T.
-    CheckCublas(cublasSgemm(Fp32CublasHandle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one,
+    CheckCublas(Cublas().sgemm(Fp32CublasHandle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one,
                             Input(1).data<float>(), k, Input(0).data<float>(), k, &one, y, n),
                 "cublasSgemm");
   }
@@ -95,12 +97,12 @@ class FCGradientCudaOp final : public OperatorBase {
     cublasHandle_t handle = Fp32CublasHandle();
     // dW^T [K, N] = X^T [K, M] dY [M, N]: X is stored as X^T, dY as dY^T.
     CheckCublas(
-        cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, k, n, m, &one, x, k, dy, n, &zero, dw, k),
+        Cublas().sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, k, n, m, &one, x, k, dy, n, &zero, dw, k),
         "cublasSgemm");
     if (dx == nullptr) return;
     // dX^T [K, M] = W^T [K, N] dY^T [N, M]: both stored transposed already.
     CheckCublas(
-        cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, k, m, n, &one, w, k, dy, n, &zero, dx, k),
+        Cublas().sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, k, m, n, &one, w, k, dy, n, &zero, dx, k),
         "cublasSgemm");
   }
 };

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/common/cublas_library.h"
 #include "ops/cuda_test_util.h"
 
 namespace braid::test {
@@ -16,6 +17,20 @@ HostBlob Int64s(const std::string& name, std::vector<int64_t> dims, std::vector<
   Tensor t(DType::kInt64, std::move(dims));
   std::copy(values.begin(), values.end(), t.mutable_data<int64_t>());
   return {name, t};
+}
+
+// cuBLAS is not linked but loaded when first used (ops/common/cublas_library.h); loading and
+// resolving needs no GPU, only the toolkit's library.
+TEST(CudaMath, CublasIsLoadedOnFirstUse) {
+  const CublasLibrary& cublas = Cublas();
+  EXPECT_NE(cublas.create, nullptr);
+  EXPECT_NE(cublas.set_stream, nullptr);
+  EXPECT_NE(cublas.set_math_mode, nullptr);
+  EXPECT_NE(cublas.set_pointer_mode, nullptr);
+  EXPECT_NE(cublas.sgemm, nullptr);
+  EXPECT_STREQ(cublas.status_string(CUBLAS_STATUS_NOT_INITIALIZED),
+               "the library was not initialized");
+  EXPECT_EQ(&Cublas(), &cublas);
 }
 
 TEST(CudaMath, ReluMatchesCpu) {

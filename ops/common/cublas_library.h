@@ -1,0 +1,32 @@
+// Cublas(): the cuBLAS entry points braid's CUDA kernels call, resolved from libcublas.so.<major>
+// the first time a kernel needs one, not linked.
+//
+// Linking cuBLAS costs every braid process about 150 MB of resident memory when it starts
+// (libcublasLt's static data is touched at load), CPU-only ones included; loading it on first use
+// leaves that cost to processes that run an FC on a GPU.
+//
+//   CheckCublas(Cublas().sgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, ...), "cublasSgemm");
+//
+// Throws braid::Error (NotFound) naming the library and the loader's message when libcublas
+// or one of its functions cannot be found. Thread-safe: resolved once, then read-only.
+#ifndef BRAID_OPS_COMMON_CUBLAS_LIBRARY_H_
+#define BRAID_OPS_COMMON_CUBLAS_LIBRARY_H_
+
+#include <cublas_v2.h>
+
+namespace braid {
+
+struct CublasLibrary {
+  decltype(&cublasCreate) create;
+  decltype(&cublasSetStream) set_stream;
+  decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSetPointerMode) set_pointer_mode;
+  decltype(&cublasSgemm) sgemm;
+  decltype(&cublasGetStatusString) status_string;
+};
+
+const CublasLibrary& Cublas();
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_COMMON_CUBLAS_LIBRARY_H_
