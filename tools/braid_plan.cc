@@ -57,6 +57,7 @@
 #include "planner/reorder.h"
 #include "planner/verify_plan.h"
 #include "runtime/autodiff.h"
+#include "runtime/init_net.h"
 #include "runtime/memory_planning.h"
 #include "runtime/model_folder.h"
 #include "runtime/observer.h"
@@ -223,7 +224,7 @@ void FillWorkspace(const PlanToolOptions& options, const ModelFolder& folder, Wo
   if (!options.init_path.empty()) ThrowIfError(ws->RunNetOnce(LoadNetDef(options.init_path)));
   std::vector<BlobSpec> inputs = options.inputs;
   if (!options.model_dir.empty()) {
-    ThrowIfError(ws->RunNetOnce(folder.init_net));
+    ThrowIfError(RunInitNet(folder.init_net, ws));
     for (const ValueInfo& model_input : folder.inputs) {
       const bool named = std::any_of(inputs.begin(), inputs.end(), [&](const BlobSpec& spec) {
         return spec.name == model_input.name;

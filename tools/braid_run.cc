@@ -53,6 +53,7 @@
 
 #include "runtime/chrome_trace.h"
 #include "runtime/memory_planning.h"
+#include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/net.h"
 #include "runtime/npy_file.h"
@@ -271,7 +272,7 @@ NetDef LoadModelIntoWorkspace(const RunOptions& options, Workspace* ws) {
     *model.init_net.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
     *model.predict_net.mutable_device_option() = model.init_net.device_option();
   }
-  ThrowIfError(ws->RunNetOnce(model.init_net));
+  ThrowIfError(RunInitNet(std::move(model.init_net), ws));
   for (const ValueInfo& info : model.inputs) {
     const ModelInput input = GivenInput(options, info.name);
     FeedInput(input, MakeInputTensor(input, info.dtype, info.shape), options, ws);

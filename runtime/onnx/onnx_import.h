@@ -20,7 +20,7 @@
 //
 //   ModelFolder model;  // runtime/model_folder.h: the nets and the one input (float32)
 //   Status s = ImportOnnxFile("resnet18.onnx", {}, &model);
-//   if (s.ok()) s = ws.RunNetOnce(model.init_net);  // then feed model.inputs[0], run predict_net
+//   if (s.ok()) s = RunInitNet(std::move(model.init_net), &ws);  // runtime/init_net.h  // then feed model.inputs[0], run predict_net
 //
 // Thread safety: the functions are pure; calls may run concurrently.
 #ifndef BRAID_RUNTIME_ONNX_ONNX_IMPORT_H_

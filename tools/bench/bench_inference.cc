@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "runtime/memory_planning.h"
+#include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/net.h"
 #include "runtime/onnx/onnx_import.h"
@@ -115,10 +116,15 @@ ModelFolder LoadModel(const std::string& path) {
   return model;
 }
 
-// Bytes of the blobs `init` made in `ws`, each storage counted once.
-int64_t ParamBytes(const Workspace& ws, const NetDef& init) {
+// The blobs `init` makes.
+std::set<std::string> OutputsOf(const NetDef& init) {
   std::set<std::string> made;
   for (const OperatorDef& op : init.op()) made.insert(op.output().begin(), op.output().end());
+  return made;
+}
+
+// Bytes of the blobs `made` in `ws`, each storage counted once.
+int64_t ParamBytes(const Workspace& ws, const std::set<std::string>& made) {
   std::set<const void*> counted;
   int64_t bytes = 0;
   for (const std::string& name : made) {
@@ -152,8 +158,9 @@ std::vector<double> TimeIterations(Net* net) {
 // The predict net ready to run in `ws`: init net run, input fed, layouts chosen, executor set.
 NetDef PrepareModel(const std::string& path, Workspace* ws, InferenceResult* r) {
   ModelFolder model = LoadModel(path);
-  ThrowIfError(ws->RunNetOnce(model.init_net));
-  r->param_bytes = ParamBytes(*ws, model.init_net);
+  const std::set<std::string> parameters = OutputsOf(model.init_net);
+  ThrowIfError(RunInitNet(std::move(model.init_net), ws));
+  r->param_bytes = ParamBytes(*ws, parameters);
   if (model.inputs.size() != 1) {
     throw Error(Status::InvalidArgument("braid_bench_inference measures models with one input"));
   }
