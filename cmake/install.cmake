@@ -3,18 +3,20 @@
 #   cmake --install build/release --prefix /opt/braid
 #   # in the application's CMakeLists.txt (configured with -DCMAKE_PREFIX_PATH=/opt/braid):
 #   find_package(braid 0.1 REQUIRED)
-#   target_link_libraries(app PRIVATE braid::braid)      # #include <braid/session.h>
+#   target_link_libraries(app PRIVATE braid::braid)      # #include <braid/predictor.h>
 #
 # The public headers include each other by relative path ("status.h"), so they work both in-tree
 # (runtime/) and installed side by side (include/braid/). tests/embed checks all of this.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(BRAID_PUBLIC_HEADERS runtime/status.h runtime/session.h)
+set(BRAID_PUBLIC_HEADERS runtime/dtype.h runtime/predictor.h runtime/session.h runtime/status.h)
 # The installed library finds dependencies outside the system paths (a TSan oneTBB in
 # BRAID_TBB_ROOT) through its RUNPATH; system libraries are left to the loader.
 set_target_properties(braid PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(FILES ${BRAID_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/braid)
+# The NetDef classes, for Predictor::FromNetDefs (applications that use them link protobuf too).
+install(FILES ${PROJECT_BINARY_DIR}/proto/braid.pb.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/braid)
 install(TARGETS braid EXPORT braidTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

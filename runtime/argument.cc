@@ -88,4 +88,28 @@ std::vector<std::string> ArgumentReader::GetList<std::string>(const std::string&
   return {a->strings().begin(), a->strings().end()};
 }
 
+void AddIntArg(OperatorDef* op, const std::string& name, int64_t value) {
+  Argument* arg = op->add_arg();
+  arg->set_name(name);
+  arg->set_i(value);
+}
+
+void AddFloatArg(OperatorDef* op, const std::string& name, float value) {
+  Argument* arg = op->add_arg();
+  arg->set_name(name);
+  arg->set_f(value);
+}
+
+void AddStringArg(OperatorDef* op, const std::string& name, const std::string& value) {
+  Argument* arg = op->add_arg();
+  arg->set_name(name);
+  arg->set_s(value);
+}
+
+void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values) {
+  Argument* arg = op->add_arg();
+  arg->set_name(name);
+  arg->mutable_ints()->Add(values.begin(), values.end());
+}
+
 }  // namespace braid

@@ -4,7 +4,8 @@
 //   float value = args.Get<float>("value", 0.f);
 //   std::vector<int64_t> shape = args.GetList<int64_t>("shape");
 //
-// Get throws braid::Error when the argument exists but holds another kind of value.
+// Get throws braid::Error when the argument exists but holds another kind of value. The Add*Arg
+// functions append an argument to an op being built: AddIntArg(&op, "kernel", 3).
 #ifndef BRAID_RUNTIME_ARGUMENT_H_
 #define BRAID_RUNTIME_ARGUMENT_H_
 
@@ -30,6 +31,11 @@ class ArgumentReader {
   const Argument* Find(const std::string& name) const;
   const Arguments& args_;
 };
+
+void AddIntArg(OperatorDef* op, const std::string& name, int64_t value);
+void AddFloatArg(OperatorDef* op, const std::string& name, float value);
+void AddStringArg(OperatorDef* op, const std::string& name, const std::string& value);
+void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values);
 
 }  // namespace braid
 

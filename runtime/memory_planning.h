@@ -129,7 +129,7 @@ class NetMemory {
 PlanRequest PlanRequestFor(const NetDef& def, const Workspace& ws,
                            const MemoryPlanOptions& options);
 // The same from the shapes of the blobs `def` reads first (e.g. InferBlobShapes of its init net),
-// with no workspace: what a prediction made before anything runs plans (tools/models'
+// with no workspace: what a prediction made before anything runs plans (runtime/models'
 // training_footprint.h).
 PlanRequest PlanRequestFor(const NetDef& def, const std::map<std::string, ShapeInfo>& known,
                            const MemoryPlanOptions& options);

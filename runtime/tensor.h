@@ -19,7 +19,7 @@
 // to kPlain; a writer that writes the blocked order sets it afterwards. data() and raw_data()
 // read plain tensors only (a blocked tensor is an error); ops that handle both layouts read
 // through any_layout_data() and look at layout(). Which blobs of a net are blocked is decided when
-// the net is built (tools/models/blocked_layouts.h, OpSchema::BlockedPorts), and a net whose op
+// the net is built (runtime/models/blocked_layouts.h, OpSchema::BlockedPorts), and a net whose op
 // would read one of its blocked blobs plain is refused then (runtime/net_validation.h): that also
 // covers ops running in place, whose write resets the layout before they read. (A blocked tensor
 // made outside the net and given to such an op in place is not caught.)

@@ -33,7 +33,7 @@
 // Footprint before running: `braid_plan --model NAME --device sim|cuda --batch-size N
 // [--test-batch-size M] [--image-size S] [--channels C] [--classes K] [--algo-cache PATH]
 // [--json FILE]` (no NET) builds the model's training nets as braid_train builds them
-// (tools/models/training_footprint.h) and prints each device's predicted footprint: parameters,
+// (runtime/models/training_footprint.h) and prints each device's predicted footprint: parameters,
 // gradients outside the arena, momentum, the planned arena, the workspace cap (the largest
 // workspace of the algorithms in --algo-cache), allocator rounding and the total, as the device's
 // caching allocator will hold them; --json writes the same (tools/footprint_report.h).
@@ -68,7 +68,7 @@
 #include "runtime/algorithm_registry.h"
 #include "tools/command_line.h"
 #include "tools/footprint_report.h"
-#include "tools/models/training_footprint.h"
+#include "runtime/models/training_footprint.h"
 #include "tools/plan_json.h"
 #include "tools/plan_summary.h"
 #include "tools/repeated_flag.h"

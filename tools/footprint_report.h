@@ -1,4 +1,4 @@
-// Printing a predicted training footprint (tools/models/training_footprint.h): a table for people
+// Printing a predicted training footprint (runtime/models/training_footprint.h): a table for people
 // and a JSON object for scripts, one column or object per device, in MiB and bytes.
 //
 //   std::cout << FootprintTable(PredictTrainingFootprint(nets, {}));
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/models/training_footprint.h"
+#include "runtime/models/training_footprint.h"
 
 namespace braid {
 

@@ -1,5 +1,5 @@
 // ProcessAllreduce: gradients all-reduced across the processes of a job (runtime/process_group.h)
-// with Gloo, several at once. The data-parallel builder (tools/models/data_parallel.h) puts the
+// with Gloo, several at once. The data-parallel builder (runtime/models/data_parallel.h) puts the
 // gradients that are ready one after another in the backward pass into one op (a bucket), so a
 // step costs a few collectives instead of one per parameter.
 //

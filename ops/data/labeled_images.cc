@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "ops/data/idx_file.h"
+#include "runtime/idx_file.h"
 #include "runtime/status.h"
 
 namespace braid {

@@ -12,7 +12,7 @@
 // Layouts: oneDNN picks the layouts of src, weights and dst (blocked nChw16c / OIhw16i16o on
 // AVX-512) and the op reorders from and to the tensors' layouts around the convolution: none for
 // an X in Layout::kBlocked16, nor for a Y its blocked_outputs argument asks blocked
-// (runtime/tensor.h; tools/models/blocked_layouts.h decides). For a ResNet-20 layer
+// (runtime/tensor.h; runtime/models/blocked_layouts.h decides). For a ResNet-20 layer
 // (64x16x28x28, 16 filters of 3x3, pad 1) on one AVX-512 core, the blocked forward with its
 // reorders takes 0.9 ms against 2.6 ms for oneDNN's plain-NCHW (gemm) convolution, and the
 // backward (dW, db, dX) 1.8 ms against 8.7 ms; the reorders are about 0.06 ms each. See

@@ -18,7 +18,7 @@
 // Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW) unless a net keeps an
 // activation in Layout::kBlocked16 (nChw16c, runtime/tensor.h): each op reads its inputs in the
 // layout they have and writes an output blocked when its blocked_outputs argument asks
-// (tools/models/blocked_layouts.h sets it where every reader takes blocked tensors). Conv lets
+// (runtime/models/blocked_layouts.h sets it where every reader takes blocked tensors). Conv lets
 // oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on AVX-512), batch
 // norm runs blocked (oneDNN's plain-layout kernel is ~8x slower, ops/nn/spatial_bn_op.h), and each
 // op reorders between a tensor's layout and its primitive's where they differ (a LayoutBridge):

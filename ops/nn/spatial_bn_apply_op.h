@@ -1,6 +1,6 @@
 // SpatialBNApply: batch normalization with given statistics, optionally followed by a ReLU, for
 // recomputing a training-mode SpatialBN's output from its input and saved batch statistics (see
-// tools/models/recompute.h), or of a SpatialBN whose output a Sum adds to a residual (a ResNet
+// runtime/models/recompute.h), or of a SpatialBN whose output a Sum adds to a residual (a ResNet
 // block's output). An elementwise op (PyTorch calls it batch_norm_elemt).
 //
 //   inputs:  X [N, C, spatial...], scale [C], bias [C], mean [C], inv_std [C], optional

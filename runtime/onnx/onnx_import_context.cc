@@ -203,22 +203,4 @@ std::vector<int64_t> IntsAttr(const ImportContext& ctx, const std::string& name)
   return {attr->ints().begin(), attr->ints().end()};
 }
 
-void AddIntArg(OperatorDef* op, const std::string& name, int64_t value) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->set_i(value);
-}
-
-void AddFloatArg(OperatorDef* op, const std::string& name, float value) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->set_f(value);
-}
-
-void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->mutable_ints()->Add(values.begin(), values.end());
-}
-
 }  // namespace braid

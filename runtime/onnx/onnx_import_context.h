@@ -20,6 +20,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "proto/braid.pb.h"
+#include "runtime/argument.h"  // AddIntArg and the other argument writers
 #include "runtime/onnx/onnx_constants.h"
 
 namespace braid {
@@ -103,10 +104,6 @@ std::string StringAttr(const ImportContext& ctx, const std::string& name,
 std::vector<int64_t> IntsAttr(const ImportContext& ctx, const std::string& name);
 bool HasAttr(const ImportContext& ctx, const std::string& name);
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name);
-
-void AddIntArg(OperatorDef* op, const std::string& name, int64_t value);
-void AddFloatArg(OperatorDef* op, const std::string& name, float value);
-void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values);
 
 }  // namespace braid
 

@@ -29,3 +29,23 @@ step configure cmake -S "$embed_dir" -B "$work/build" "${flags[@]}"
 step build cmake --build "$work/build"
 echo "installed into $work/prefix; built $work/build/app against it"
 "$work/build/app" "$embed_dir/init.pbtxt" "$embed_dir/net.pbtxt"
+
+# A zoo folder made by the installed braid_import from a PyTorch export, served from 8 threads.
+step import "$work/prefix/bin/braid_import" "$embed_dir/../data/onnx/small_cnn/model.onnx" \
+  --out "$work/small_cnn"
+"$work/build/serve_model" "$work/small_cnn"
+
+# README.md shows these programs whole: each block marked <!-- tests/embed/NAME --> must be NAME.
+readme="$embed_dir/../../README.md"
+for program in $(grep -o '<!-- tests/embed/[a-z_]*\.cc -->' "$readme" | sed 's/<!-- tests\/embed\/\(.*\) -->/\1/'); do
+  awk -v marker="<!-- tests/embed/$program -->" '
+    $0 == marker { found = 1; next }
+    found && /^```cpp$/ { inside = 1; next }
+    inside && /^```$/ { exit }
+    inside { print }' "$readme" >"$work/readme_$program"
+  if ! diff -u "$embed_dir/$program" "$work/readme_$program" >&2; then
+    echo "run_embed_test.sh: README.md's copy of tests/embed/$program differs (diff above)" >&2
+    exit 1
+  fi
+  echo "README.md shows tests/embed/$program as it is"
+done

@@ -1,7 +1,7 @@
-// UseBlockedLayouts (tools/models/blocked_layouts.h): which blobs it keeps blocked and which it
+// UseBlockedLayouts (runtime/models/blocked_layouts.h): which blobs it keeps blocked and which it
 // must leave plain, that it replaces earlier decisions, and that a rewritten net builds and
 // computes what the plain net computes, forward and backward.
-#include "tools/models/blocked_layouts.h"
+#include "runtime/models/blocked_layouts.h"
 
 #include <gtest/gtest.h>
 
@@ -21,9 +21,9 @@
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
 #include "tests/tools/small_resnet.h"
-#include "tools/models/data_parallel.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/data_parallel.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 namespace {

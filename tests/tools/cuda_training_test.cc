@@ -15,9 +15,9 @@
 #include "runtime/workspace.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
-#include "tools/models/data_parallel.h"
-#include "tools/models/training_footprint.h"
-#include "tools/train/trainer.h"
+#include "runtime/models/data_parallel.h"
+#include "runtime/models/training_footprint.h"
+#include "runtime/train/trainer.h"
 
 namespace braid {
 namespace {

@@ -1,7 +1,7 @@
-// Data-parallel training (tools/models/data_parallel.h, Trainer with several devices): replicated
+// Data-parallel training (runtime/models/data_parallel.h, Trainer with several devices): replicated
 // nets, one Allreduce per gradient, ProcessAllreduce buckets across processes, 2 devices x batch B == 1 device x batch 2B, and no allocation
 // once the first iteration has run.
-#include "tools/models/data_parallel.h"
+#include "runtime/models/data_parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include "runtime/dag_net.h"
 #include "runtime/net.h"
 #include "runtime/workspace.h"
-#include "tools/models/model_builder.h"
-#include "tools/train/trainer.h"
+#include "runtime/models/model_builder.h"
+#include "runtime/train/trainer.h"
 
 namespace braid {
 namespace {

@@ -19,9 +19,9 @@
 #include "runtime/net.h"
 #include "runtime/sim_device.h"
 #include "runtime/workspace.h"
-#include "tools/models/data_parallel.h"
-#include "tools/models/model_builder.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/data_parallel.h"
+#include "runtime/models/model_builder.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ops/data/batch_prefetcher.h"
-#include "ops/data/idx_file.h"
+#include "runtime/idx_file.h"
 #include "ops/data/labeled_images.h"
 #include "runtime/net.h"
 #include "runtime/proto_io.h"

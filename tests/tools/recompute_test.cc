@@ -1,7 +1,7 @@
-// RecomputeBnReluInBackward (tools/models/recompute.h): which patterns it rewrites and which it
+// RecomputeBnReluInBackward (runtime/models/recompute.h): which patterns it rewrites and which it
 // must leave alone, that a recomputed ResNet trains to the same parameters, and that the planned
 // arena shrinks.
-#include "tools/models/recompute.h"
+#include "runtime/models/recompute.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
 #include "tests/tools/small_resnet.h"
-#include "tools/models/model_builder.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/model_builder.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 namespace {

@@ -1,5 +1,5 @@
-// Tests of the model builder and the ResNet forward passes (tools/models).
-#include "tools/models/resnet.h"
+// Tests of the model builder and the ResNet forward passes (runtime/models).
+#include "runtime/models/resnet.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
-#include "tools/models/model_builder.h"
+#include "runtime/models/model_builder.h"
 
 namespace braid {
 namespace {

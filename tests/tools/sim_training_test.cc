@@ -9,7 +9,7 @@
 #include "runtime/sim_device.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
-#include "tools/train/trainer.h"
+#include "runtime/train/trainer.h"
 
 namespace braid {
 namespace {

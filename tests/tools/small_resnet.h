@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "tools/models/model_builder.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/model_builder.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 

@@ -1,6 +1,6 @@
-// Tests of the training nets (tools/models/training_nets.h), checkpoints and the single-device
-// Trainer (tools/train), on synthetic data so they need no files.
-#include "tools/train/trainer.h"
+// Tests of the training nets (runtime/models/training_nets.h), checkpoints and the single-device
+// Trainer (runtime/train), on synthetic data so they need no files.
+#include "runtime/train/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,9 +16,9 @@
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/status.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_nets.h"
-#include "tools/train/checkpoint.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_nets.h"
+#include "runtime/train/checkpoint.h"
 
 namespace braid {
 namespace {

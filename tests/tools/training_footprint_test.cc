@@ -1,6 +1,6 @@
-// The footprint predicted before a run (tools/models/training_footprint.h) is what the caching
+// The footprint predicted before a run (runtime/models/training_footprint.h) is what the caching
 // allocator of a sim device holds once the Trainer has trained and evaluated with a memory plan.
-#include "tools/models/training_footprint.h"
+#include "runtime/models/training_footprint.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "runtime/caching_allocator.h"
 #include "runtime/sim_device.h"
-#include "tools/train/trainer.h"
+#include "runtime/train/trainer.h"
 
 namespace braid {
 namespace {

@@ -8,7 +8,7 @@
 // set size before anything is loaded, imports the model with the library's own calls
 // (runtime/onnx/onnx_import.h, or a zoo folder, runtime/model_folder.h; the batch is the model's
 // input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), keeps the activations
-// between oneDNN ops in oneDNN's blocked layout (tools/models/blocked_layouts.h; --blocked_layouts),
+// between oneDNN ops in oneDNN's blocked layout (runtime/models/blocked_layouts.h; --blocked_layouts),
 // plans the predict net's memory into one arena (runtime/memory_planning.h, inference mode), runs
 // --warmup untimed iterations (the first searches Conv's algorithms and creates oneDNN's
 // primitives), then timed iterations until --min_iters and --min_seconds are both reached (or
@@ -54,7 +54,7 @@
 #include "runtime/workspace.h"
 #include "tools/command_line.h"
 #include "tools/model_input.h"
-#include "tools/models/blocked_layouts.h"
+#include "runtime/models/blocked_layouts.h"
 
 DEFINE_string(model_dir, "", "a model folder in the layout of Caffe2's model zoo instead of MODEL");
 DEFINE_int32(threads, 2, "OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and, for dag, its workers");
@@ -65,7 +65,7 @@ DEFINE_int32(max_iters, 1000, "timed iterations, at most");
 DEFINE_double(min_seconds, 5, "timed seconds, at least (unless --max_iters)");
 DEFINE_bool(memory_plan, true, "bind the recyclable blobs into one planned arena");
 DEFINE_bool(blocked_layouts, true,
-            "keep activations between oneDNN ops blocked (tools/models/blocked_layouts.h)");
+            "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
 DEFINE_bool(json, false, "print one 'result {...}' JSON line instead of the report");
 
 namespace braid::bench {

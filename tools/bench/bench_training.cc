@@ -72,9 +72,9 @@ DEFINE_double(min_seconds, 5, "timed seconds per row, at least (unless --max_ite
 DEFINE_bool(memory_plan, true,
             "bind the nets' recyclable blobs into a planned arena (as braid_train does)");
 DEFINE_bool(recompute, true,
-            "recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h)");
+            "recompute SpatialBN + Relu outputs in the backward pass (runtime/models/recompute.h)");
 DEFINE_bool(blocked_layouts, true,
-            "keep activations between oneDNN ops blocked (tools/models/blocked_layouts.h)");
+            "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
 DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
 DEFINE_bool(json, false, "print the results as JSON instead of a table");
 DEFINE_bool(list, false, "list the selected rows and exit");

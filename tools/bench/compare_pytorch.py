@@ -15,7 +15,7 @@ core, so rounds run under more than --max-others cores of background load do not
 row runs again (up to --attempts more times, --retry-wait seconds apart); if no round was quiet,
 the least loaded one is kept.
 
-The PyTorch models are written out here to match tools/models/resnet.cc layer for layer (conv
+The PyTorch models are written out here to match runtime/models/resnet.cc layer for layer (conv
 without bias -> BatchNorm, ReLU; a projection shortcut of 1x1 conv + BatchNorm when a block changes
 stride or channels; global average pooling; FC), and each row checks that both have the same number
 of trainable parameters. Training: SGD lr 0.01, momentum 0.9, weight decay 1e-4 on conv and FC
@@ -51,7 +51,7 @@ MEMORY_TARGET = 0.6  # braid peak RSS / PyTorch peak RSS, every row
 # The PyTorch side (imported only in the child processes).
 
 def build_resnet(torch, model, channels, classes):
-    """The ResNet of tools/models/resnet.cc: CIFAR style for depth 6n+2, ImageNet for 18/50."""
+    """The ResNet of runtime/models/resnet.cc: CIFAR style for depth 6n+2, ImageNet for 18/50."""
     nn = torch.nn
     depth = int(model[len("resnet"):])
     imagenet_blocks = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3]}

@@ -1,6 +1,6 @@
 // The nets braid_bench_planner plans: ResNets and a wide branchy net, in training and inference.
 //
-// Every model is BuildTrainingNets' (tools/models/training_nets.h) around a forward pass, reading
+// Every model is BuildTrainingNets' (runtime/models/training_nets.h) around a forward pass, reading
 // synthetic batches (IdxImageInput synthetic=1), so shape inference sizes every blob from the init
 // net's parameters and the reader's arguments. A training row plans the train net (forward, loss,
 // gradients, SGD updates) with gradients and activations shared; an inference row plans the test
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/models/training_nets.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid::bench {
 

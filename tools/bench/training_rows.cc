@@ -12,9 +12,9 @@
 #include "runtime/op_type_profile.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
-#include "tools/models/data_parallel.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/data_parallel.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid::bench {
 namespace {

@@ -1,9 +1,9 @@
 // The rows of braid_bench_training and how one row is timed.
 //
-// A row is a ResNet (tools/models/resnet.h) at one input shape and batch size, in one mode:
+// A row is a ResNet (runtime/models/resnet.h) at one input shape and batch size, in one mode:
 //   train  the train net of BuildTrainingNets (synthetic IdxImageInput reader, forward, loss,
 //          gradients, Iter, LearningRate, one MomentumSGDUpdate per parameter), data parallel
-//          (tools/models/data_parallel.h) when options.devices lists several: the batch is split;
+//          (runtime/models/data_parallel.h) when options.devices lists several: the batch is split;
 //   infer  its test net (SpatialBN is_test=1, no gradients), with only the parameters it reads,
 //          on the first device.
 // RunBenchRow builds the row's nets in a fresh workspace, plans their memory (unless
@@ -64,10 +64,10 @@ struct RowOptions {
   // Bind the net's recyclable blobs into a planned arena (runtime/memory_planning.h), as
   // braid_train does by default.
   bool memory_plan = true;
-  // Recompute SpatialBN + Relu outputs in the backward pass (tools/models/recompute.h), as
+  // Recompute SpatialBN + Relu outputs in the backward pass (runtime/models/recompute.h), as
   // braid_train does; only with memory_plan, without which it saves nothing.
   bool recompute = true;
-  // Keep activations between oneDNN ops blocked (tools/models/blocked_layouts.h), as braid_train
+  // Keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h), as braid_train
   // does.
   bool blocked_layouts = true;
 };

@@ -1,4 +1,4 @@
-#include "tools/models/model_builder.h"
+#include "runtime/models/model_builder.h"
 
 #include <google/protobuf/text_format.h>
 
@@ -143,30 +143,6 @@ std::string ModelBuilder::Sum(const std::vector<std::string>& ins, const std::st
 std::string ModelBuilder::SumInPlace(const std::vector<std::string>& ins, const std::string& name) {
   AddOp("Sum", ins, {ins.at(0)})->set_name(name);
   return ins[0];
-}
-
-void AddIntArg(OperatorDef* op, const std::string& name, int64_t value) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->set_i(value);
-}
-
-void AddFloatArg(OperatorDef* op, const std::string& name, float value) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->set_f(value);
-}
-
-void AddStringArg(OperatorDef* op, const std::string& name, const std::string& value) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->set_s(value);
-}
-
-void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  for (int64_t v : values) arg->add_ints(v);
 }
 
 int CountOps(const NetDef& net, const std::string& type) {

@@ -1,4 +1,4 @@
-#include "tools/models/resnet.h"
+#include "runtime/models/resnet.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "tools/models/training_nets.h"
+#include "runtime/models/training_nets.h"
 
 #include <map>
 #include <string>
@@ -7,8 +7,8 @@
 #include "runtime/device.h"
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
-#include "tools/models/blocked_layouts.h"
-#include "tools/models/recompute.h"
+#include "runtime/models/blocked_layouts.h"
+#include "runtime/models/recompute.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 // Trainer: trains an image classifier on one device and evaluates it on a held-out set.
 //
-// The constructor builds the model's init, train and test nets (tools/models/training_nets.h)
+// The constructor builds the model's init, train and test nets (runtime/models/training_nets.h)
 // with IdxImageInput readers (ops/data/idx_image_input_op.h) in front, runs the init net, loads a
 // checkpoint when resuming, then builds the train net in its workspace and the test net in a
 // child workspace that reads the same parameter blobs. Run trains for the configured epochs (or
@@ -28,14 +28,14 @@
 // beyond the train net's arenas. Blobs the trainer or the test net reads are kept.
 //
 // Devices: with one device every op runs there. With several (CPU devices of this process today),
-// the nets are data parallel (tools/models/data_parallel.h): batch_size is the global batch, split
+// the nets are data parallel (runtime/models/data_parallel.h): batch_size is the global batch, split
 // evenly across the devices, gradients are averaged by one Allreduce per parameter, and the logged
 // loss and accuracy are the devices' mean.
 //
 // Errors (bad options, unreadable data or checkpoint, a failing op) throw braid::Error.
 // Thread safety: a Trainer is used by one thread.
-#ifndef BRAID_TOOLS_TRAIN_TRAINER_H_
-#define BRAID_TOOLS_TRAIN_TRAINER_H_
+#ifndef BRAID_RUNTIME_TRAIN_TRAINER_H_
+#define BRAID_RUNTIME_TRAIN_TRAINER_H_
 
 #include <cstdint>
 #include <memory>
@@ -48,8 +48,8 @@
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/workspace.h"
-#include "tools/models/data_parallel.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/data_parallel.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 
@@ -82,7 +82,7 @@ struct TrainerOptions {
   bool resume = false;
   bool memory_plan = false;    // plan the nets' memory into one shared arena (see above)
   // With memory_plan only (without it, it saves nothing): recompute SpatialBN + Relu outputs in
-  // the backward pass (tools/models/recompute.h).
+  // the backward pass (runtime/models/recompute.h).
   bool recompute = true;
   std::string trace;           // "": none; else a Chrome trace of the first traced_iterations
   int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
@@ -92,7 +92,7 @@ struct TrainerOptions {
   // must be connected first): batch_size stays the job's global batch, this rank reads its shard
   // of every global batch and of the test set, gradients are averaged over every device of every
   // process (allreduce_algorithm: ring or halving_doubling; in buckets of at most
-  // allreduce_bucket_bytes, tools/models/data_parallel.h), evaluations are the job's (each rank
+  // allreduce_bucket_bytes, runtime/models/data_parallel.h), evaluations are the job's (each rank
   // evaluates its shard of the test set with rank 0's batch-norm statistics), and only rank 0
   // writes checkpoints (every rank reads them on resume).
   int rank = 0;
@@ -181,4 +181,4 @@ class Trainer {
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_TRAIN_TRAINER_H_
+#endif  // BRAID_RUNTIME_TRAIN_TRAINER_H_

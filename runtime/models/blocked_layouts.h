@@ -21,7 +21,7 @@
 //   Conv(data, w) -> x; SpatialBN(x, ...) -> y; Relu(y) -> r; Conv(r, w2) -> out (external output)
 //   => x, y and r are blocked: the first Conv and the SpatialBN get blocked_outputs: [0].
 //
-// Apply it to the final net, after RecomputeBnReluInBackward (tools/models/recompute.h) and after
+// Apply it to the final net, after RecomputeBnReluInBackward (runtime/models/recompute.h) and after
 // the gradient and optimizer ops are added:
 //
 //   TrainingNets nets = BuildTrainingNets(spec);
@@ -31,8 +31,8 @@
 // they may be blocked, which Tensor::data() refuses to read. Returns the number of blobs made
 // blocked. Throws braid::Error (from shape inference) when the net's shapes are inconsistent.
 // Thread safety: a pure function of the NetDef and `known`.
-#ifndef BRAID_TOOLS_MODELS_BLOCKED_LAYOUTS_H_
-#define BRAID_TOOLS_MODELS_BLOCKED_LAYOUTS_H_
+#ifndef BRAID_RUNTIME_MODELS_BLOCKED_LAYOUTS_H_
+#define BRAID_RUNTIME_MODELS_BLOCKED_LAYOUTS_H_
 
 #include <map>
 #include <string>
@@ -47,4 +47,4 @@ int UseBlockedLayouts(NetDef* net, const std::map<std::string, ShapeInfo>& known
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_BLOCKED_LAYOUTS_H_
+#endif  // BRAID_RUNTIME_MODELS_BLOCKED_LAYOUTS_H_

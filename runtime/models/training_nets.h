@@ -25,8 +25,8 @@
 //
 // Throws braid::Error for an unknown learning-rate policy or invalid optimizer settings.
 // Thread safety: a pure function.
-#ifndef BRAID_TOOLS_MODELS_TRAINING_NETS_H_
-#define BRAID_TOOLS_MODELS_TRAINING_NETS_H_
+#ifndef BRAID_RUNTIME_MODELS_TRAINING_NETS_H_
+#define BRAID_RUNTIME_MODELS_TRAINING_NETS_H_
 
 #include <cstdint>
 #include <functional>
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "tools/models/model_builder.h"
+#include "runtime/models/model_builder.h"
 
 namespace braid {
 
@@ -65,10 +65,10 @@ struct TrainingNetsSpec {
   OptimizerSpec optimizer;
   DeviceOption device;  // every op of every net runs here, but the readers (on the host)
   // Recompute each SpatialBN + Relu output in the backward pass instead of keeping it from the
-  // forward pass (tools/models/recompute.h): less memory for a little more arithmetic, when the
+  // forward pass (runtime/models/recompute.h): less memory for a little more arithmetic, when the
   // train net's memory is planned with shared activations (else it only adds blobs).
   bool recompute_bn_relu = true;
-  // Keep activations between oneDNN ops in the blocked layout (tools/models/blocked_layouts.h),
+  // Keep activations between oneDNN ops in the blocked layout (runtime/models/blocked_layouts.h),
   // in the train and test nets: no reorders between consecutive conv, batch-norm and pooling ops.
   bool blocked_layouts = true;
 };
@@ -81,7 +81,7 @@ struct TrainingNets {
   std::string loss = "loss", accuracy = "accuracy", lr = "lr", iter = "iter";
   std::string test_loss = "test/loss", test_accuracy = "test/accuracy";
   std::vector<std::string> momentum_blobs;  // one per trained parameter
-  // Data parallel (tools/models/data_parallel.h): one prefix per device ("cpu_0/", "cpu_1/", ...)
+  // Data parallel (runtime/models/data_parallel.h): one prefix per device ("cpu_0/", "cpu_1/", ...)
   // in front of every blob name above on that device. Empty for one device without a scope.
   std::vector<std::string> device_prefixes;
 
@@ -114,4 +114,4 @@ OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::stri
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_TRAINING_NETS_H_
+#endif  // BRAID_RUNTIME_MODELS_TRAINING_NETS_H_

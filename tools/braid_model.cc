@@ -4,8 +4,8 @@
 //   braid_model --model resnet20|resnet32|...|resnet50|... --batch-size B --out-dir DIR
 //               [--image-size S] [--channels C] [--classes K] [--executor dag|simple]
 //
-// The nets are BuildTrainingNets' (tools/models/training_nets.h) around AddResNet
-// (tools/models/resnet.h), reading synthetic batches (IdxImageInput synthetic=1, so no data files
+// The nets are BuildTrainingNets' (runtime/models/training_nets.h) around AddResNet
+// (runtime/models/resnet.h), reading synthetic batches (IdxImageInput synthetic=1, so no data files
 // are needed and shape inference knows the batch's shape). Image size, channels and classes
 // default to 28, 1 and 10 for CIFAR-style models and 224, 3 and 1000 for ImageNet-style ones. It
 // writes DIR/init.pbtxt, DIR/train.pbtxt (forward, loss, gradients, SGD updates) and
@@ -28,8 +28,8 @@
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 #include "tools/command_line.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_nets.h"
 
 DEFINE_string(model, "resnet20",
               "resnet20|resnet32|resnet56|... (CIFAR) or resnet18|34|50|101|152");

@@ -1,4 +1,4 @@
-#include "ops/data/idx_file.h"
+#include "runtime/idx_file.h"
 
 #include <zlib.h>
 

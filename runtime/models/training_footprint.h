@@ -1,6 +1,6 @@
 // The device memory a planned training run will hold, predicted before anything runs: what each
 // device's caching allocator (runtime/caching_allocator.h) reserves for a Trainer with
-// memory_plan on (tools/train/trainer.h), per device and by kind of blob.
+// memory_plan on (runtime/train/trainer.h), per device and by kind of blob.
 //
 // The nets are planned exactly as the Trainer plans them (TrainNetPlanOptions,
 // TestNetPlanOptions, which the Trainer itself uses), with blob sizes from shape inference of the
@@ -26,8 +26,8 @@
 //   for (const DeviceFootprint& f : PredictTrainingFootprint(nets, {})) ... f.total_bytes() ...
 //
 // Throws braid::Error when a net's shapes are inconsistent. Thread safety: pure functions.
-#ifndef BRAID_TOOLS_MODELS_TRAINING_FOOTPRINT_H_
-#define BRAID_TOOLS_MODELS_TRAINING_FOOTPRINT_H_
+#ifndef BRAID_RUNTIME_MODELS_TRAINING_FOOTPRINT_H_
+#define BRAID_RUNTIME_MODELS_TRAINING_FOOTPRINT_H_
 
 #include <cstdint>
 #include <string>
@@ -35,7 +35,7 @@
 
 #include "proto/braid.pb.h"
 #include "runtime/memory_planning.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 
@@ -90,4 +90,4 @@ std::vector<DeviceFootprint> PredictTrainingFootprint(const TrainingNets& nets,
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_TRAINING_FOOTPRINT_H_
+#endif  // BRAID_RUNTIME_MODELS_TRAINING_FOOTPRINT_H_

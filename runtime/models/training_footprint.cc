@@ -1,4 +1,4 @@
-#include "tools/models/training_footprint.h"
+#include "runtime/models/training_footprint.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include "runtime/caching_allocator_model.h"
 #include "runtime/device.h"
 #include "runtime/shape_inference.h"
-#include "tools/models/resnet.h"
+#include "runtime/models/resnet.h"
 
 namespace braid {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/train/checkpoint.h"
+#include "runtime/train/checkpoint.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "tools/models/blocked_layouts.h"
+#include "runtime/models/blocked_layouts.h"
 
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-#include "tools/models/recompute.h"
+#include "runtime/models/recompute.h"
 
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-#include "tools/models/data_parallel.h"
+#include "runtime/models/data_parallel.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include "runtime/device.h"
 #include "runtime/op_schema.h"
 #include "runtime/status.h"
-#include "tools/models/model_builder.h"
+#include "runtime/models/model_builder.h"
 
 namespace braid {
 namespace {

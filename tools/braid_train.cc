@@ -45,9 +45,9 @@
 #include "runtime/status.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
-#include "tools/models/model_builder.h"
+#include "runtime/models/model_builder.h"
 #include "tools/plan_summary.h"
-#include "tools/train/trainer.h"
+#include "runtime/train/trainer.h"
 
 DEFINE_string(model, "resnet20", "resnet20|resnet32|resnet56 (CIFAR style) or resnet18|34|50");
 DEFINE_string(data, "fashion-mnist", "fashion-mnist or synthetic");

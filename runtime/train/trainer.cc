@@ -1,22 +1,22 @@
-#include "tools/train/trainer.h"
+#include "runtime/train/trainer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
-#include "ops/data/idx_file.h"
+#include "runtime/idx_file.h"
 #include "runtime/process_group.h"
 #include "runtime/status.h"
-#include "tools/models/data_parallel.h"
-#include "tools/models/resnet.h"
-#include "tools/models/training_footprint.h"
-#include "tools/train/checkpoint.h"
+#include "runtime/models/data_parallel.h"
+#include "runtime/models/resnet.h"
+#include "runtime/models/training_footprint.h"
+#include "runtime/train/checkpoint.h"
 
 namespace braid {
 namespace {
 
 // Fashion-MNIST's training-set pixel mean and standard deviation (on the 0..1 scale).
-// The evaluation's all-reduce tag: apart from the gradients' (tools/models/data_parallel.h
+// The evaluation's all-reduce tag: apart from the gradients' (runtime/models/data_parallel.h
 // numbers those from 0).
 constexpr uint32_t kEvaluationTag = 1u << 30;
 constexpr uint32_t kStateTag = kEvaluationTag + 1;
@@ -178,7 +178,7 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
 Trainer::~Trainer() = default;
 
 void Trainer::PlanNetsMemory() {
-  // The plans tools/models/training_footprint.h predicts the device memory of.
+  // The plans runtime/models/training_footprint.h predicts the device memory of.
   train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), TrainNetPlanOptions(nets_));
   MemoryPlanOptions test = TestNetPlanOptions(nets_);
   // Grows the train net's arenas where the test net needs more; neither net has run yet.

@@ -13,8 +13,8 @@
 //   images.bytes()[0];     // the first pixel of the first image
 //
 // Thread safety: Load may run on any thread; an IdxFile is an immutable value afterwards.
-#ifndef BRAID_OPS_DATA_IDX_FILE_H_
-#define BRAID_OPS_DATA_IDX_FILE_H_
+#ifndef BRAID_RUNTIME_IDX_FILE_H_
+#define BRAID_RUNTIME_IDX_FILE_H_
 
 #include <cstdint>
 #include <string>
@@ -51,4 +51,4 @@ class IdxFile {
 
 }  // namespace braid
 
-#endif  // BRAID_OPS_DATA_IDX_FILE_H_
+#endif  // BRAID_RUNTIME_IDX_FILE_H_

@@ -24,8 +24,8 @@
 // re-created with another shape) throw braid::Error.
 //
 // Thread safety: none; a builder and its ModelParams are used by one thread.
-#ifndef BRAID_TOOLS_MODELS_MODEL_BUILDER_H_
-#define BRAID_TOOLS_MODELS_MODEL_BUILDER_H_
+#ifndef BRAID_RUNTIME_MODELS_MODEL_BUILDER_H_
+#define BRAID_RUNTIME_MODELS_MODEL_BUILDER_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/argument.h"  // AddIntArg and the other argument writers
 
 namespace braid {
 
@@ -119,12 +120,6 @@ class ModelBuilder {
   Options options_;
 };
 
-// Argument helpers: AddIntArg(op, "kernel", 3); AddStringArg(op, "policy", "step").
-void AddIntArg(OperatorDef* op, const std::string& name, int64_t value);
-void AddFloatArg(OperatorDef* op, const std::string& name, float value);
-void AddStringArg(OperatorDef* op, const std::string& name, const std::string& value);
-void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values);
-
 // Number of ops of `type` in `net`.
 int CountOps(const NetDef& net, const std::string& type);
 // The net in protobuf text format (what braid_run and LoadNetDef read).
@@ -132,4 +127,4 @@ std::string NetToText(const NetDef& net);
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_MODEL_BUILDER_H_
+#endif  // BRAID_RUNTIME_MODELS_MODEL_BUILDER_H_

@@ -12,8 +12,8 @@
 //   LoadCheckpoint("/tmp/run.pb", nets.CheckpointBlobs(), "resnet20", &ws);   // after the init net
 //
 // Thread safety: neither function may overlap a net run that writes the blobs.
-#ifndef BRAID_TOOLS_TRAIN_CHECKPOINT_H_
-#define BRAID_TOOLS_TRAIN_CHECKPOINT_H_
+#ifndef BRAID_RUNTIME_TRAIN_CHECKPOINT_H_
+#define BRAID_RUNTIME_TRAIN_CHECKPOINT_H_
 
 #include <string>
 #include <vector>
@@ -36,4 +36,4 @@ void FromTensorProto(const TensorProto& proto, Tensor* tensor);
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_TRAIN_CHECKPOINT_H_
+#endif  // BRAID_RUNTIME_TRAIN_CHECKPOINT_H_

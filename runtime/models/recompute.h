@@ -32,8 +32,8 @@
 // block's, the same bytes.) The recomputed R matches the forward's to within a few float32
 // roundings (oneDNN orders its arithmetic its own way). Returns the number of patterns rewritten;
 // names R + "_recomputed" (made unique).
-#ifndef BRAID_TOOLS_MODELS_RECOMPUTE_H_
-#define BRAID_TOOLS_MODELS_RECOMPUTE_H_
+#ifndef BRAID_RUNTIME_MODELS_RECOMPUTE_H_
+#define BRAID_RUNTIME_MODELS_RECOMPUTE_H_
 
 #include "proto/braid.pb.h"
 
@@ -44,4 +44,4 @@ int RecomputeBnReluInBackward(NetDef* net, int first_backward_op);
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_RECOMPUTE_H_
+#endif  // BRAID_RUNTIME_MODELS_RECOMPUTE_H_

@@ -24,15 +24,15 @@
 //   dp.OnDevice(1, dp.loss);                               // "cpu_1/loss"
 //
 // Throws braid::Error when there are no devices or the train net lacks its reader. Pure function.
-#ifndef BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
-#define BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
+#ifndef BRAID_RUNTIME_MODELS_DATA_PARALLEL_H_
+#define BRAID_RUNTIME_MODELS_DATA_PARALLEL_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "tools/models/training_nets.h"
+#include "runtime/models/training_nets.h"
 
 namespace braid {
 
@@ -68,4 +68,4 @@ std::string DeviceScope(const DeviceOption& device);
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_DATA_PARALLEL_H_
+#endif  // BRAID_RUNTIME_MODELS_DATA_PARALLEL_H_

@@ -19,14 +19,14 @@
 //   // logits: [N, 10]; params.TrainableCount() == 272474
 //
 // Thread safety: pure functions over the builder they are given.
-#ifndef BRAID_TOOLS_MODELS_RESNET_H_
-#define BRAID_TOOLS_MODELS_RESNET_H_
+#ifndef BRAID_RUNTIME_MODELS_RESNET_H_
+#define BRAID_RUNTIME_MODELS_RESNET_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "tools/models/model_builder.h"
+#include "runtime/models/model_builder.h"
 
 namespace braid {
 
@@ -54,4 +54,4 @@ std::string AddResNet(ModelBuilder* builder, const ResNetSpec& spec, const std::
 
 }  // namespace braid
 
-#endif  // BRAID_TOOLS_MODELS_RESNET_H_
+#endif  // BRAID_RUNTIME_MODELS_RESNET_H_

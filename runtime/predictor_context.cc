@@ -1,0 +1,122 @@
+#include "runtime/predictor_context.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/memory_planning.h"
+#include "runtime/net.h"
+#include "runtime/workspace.h"
+
+namespace braid {
+namespace {
+
+// "float32[1,3,224,224];int64[1]": the dtypes and shapes of the inputs, in the spec's order.
+std::string Signature(const std::vector<std::string>& names,
+                      const std::map<std::string, InputView>& inputs) {
+  std::string key;
+  for (const std::string& name : names) {
+    const InputView& view = inputs.at(name);
+    key += DTypeName(view.dtype);
+    key += '[';
+    for (size_t i = 0; i < view.shape.size(); ++i) {
+      key += (i ? "," : "") + std::to_string(view.shape[i]);
+    }
+    key += "];";
+  }
+  return key;
+}
+
+// A host tensor over the caller's memory, which braid only reads.
+Tensor HostView(const InputView& view) {
+  Tensor host(view.dtype, view.shape);
+  host.SetExternalStorage(const_cast<void*>(view.data), host.nbytes());
+  return host;
+}
+
+void CopyOut(const Tensor& tensor, OutputTensor* out) {
+  Tensor host_copy;
+  const Tensor* host = &tensor;
+  if (!tensor.device().is_host()) {
+    host_copy.CopyFrom(tensor);
+    host = &host_copy;
+  }
+  out->dtype = host->dtype();
+  out->shape = host->shape();
+  out->bytes.resize(host->nbytes());
+  if (host->nbytes() > 0) std::memcpy(out->bytes.data(), host->raw_data(), host->nbytes());
+}
+
+}  // namespace
+
+PredictorContext::PredictorContext(const Workspace* parameters, const PredictorSpec* spec)
+    : parameters_(parameters), spec_(spec) {}
+
+PredictorContext::~PredictorContext() = default;
+
+void PredictorContext::Feed(const std::map<std::string, InputView>& inputs,
+                            const Prepared& prepared) {
+  for (size_t i = 0; i < spec_->input_names.size(); ++i) {
+    const std::string& name = spec_->input_names[i];
+    const InputView& view = inputs.at(name);
+    Tensor* blob = prepared.inputs[i];
+    if (spec_->device.is_host() && !spec_->inputs_the_net_writes.count(name)) {
+      blob->Resize(view.dtype, view.shape);
+      blob->SetExternalStorage(const_cast<void*>(view.data), blob->nbytes());
+    } else {
+      blob->CopyFrom(HostView(view));
+    }
+  }
+}
+
+PredictorContext::Prepared& PredictorContext::FindOrPrepare(
+    const std::map<std::string, InputView>& inputs) {
+  const std::string key = Signature(spec_->input_names, inputs);
+  auto found = prepared_.find(key);
+  if (found != prepared_.end()) return found->second;
+
+  Prepared prepared;
+  prepared.ws = std::make_unique<Workspace>(parameters_);
+  for (const std::string& name : spec_->input_names) {
+    Tensor* blob = prepared.ws->CreateBlob(name);
+    *blob = Tensor(spec_->device);
+    prepared.inputs.push_back(blob);
+  }
+  Feed(inputs, prepared);  // the plan's shape inference reads the inputs' shapes
+  prepared.net = prepared.ws->CreateNet(spec_->predict_net);
+  if (spec_->plan_memory) {
+    MemoryPlanOptions options;
+    options.share_arenas_of = arena_owner_;
+    prepared.memory = PlanNetMemory(*prepared.net, prepared.ws.get(), options);
+    if (arena_owner_ == nullptr) arena_owner_ = prepared.memory.get();
+  }
+  if (prepared.memory) {
+    arena_bytes_ += prepared.memory->allocated_bytes();
+    lower_bound_bytes_ =
+        std::max(lower_bound_bytes_.load(), prepared.memory->plan().lower_bound_bytes());
+  }
+  ++plans_;
+  return prepared_.emplace(key, std::move(prepared)).first->second;
+}
+
+void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
+                           std::map<std::string, OutputTensor>* outputs) {
+  Prepared& prepared = FindOrPrepare(inputs);
+  Feed(inputs, prepared);
+  const Status status = prepared.net->Run();
+  if (!status.ok()) throw Error(status);
+  for (const std::string& name : spec_->output_names) {
+    const Tensor* tensor = prepared.ws->GetBlob(name);
+    if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {
+      throw Error(Status::Internal("net '" + prepared.net->name() + "': external output '" +
+                                   name + "' was never written"));
+    }
+    CopyOut(*tensor, &(*outputs)[name]);
+  }
+  for (auto it = outputs->begin(); it != outputs->end();) {  // only this model's outputs
+    const bool ours = std::find(spec_->output_names.begin(), spec_->output_names.end(),
+                                it->first) != spec_->output_names.end();
+    it = ours ? std::next(it) : outputs->erase(it);
+  }
+}
+
+}  // namespace braid

@@ -1,0 +1,85 @@
+// PredictorContext: one request context of a Predictor (runtime/predictor.h). For each input
+// signature (the inputs' dtypes and shapes) it has seen, it keeps a child workspace of the shared
+// parameters, the predict net built there and that net's memory plan; every plan of a context is
+// made into the arenas of its first (they never run at once), so the context's memory is its
+// largest plan.
+//
+//   PredictorContext context(&parameters, &spec);
+//   context.Run(inputs, &outputs);   // builds and plans for a new signature, then feeds and runs
+//
+// Thread safety: none; one thread at a time (the Predictor's pool lends a context to one Run). The
+// parameters workspace and the spec must outlive the context and stay unchanged.
+#ifndef BRAID_RUNTIME_PREDICTOR_CONTEXT_H_
+#define BRAID_RUNTIME_PREDICTOR_CONTEXT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "proto/braid.pb.h"
+#include "runtime/device.h"
+#include "runtime/predictor.h"
+
+namespace braid {
+
+class Net;
+class NetMemory;
+class Tensor;
+class Workspace;
+
+// What every context of one Predictor runs: the predict net (its device, executor and workers
+// already set), its inputs in order and what may read them in place.
+struct PredictorSpec {
+  NetDef predict_net;
+  Device device;
+  bool plan_memory = true;
+  std::vector<std::string> input_names;
+  std::set<std::string> inputs_the_net_writes;  // fed as copies, never as the caller's memory
+  std::vector<std::string> output_names;
+};
+
+class PredictorContext {
+ public:
+  PredictorContext(const Workspace* parameters, const PredictorSpec* spec);
+  ~PredictorContext();
+  PredictorContext(const PredictorContext&) = delete;
+  PredictorContext& operator=(const PredictorContext&) = delete;
+
+  // Feeds `inputs` (checked by the caller: every input name, valid shapes), runs the net built for
+  // their signature and copies every output into *outputs. Throws braid::Error.
+  void Run(const std::map<std::string, InputView>& inputs,
+           std::map<std::string, OutputTensor>* outputs);
+
+  // Read from any thread (while another runs the context): the plans made so far, the arenas'
+  // bytes, and the largest lower bound of the plans made into them.
+  int plans() const { return plans_.load(); }
+  int64_t arena_bytes() const { return arena_bytes_.load(); }
+  int64_t lower_bound_bytes() const { return lower_bound_bytes_.load(); }
+
+ private:
+  struct Prepared {
+    std::unique_ptr<Workspace> ws;
+    Net* net = nullptr;  // owned by ws
+    std::unique_ptr<NetMemory> memory;
+    std::vector<Tensor*> inputs;  // spec->input_names' blobs in ws
+  };
+
+  Prepared& FindOrPrepare(const std::map<std::string, InputView>& inputs);
+  void Feed(const std::map<std::string, InputView>& inputs, const Prepared& prepared);
+
+  const Workspace* parameters_;
+  const PredictorSpec* spec_;
+  std::map<std::string, Prepared> prepared_;  // by input signature
+  NetMemory* arena_owner_ = nullptr;          // the first plan; later ones use its arenas
+  std::atomic<int> plans_{0};
+  std::atomic<int64_t> arena_bytes_{0};
+  std::atomic<int64_t> lower_bound_bytes_{0};
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_PREDICTOR_CONTEXT_H_

@@ -1,0 +1,289 @@
+// Predictor (runtime/predictor.h): concurrent Runs against single-threaded ones, bit for bit; one
+// copy of the parameters; a plan per input signature and context, cached; inputs of every dtype
+// read in place; clear errors for bad inputs and for nets that would race on shared blobs.
+#include "runtime/predictor.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "runtime/model_folder.h"
+#include "testing/net_text.h"
+
+namespace braid {
+namespace {
+
+using braid::testing::NetFromText;
+
+// GivenTensorFill of `shape` with values from a fixed formula.
+std::string Fill(const std::string& name, const std::vector<int64_t>& shape, float scale) {
+  int64_t n = 1;
+  std::string text = "op { type: \"GivenTensorFill\" output: \"" + name + "\" arg { name: \"shape\"";
+  for (int64_t d : shape) {
+    text += " ints: " + std::to_string(d);
+    n *= d;
+  }
+  text += " } arg { name: \"values\"";
+  for (int64_t i = 0; i < n; ++i) text += " floats: " + std::to_string(scale * ((i * 7 % 11) - 5));
+  return text + " } }\n";
+}
+
+// data [N,3,6,6] -> Conv 3x3 (4 channels) -> Relu in place -> global average pool -> FC (5) ->
+// Softmax "prob".
+NetDef InitNet() {
+  return NetFromText("name: \"init\"\n" + Fill("w", {4, 3, 3, 3}, 0.05f) + Fill("b", {4}, 0.1f) +
+                     Fill("fc_w", {5, 4}, 0.2f) + Fill("fc_b", {5}, 0.05f));
+}
+
+NetDef PredictNet() {
+  return NetFromText(R"(name: "small_cnn"
+    op { type: "Conv" input: "data" input: "w" input: "b" output: "conv"
+         arg { name: "kernel" i: 3 } arg { name: "pad" i: 1 } }
+    op { type: "Relu" input: "conv" output: "conv" }
+    op { type: "AveragePool" input: "conv" output: "pool" arg { name: "global_pooling" i: 1 } }
+    op { type: "FC" input: "pool" input: "fc_w" input: "fc_b" output: "fc" }
+    op { type: "Softmax" input: "fc" output: "prob" }
+    external_input: "data" external_input: "w" external_input: "b" external_input: "fc_w"
+    external_input: "fc_b" external_output: "prob")");
+}
+
+std::vector<float> Image(int batch, int seed) {
+  std::vector<float> image(batch * 3 * 6 * 6);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = ((i * 13 + seed * 31) % 17) / 8.0f - 1;
+  return image;
+}
+
+std::unique_ptr<Predictor> Make(const PredictorOptions& options) {
+  std::unique_ptr<Predictor> predictor;
+  const Status status = Predictor::FromNetDefs(InitNet(), PredictNet(), options, &predictor);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return predictor;
+}
+
+std::vector<float> Probabilities(const Predictor& predictor, const std::vector<float>& image,
+                                 int batch) {
+  std::map<std::string, OutputTensor> outputs;
+  const Status status =
+      predictor.Run({{"data", InputView::Of(image.data(), {batch, 3, 6, 6})}}, &outputs);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  const OutputTensor& prob = outputs.at("prob");
+  EXPECT_EQ(prob.shape, (std::vector<int64_t>{batch, 5}));
+  return std::vector<float>(prob.data<float>(), prob.data<float>() + prob.numel());
+}
+
+TEST(PredictorTest, NamesItsInputsAndOutputsAndComputesTheNet) {
+  const auto predictor = Make({});
+  ASSERT_NE(predictor, nullptr);
+  EXPECT_EQ(predictor->input_names(), (std::vector<std::string>{"data"}));
+  EXPECT_EQ(predictor->output_names(), (std::vector<std::string>{"prob"}));
+  const std::vector<float> prob = Probabilities(*predictor, Image(2, 0), 2);
+  for (int n = 0; n < 2; ++n) {
+    float sum = 0;
+    for (int c = 0; c < 5; ++c) sum += prob[n * 5 + c];
+    EXPECT_NEAR(sum, 1.f, 1e-5);
+  }
+  EXPECT_NE(prob[0], prob[5]);  // two different images
+}
+
+// 8 threads, 40 requests each, through 3 contexts (2 workers each): every output equals the
+// single-threaded Run's, bit for bit; the parameters are held once and each context has one arena.
+TEST(PredictorTest, ConcurrentRunsMatchSingleThreadedRunsBitForBit) {
+  PredictorOptions serial_options;
+  const auto serial = Make(serial_options);
+  std::vector<std::vector<float>> expected;
+  for (int seed = 0; seed < 16; ++seed) expected.push_back(Probabilities(*serial, Image(1, seed), 1));
+
+  PredictorOptions options;
+  options.max_concurrent_runs = 3;
+  options.workers_per_run = 2;
+  const auto predictor = Make(options);
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; ++t) {
+    clients.emplace_back([&, t] {
+      std::map<std::string, OutputTensor> outputs;  // reused across requests
+      for (int r = 0; r < 40; ++r) {
+        const int seed = (t * 5 + r) % 16;
+        const std::vector<float> image = Image(1, seed);
+        if (!predictor->Run({{"data", InputView::Of(image.data(), {1, 3, 6, 6})}}, &outputs)
+                 .ok()) {
+          ++failures;
+          continue;
+        }
+        if (std::memcmp(outputs.at("prob").bytes.data(), expected[seed].data(),
+                        expected[seed].size() * sizeof(float)) != 0) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+
+  const PredictorMemory memory = predictor->memory();
+  EXPECT_EQ(memory.parameter_bytes, (4 * 27 + 4 + 5 * 4 + 5) * 4);
+  EXPECT_GE(memory.contexts, 1);
+  EXPECT_LE(memory.contexts, 3);
+  EXPECT_EQ(memory.plans, memory.contexts);  // one input signature
+  EXPECT_GT(memory.arena_bytes, 0);
+  EXPECT_EQ(memory.arena_bytes, memory.contexts * serial->memory().arena_bytes);
+  EXPECT_LE(memory.lower_bound_bytes, memory.arena_bytes);
+}
+
+// A new batch size is planned once; the context's plans share its arena (the largest plan).
+TEST(PredictorTest, EachBatchSizeIsPlannedOnceIntoTheContextsArena) {
+  const auto predictor = Make({});
+  const std::vector<float> one = Probabilities(*predictor, Image(1, 3), 1);
+  const int64_t arena_of_one = predictor->memory().arena_bytes;
+  const std::vector<float> four = Probabilities(*predictor, Image(4, 3), 4);
+  EXPECT_EQ(predictor->memory().plans, 2);
+  const int64_t arena_of_four = predictor->memory().arena_bytes;
+  EXPECT_GT(arena_of_four, arena_of_one);
+  EXPECT_EQ(Probabilities(*predictor, Image(1, 3), 1), one);
+  EXPECT_EQ(Probabilities(*predictor, Image(4, 3), 4), four);
+  EXPECT_EQ(predictor->memory().plans, 2);
+  EXPECT_EQ(predictor->memory().arena_bytes, arena_of_four);
+  EXPECT_EQ(predictor->memory().contexts, 1);
+}
+
+// Relu in place on the input: the caller's memory is read, never written.
+TEST(PredictorTest, ANetThatWritesItsInputGetsACopy) {
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromNetDefs(NetDef(), NetFromText(R"(name: "inplace"
+      op { type: "Relu" input: "x" output: "x" }
+      op { type: "Copy" input: "x" output: "y" }
+      external_input: "x" external_output: "y")"),
+                                     {}, &predictor)
+                  .ok());
+  const std::vector<float> x = {-1, 2, -3};
+  std::map<std::string, OutputTensor> outputs;
+  ASSERT_TRUE(predictor->Run({{"x", InputView::Of(x.data(), {3})}}, &outputs).ok());
+  EXPECT_EQ(std::vector<float>(outputs["y"].data<float>(), outputs["y"].data<float>() + 3),
+            (std::vector<float>{0, 2, 0}));
+  EXPECT_EQ(x, (std::vector<float>{-1, 2, -3}));
+}
+
+TEST(PredictorTest, InputsOfEveryDtypeAndOutputsOfTheirs) {
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromNetDefs(NetDef(), NetFromText(R"(name: "types"
+      op { type: "Cast" input: "pixels" output: "f" arg { name: "to" i: 1 } }
+      op { type: "Copy" input: "ids" output: "ids_out" }
+      op { type: "Copy" input: "counts" output: "counts_out" }
+      external_input: "pixels" external_input: "ids" external_input: "counts"
+      external_output: "f" external_output: "ids_out" external_output: "counts_out")"),
+                                     {}, &predictor)
+                  .ok());
+  const std::vector<uint8_t> pixels = {0, 7, 255};
+  const std::vector<int64_t> ids = {int64_t{1} << 40, -2};
+  const std::vector<int32_t> counts = {5};
+  std::map<std::string, OutputTensor> outputs;
+  const Status status = predictor->Run({{"pixels", InputView::Of(pixels.data(), {3})},
+                                        {"ids", InputView::Of(ids.data(), {2})},
+                                        {"counts", InputView::Of(counts.data(), {1, 1})}},
+                                       &outputs);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(outputs["f"].dtype, DType::kFloat32);
+  EXPECT_EQ(std::vector<float>(outputs["f"].data<float>(), outputs["f"].data<float>() + 3),
+            (std::vector<float>{0, 7, 255}));
+  EXPECT_EQ(outputs["ids_out"].dtype, DType::kInt64);
+  EXPECT_EQ(outputs["ids_out"].data<int64_t>()[0], int64_t{1} << 40);
+  EXPECT_EQ(outputs["counts_out"].shape, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(outputs["counts_out"].data<int32_t>()[0], 5);
+}
+
+void ExpectRunRefused(const Predictor& predictor, const std::map<std::string, InputView>& inputs,
+                      const std::string& fragment) {
+  std::map<std::string, OutputTensor> outputs;
+  const Status status = predictor.Run(inputs, &outputs);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
+}
+
+TEST(PredictorTest, BadInputsAreErrorsNamingThePredictorAndTheInput) {
+  const std::string dir = ::testing::TempDir() + "/predictor_zoo";
+  ModelFolder model;
+  model.init_net = InitNet();
+  model.predict_net = PredictNet();
+  model.inputs = {{"data", DType::kFloat32, {1, 3, 6, 6}}};
+  WriteModelFolder(dir, model);
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromModelFolder(dir, {}, &predictor).ok());
+  const std::vector<float> image = Image(1, 0);
+  const std::vector<double> wide(image.begin(), image.end());
+  ExpectRunRefused(*predictor, {}, "predictor 'small_cnn': input 'data' is missing");
+  ExpectRunRefused(*predictor, {{"data", InputView::Of(wide.data(), {1, 3, 6, 6})}},
+                   "input 'data' is float64, the model takes float32");
+  ExpectRunRefused(*predictor,
+                   {{"data", InputView::Of(image.data(), {1, 3, 6, 6})},
+                    {"label", InputView::Of(image.data(), {1})}},
+                   "'label' is not an input of the model (its inputs: 'data')");
+  ExpectRunRefused(*predictor, {{"data", InputView{DType::kFloat32, {1, 3, 6, 6}, nullptr}}},
+                   "input 'data' has no data");
+  ExpectRunRefused(*predictor, {{"data", InputView::Of(image.data(), {1, -3, 6, 6})}},
+                   "input 'data': ");
+  // A shape the net cannot take fails in the op, naming it; the predictor still serves.
+  std::map<std::string, OutputTensor> outputs;
+  Status status = predictor->Run({{"data", InputView::Of(image.data(), {1, 2, 6, 6})}}, &outputs);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("Conv"), std::string::npos) << status.message();
+  EXPECT_TRUE(predictor->Run({{"data", InputView::Of(image.data(), {1, 3, 6, 6})}}, &outputs).ok());
+}
+
+TEST(PredictorTest, APredictNetThatWritesAParameterIsRefused) {
+  std::unique_ptr<Predictor> predictor;
+  const Status status = Predictor::FromNetDefs(InitNet(), NetFromText(R"(name: "racy"
+      op { type: "Relu" input: "data" output: "y" }
+      op { type: "Relu" input: "b" output: "b" name: "inplace" }
+      external_input: "data" external_output: "y")"),
+                                               {}, &predictor);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("predictor 'racy': op 1 (Relu 'inplace') writes 'b', a blob "
+                                  "of the init net"),
+            std::string::npos)
+      << status.message();
+  PredictorOptions options;
+  options.max_concurrent_runs = 0;
+  EXPECT_EQ(Predictor::FromNetDefs(InitNet(), PredictNet(), options, &predictor).code(),
+            StatusCode::kInvalidArgument);
+  options = {};
+  options.device = "tpu:0";
+  EXPECT_FALSE(Predictor::FromNetDefs(InitNet(), PredictNet(), options, &predictor).ok());
+  EXPECT_EQ(Predictor::FromModelFolder(::testing::TempDir() + "/no_such_model", {}, &predictor)
+                .code(),
+            StatusCode::kNotFound);
+}
+
+// On a simulated GPU the inputs are copied to the device and the outputs back; concurrent Runs on
+// one device match the serial ones.
+TEST(PredictorTest, ServesFromASimulatedGpu) {
+  const auto cpu = Make({});
+  PredictorOptions options;
+  options.device = "sim:0";
+  options.max_concurrent_runs = 2;
+  const auto sim = Make(options);
+  std::vector<std::thread> clients;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      for (int r = 0; r < 10; ++r) {
+        const std::vector<float> image = Image(2, t * 10 + r);
+        const std::vector<float> got = Probabilities(*sim, image, 2);
+        const std::vector<float> want = Probabilities(*cpu, image, 2);
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (std::abs(got[i] - want[i]) > 1e-6f) ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_LE(sim->memory().contexts, 2);
+}
+
+}  // namespace
+}  // namespace braid
