@@ -9,6 +9,7 @@
 
 #include "runtime/device_context.h"
 #include "runtime/element_count.h"
+#include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
@@ -158,7 +159,7 @@ Status Predictor::FromNetDefs(const NetDef& init_net, const NetDef& predict_net,
   ModelFolder model;
   model.init_net = init_net;
   model.predict_net = predict_net;
-  return FromModel(model, /*dtypes_known=*/false, options, predictor);
+  return FromModel(std::move(model), /*dtypes_known=*/false, options, predictor);
 }
 
 Status Predictor::FromModelFolder(const std::string& dir, const PredictorOptions& options,
@@ -166,7 +167,7 @@ Status Predictor::FromModelFolder(const std::string& dir, const PredictorOptions
   ModelFolder model;
   Status status = LoadModelFolder(dir, &model);
   if (!status.ok()) return status;
-  return FromModel(model, /*dtypes_known=*/true, options, predictor);
+  return FromModel(std::move(model), /*dtypes_known=*/true, options, predictor);
 }
 
 Status Predictor::FromOnnxFile(const std::string& path, const PredictorOptions& options,
@@ -174,10 +175,10 @@ Status Predictor::FromOnnxFile(const std::string& path, const PredictorOptions& 
   ModelFolder model;
   Status status = ImportOnnxFile(path, {}, &model);
   if (!status.ok()) return status;
-  return FromModel(model, /*dtypes_known=*/true, options, predictor);
+  return FromModel(std::move(model), /*dtypes_known=*/true, options, predictor);
 }
 
-Status Predictor::FromModel(const ModelFolder& model, bool dtypes_known,
+Status Predictor::FromModel(ModelFolder model, bool dtypes_known,
                             const PredictorOptions& options,
                             std::unique_ptr<Predictor>* predictor) {
   return StatusFromCall([&] {
@@ -192,12 +193,11 @@ Status Predictor::FromModel(const ModelFolder& model, bool dtypes_known,
     state->spec.device = ParseDevice(options.device);
     GetDeviceContext(state->spec.device);  // refuses a device braid cannot use
     state->spec.plan_memory = options.plan_memory;
-    NetDef init = model.init_net;
-    SetDeviceAndExecutor(options, &init);
-    init.set_type("simple");
-    Status ran = state->parameters.RunNetOnce(init);
+    SetDeviceAndExecutor(options, &model.init_net);
+    model.init_net.set_type("simple");
+    Status ran = RunInitNet(std::move(model.init_net), &state->parameters);  // weights held once
     if (!ran.ok()) throw Error(ran);
-    state->spec.predict_net = model.predict_net;
+    state->spec.predict_net = std::move(model.predict_net);
     if (state->spec.predict_net.name().empty()) state->spec.predict_net.set_name("predict");
     SetDeviceAndExecutor(options, &state->spec.predict_net);
     for (const ValueInfo& input : model.inputs) {

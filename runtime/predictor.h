@@ -129,7 +129,7 @@ class Predictor {
   struct State;
   explicit Predictor(std::unique_ptr<State> state);
   // The factories' common part; `dtypes_known`: Run checks the inputs' dtypes against model.inputs.
-  static Status FromModel(const ModelFolder& model, bool dtypes_known,
+  static Status FromModel(ModelFolder model, bool dtypes_known,
                           const PredictorOptions& options, std::unique_ptr<Predictor>* predictor);
   std::unique_ptr<State> state_;
 };
