@@ -52,7 +52,20 @@ const ConstantTensor& ImportContext::InputConstant(int i, const std::string& rol
   }
   std::string name = node_->input(i);
   while (aliases_.count(name)) name = aliases_.at(name);
-  return constants_.at(name);
+  return ConstantData(name);
+}
+
+const ConstantTensor& ImportContext::ConstantData(const std::string& name) const {
+  ConstantTensor& constant = constants_.at(name);
+  auto released = released_.find(name);
+  if (released == released_.end()) return constant;
+  for (const Argument& arg : init_net_->op(released->second).arg()) {
+    if (arg.name() != "values") continue;
+    constant.floats.assign(arg.floats().begin(), arg.floats().end());
+    constant.ints.assign(arg.ints().begin(), arg.ints().end());
+  }
+  released_.erase(released);
+  return constant;
 }
 
 std::vector<int64_t> ImportContext::InputShape(int i) const {
@@ -88,6 +101,7 @@ void ImportContext::SetShape(const std::string& name, std::vector<int64_t> dims)
 
 void ImportContext::SetConstant(const std::string& name, ConstantTensor value) {
   constants_[name] = std::move(value);
+  released_.erase(name);
 }
 
 void ImportContext::SetAlias(const std::string& name, const std::string& target) {
@@ -121,7 +135,13 @@ OperatorDef* ImportContext::Emit(const std::string& type, const std::vector<std:
 std::string ImportContext::Weight(const std::string& onnx_name) {
   std::string name = onnx_name;
   while (aliases_.count(name)) name = aliases_.at(name);
-  if (!weights_filled_.count(name)) FillInInitNet(name, constants_.at(name));
+  if (!weights_filled_.count(name)) {
+    ConstantTensor& constant = constants_.at(name);
+    FillInInitNet(name, constant);
+    std::vector<float>().swap(constant.floats);  // the fill op holds them now
+    std::vector<int64_t>().swap(constant.ints);
+    released_[name] = init_net_->op_size() - 1;
+  }
   return name;
 }
 

@@ -80,6 +80,8 @@ class ImportContext {
 
  private:
   void FillInInitNet(const std::string& blob, const ConstantTensor& value);
+  // The constant `name`, its elements copied back from its fill op if they were released.
+  const ConstantTensor& ConstantData(const std::string& name) const;
 
   std::string source_;
   int64_t opset_;
@@ -87,7 +89,10 @@ class ImportContext {
   NetDef* predict_net_;
   int node_index_ = -1;
   const onnx::NodeProto* node_ = nullptr;
-  std::map<std::string, ConstantTensor> constants_;
+  // A weight's elements are released once its fill op holds them (so the importer holds a model's
+  // weights about once), and copied back by ConstantData if a fold reads them after all.
+  mutable std::map<std::string, ConstantTensor> constants_;
+  mutable std::map<std::string, int> released_;  // constant -> index of its fill op in init_net_
   std::map<std::string, std::vector<int64_t>> shapes_;
   std::map<std::string, std::string> aliases_;
   std::map<std::string, PendingPad> pads_;

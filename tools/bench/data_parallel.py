@@ -6,7 +6,7 @@ own), and prints one table: images/s (training steps only, braid_train's summary
 memory, the planned arena per device, and both ratios against the row "1 device, simple" of the
 same model. The global batch is the same on every row of a model, so 2 devices each get half.
 
-  /usr/bin/python3 tools/bench/data_parallel.py --braid-train build/release/runtime/train/braid_train
+  /usr/bin/python3 tools/bench/data_parallel.py --braid-train build/release/tools/braid_train
   ... --models resnet20 --iters 30
   cmake --build build/release --target bench_data_parallel
 

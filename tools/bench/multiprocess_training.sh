@@ -21,7 +21,7 @@
 set -euo pipefail
 
 build=${1:-build/release}
-train=$build/runtime/train/braid_train
+train=$build/tools/braid_train
 launch=$build/tools/launch/braid_launch
 iters=${ITERS:-30}
 batch=${BATCH:-64}
