@@ -175,6 +175,23 @@ TEST(OnnxImportRunTest, GemmAndMatMulWithUntransposedWeights) {
   ExpectNear(RunImported(g, x), expected);
 }
 
+// A weight whose elements the importer released once its fill op held them is read again as a
+// constant by a later fold (MatMul transposes its constant B into FC's weight): same numbers.
+TEST(OnnxImportRunTest, AWeightReadAgainByAFoldKeepsItsValues) {
+  const std::vector<float> x = TestValues(4 * 4, 61), m = TestValues(4 * 4, 62);
+  OnnxTestGraph g(13);
+  g.Input("x", {4, 4});
+  g.Initializer("m", {4, 4}, m);
+  g.Node("Add", {"x", "m"}, {"a"});
+  g.Node("MatMul", {"a", "m"}, {"y"});
+  g.Output("y");
+  std::vector<float> expected(4 * 4, 0.f);
+  for (int i = 0; i < 4; ++i)
+    for (int o = 0; o < 4; ++o)
+      for (int k = 0; k < 4; ++k) expected[i * 4 + o] += (x[i * 4 + k] + m[i * 4 + k]) * m[k * 4 + o];
+  ExpectNear(RunImported(g, x), expected);
+}
+
 // torchvision's older `x.view(x.size(0), -1)`: Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
 // folded into one Reshape; a Dropout in between vanishes.
 TEST(OnnxImportRunTest, ShapeChainFoldsIntoOneReshape) {
