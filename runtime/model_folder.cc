@@ -2,9 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
@@ -40,7 +39,8 @@ Status ParseEntry(const std::string& name, const Json& value, const std::string&
                   ValueInfo* info) {
   const auto expected = [&](const std::string& what) {
     return Status::InvalidArgument(source + ": input '" + name + "': expected " + what + ", got " +
-                                   value.dump() + " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+                                   value.dump() +
+                                   " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
   };
   if (!value.is_array() || value.size() != 2) return expected("[TYPE, [DIM, ...]]");
   if (!value[0].is_number_integer()) return expected("the element type, an integer");
@@ -85,11 +85,13 @@ Status ParseValueInfoJson(const std::string& text, const std::string& source,
                           std::vector<ValueInfo>* inputs) {
   const Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
-    return Status::InvalidArgument(source + ": not JSON (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+    return Status::InvalidArgument(source +
+                                   ": not JSON (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
   }
   if (!json.is_object() || json.empty()) {
     return Status::InvalidArgument(source + ": expected an object naming at least one input, got " +
-                                   json.dump() + " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+                                   json.dump() +
+                                   " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
   }
   inputs->clear();
   for (const auto& [name, value] : json.items()) {

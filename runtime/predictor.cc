@@ -1,11 +1,11 @@
 #include "runtime/predictor.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <set>
-
-#include <glog/logging.h>
 
 #include "runtime/device_context.h"
 #include "runtime/element_count.h"
@@ -90,7 +90,8 @@ void Predictor::State::CheckInputs(const std::map<std::string, InputView>& input
     if (std::find(spec.input_names.begin(), spec.input_names.end(), name) ==
         spec.input_names.end()) {
       std::string names;
-      for (const std::string& n : spec.input_names) names += (names.empty() ? "'" : ", '") + n + "'";
+      for (const std::string& n : spec.input_names)
+        names += (names.empty() ? "'" : ", '") + n + "'";
       refuse("'" + name + "' is not an input of the model (its inputs: " + names + ")");
     }
   }
@@ -100,7 +101,8 @@ namespace {
 
 // Sets `def`'s device (unless it names one) and executor.
 void SetDeviceAndExecutor(const PredictorOptions& options, NetDef* def) {
-  if (!def->has_device_option()) *def->mutable_device_option() = DeviceToProto(ParseDevice(options.device));
+  if (!def->has_device_option())
+    *def->mutable_device_option() = DeviceToProto(ParseDevice(options.device));
   def->set_type(options.workers_per_run > 1 ? "dag" : "simple");
   for (int i = 0; i < def->arg_size(); ++i) {
     if (def->arg(i).name() == kNumWorkersArg) {
@@ -122,10 +124,11 @@ void DescribeNet(const Workspace& parameters, PredictorSpec* spec) {
     const OperatorDef& op = net.op(i);
     for (const std::string& out : op.output()) {
       if (parameters.HasBlob(out)) {
-        throw Error(Status::InvalidArgument(
-            label + ": op " + std::to_string(i) + " (" + op.type() + " '" + op.name() +
-            "') writes '" + out + "', a blob of the init net; concurrent runs share the init "
-            "net's blobs, so the predict net may only read them"));
+        throw Error(
+            Status::InvalidArgument(label + ": op " + std::to_string(i) + " (" + op.type() + " '" +
+                                    op.name() + "') writes '" + out +
+                                    "', a blob of the init net; concurrent runs share the init "
+                                    "net's blobs, so the predict net may only read them"));
       }
     }
   }
@@ -178,8 +181,7 @@ Status Predictor::FromOnnxFile(const std::string& path, const PredictorOptions& 
   return FromModel(std::move(model), /*dtypes_known=*/true, options, predictor);
 }
 
-Status Predictor::FromModel(ModelFolder model, bool dtypes_known,
-                            const PredictorOptions& options,
+Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const PredictorOptions& options,
                             std::unique_ptr<Predictor>* predictor) {
   return StatusFromCall([&] {
     if (options.max_concurrent_runs < 1 || options.workers_per_run < 1) {

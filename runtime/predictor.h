@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"   // relative: resolves in-tree (runtime/) and installed (braid/)
+#include "dtype.h"  // relative: resolves in-tree (runtime/) and installed (braid/)
 #include "status.h"
 
 namespace braid {
@@ -90,11 +90,11 @@ struct PredictorOptions {
 
 // What a Predictor holds, for reports and tests.
 struct PredictorMemory {
-  int64_t parameter_bytes = 0;     // the init net's blobs, held once
-  int contexts = 0;                // request contexts created so far
-  int plans = 0;                   // nets built for an input shape, over all contexts
-  int64_t arena_bytes = 0;         // activation arenas, over all contexts
-  int64_t lower_bound_bytes = 0;   // over all contexts: each context's largest plan's lower bound
+  int64_t parameter_bytes = 0;    // the init net's blobs, held once
+  int contexts = 0;               // request contexts created so far
+  int plans = 0;                  // nets built for an input shape, over all contexts
+  int64_t arena_bytes = 0;        // activation arenas, over all contexts
+  int64_t lower_bound_bytes = 0;  // over all contexts: each context's largest plan's lower bound
 };
 
 class Predictor {
@@ -129,8 +129,8 @@ class Predictor {
   struct State;
   explicit Predictor(std::unique_ptr<State> state);
   // The factories' common part; `dtypes_known`: Run checks the inputs' dtypes against model.inputs.
-  static Status FromModel(ModelFolder model, bool dtypes_known,
-                          const PredictorOptions& options, std::unique_ptr<Predictor>* predictor);
+  static Status FromModel(ModelFolder model, bool dtypes_known, const PredictorOptions& options,
+                          std::unique_ptr<Predictor>* predictor);
   std::unique_ptr<State> state_;
 };
 

@@ -107,8 +107,8 @@ void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
   for (const std::string& name : spec_->output_names) {
     const Tensor* tensor = prepared.ws->GetBlob(name);
     if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {
-      throw Error(Status::Internal("net '" + prepared.net->name() + "': external output '" +
-                                   name + "' was never written"));
+      throw Error(Status::Internal("net '" + prepared.net->name() + "': external output '" + name +
+                                   "' was never written"));
     }
     CopyOut(*tensor, &(*outputs)[name]);
   }

@@ -15,7 +15,7 @@ constexpr char kLibrary[] = "libcublas.so." BRAID_STRINGIFY(CUBLAS_VER_MAJOR);
 
 [[noreturn]] void ThrowUnavailable(const std::string& what) {
   throw Error(Status::NotFound("cuBLAS: " + what + " (braid loads " + kLibrary +
-                                  " when a CUDA kernel first needs it)"));
+                               " when a CUDA kernel first needs it)"));
 }
 
 template <typename Function>
@@ -26,7 +26,8 @@ void Resolve(void* library, const char* name, Function* function) {
 
 CublasLibrary Load() {
   void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) ThrowUnavailable(std::string("cannot load ") + kLibrary + ": " + dlerror());
+  if (library == nullptr)
+    ThrowUnavailable(std::string("cannot load ") + kLibrary + ": " + dlerror());
   CublasLibrary cublas;
   // The names the cublas_v2.h macros map the calls to.
   Resolve(library, "cublasCreate_v2", &cublas.create);

@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
   std::vector<std::vector<float>> images(16, std::vector<float>(2 * 3 * 16 * 16));
   std::vector<braid::OutputTensor> expected(images.size());
   for (size_t i = 0; i < images.size(); ++i) {
-    for (size_t j = 0; j < images[i].size(); ++j) images[i][j] = ((i * 131 + j * 7) % 97) / 48.f - 1;
+    for (size_t j = 0; j < images[i].size(); ++j) {
+      images[i][j] = ((i * 131 + j * 7) % 97) / 48.f - 1;
+    }
     std::map<std::string, braid::OutputTensor> outputs;
     status = predictor->Run({{input, braid::InputView::Of(images[i].data(), shape)}}, &outputs);
     if (!status.ok()) {

@@ -22,7 +22,8 @@ using braid::testing::NetFromText;
 // GivenTensorFill of `shape` with values from a fixed formula.
 std::string Fill(const std::string& name, const std::vector<int64_t>& shape, float scale) {
   int64_t n = 1;
-  std::string text = "op { type: \"GivenTensorFill\" output: \"" + name + "\" arg { name: \"shape\"";
+  std::string text =
+      "op { type: \"GivenTensorFill\" output: \"" + name + "\" arg { name: \"shape\"";
   for (int64_t d : shape) {
     text += " ints: " + std::to_string(d);
     n *= d;
@@ -95,7 +96,8 @@ TEST(PredictorTest, ConcurrentRunsMatchSingleThreadedRunsBitForBit) {
   PredictorOptions serial_options;
   const auto serial = Make(serial_options);
   std::vector<std::vector<float>> expected;
-  for (int seed = 0; seed < 16; ++seed) expected.push_back(Probabilities(*serial, Image(1, seed), 1));
+  for (int seed = 0; seed < 16; ++seed)
+    expected.push_back(Probabilities(*serial, Image(1, seed), 1));
 
   PredictorOptions options;
   options.max_concurrent_runs = 3;
@@ -109,8 +111,7 @@ TEST(PredictorTest, ConcurrentRunsMatchSingleThreadedRunsBitForBit) {
       for (int r = 0; r < 40; ++r) {
         const int seed = (t * 5 + r) % 16;
         const std::vector<float> image = Image(1, seed);
-        if (!predictor->Run({{"data", InputView::Of(image.data(), {1, 3, 6, 6})}}, &outputs)
-                 .ok()) {
+        if (!predictor->Run({{"data", InputView::Of(image.data(), {1, 3, 6, 6})}}, &outputs).ok()) {
           ++failures;
           continue;
         }
@@ -253,9 +254,9 @@ TEST(PredictorTest, APredictNetThatWritesAParameterIsRefused) {
   options = {};
   options.device = "tpu:0";
   EXPECT_FALSE(Predictor::FromNetDefs(InitNet(), PredictNet(), options, &predictor).ok());
-  EXPECT_EQ(Predictor::FromModelFolder(::testing::TempDir() + "/no_such_model", {}, &predictor)
-                .code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(
+      Predictor::FromModelFolder(::testing::TempDir() + "/no_such_model", {}, &predictor).code(),
+      StatusCode::kNotFound);
 }
 
 // On a simulated GPU the inputs are copied to the device and the outputs back; concurrent Runs on

@@ -42,8 +42,7 @@ TEST_P(FasterRcnnTest, DetectionsMatchTheIndependentImplementation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, FasterRcnnTest,
-                         ::testing::Values("", "--executor simple",
-                                           "--threads 2 --memory-plan on"),
+                         ::testing::Values("", "--executor simple", "--threads 2 --memory-plan on"),
                          [](const auto& info) {
                            return info.index == 0   ? std::string("AsExported")
                                   : info.index == 1 ? std::string("Simple")
