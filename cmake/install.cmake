@@ -10,7 +10,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(BRAID_PUBLIC_HEADERS runtime/dtype.h runtime/predictor.h runtime/session.h runtime/status.h)
+set(BRAID_PUBLIC_HEADERS runtime/dtype.h runtime/predictor.h runtime/session.h runtime/status.h
+  runtime/trainer.h)
 # The installed library finds dependencies outside the system paths (a TSan oneTBB in
 # BRAID_TBB_ROOT) through its RUNPATH; system libraries are left to the loader.
 set_target_properties(braid PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)

@@ -47,7 +47,7 @@
 #include "tools/command_line.h"
 #include "runtime/models/model_builder.h"
 #include "tools/plan_summary.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 DEFINE_string(model, "resnet20", "resnet20|resnet32|resnet56 (CIFAR style) or resnet18|34|50");
 DEFINE_string(data, "fashion-mnist", "fashion-mnist or synthetic");
@@ -110,8 +110,8 @@ namespace braid {
 namespace {
 
 
-TrainerOptions OptionsFromFlags() {
-  TrainerOptions o;
+TrainingLoopOptions OptionsFromFlags() {
+  TrainingLoopOptions o;
   o.devices.clear();
   for (const Device& device : ParseDeviceList(FLAGS_devices, "braid_train", "--devices")) {
     o.devices.push_back(DeviceToProto(device));
@@ -158,7 +158,7 @@ TrainerOptions OptionsFromFlags() {
 }
 
 // Joins the job's other ranks (world_size > 1) and installs the group ProcessAllreduce uses.
-void ConnectProcesses(const TrainerOptions& o) {
+void ConnectProcesses(const TrainingLoopOptions& o) {
   if (o.world_size <= 1) return;
   if (FLAGS_rendezvous.empty()) {
     throw Error(Status::InvalidArgument("braid_train: --world_size " +
@@ -206,7 +206,8 @@ void PrintAllocatorStats(const Device& device) {
               100.0 * a.fragmentation());
 }
 
-void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const Evaluation& last,
+void PrintSummary(const TrainingLoop& trainer, const TrainingLoopOptions& options,
+                  const Evaluation& last,
                   const AlgorithmCache& algorithms) {
   std::printf("\nsummary: %s on %s, executor %s\n", options.model.c_str(), FLAGS_devices.c_str(),
               options.executor.c_str());
@@ -245,10 +246,10 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options, const E
   std::printf("  %s\n", algorithms.SummaryLine().c_str());
 }
 
-void Train(const TrainerOptions& options) {
+void Train(const TrainingLoopOptions& options) {
   ConnectProcesses(options);
   AlgorithmCache algorithms(FLAGS_algo_cache);
-  Trainer trainer(options);
+  TrainingLoop trainer(options);
   if (!FLAGS_dump_nets.empty()) DumpNets(trainer.nets(), FLAGS_dump_nets);
   const Evaluation last = trainer.Run(std::cout);
   algorithms.Save();

@@ -1,11 +1,11 @@
 // The device memory a planned training run will hold, predicted before anything runs: what each
-// device's caching allocator (runtime/caching_allocator.h) reserves for a Trainer with
-// memory_plan on (runtime/train/trainer.h), per device and by kind of blob.
+// device's caching allocator (runtime/caching_allocator.h) reserves for a TrainingLoop with
+// memory_plan on (runtime/train/training_loop.h), per device and by kind of blob.
 //
-// The nets are planned exactly as the Trainer plans them (TrainNetPlanOptions,
-// TestNetPlanOptions, which the Trainer itself uses), with blob sizes from shape inference of the
+// The nets are planned exactly as the TrainingLoop plans them (TrainNetPlanOptions,
+// TestNetPlanOptions, which the TrainingLoop itself uses), with blob sizes from shape inference of the
 // init net (no workspace, no device touched). Every blob that does not live in an arena is one
-// allocation that lasts the run; they are replayed in the order the Trainer makes them through
+// allocation that lasts the run; they are replayed in the order the TrainingLoop makes them through
 // CachingAllocatorModel (runtime/caching_allocator_model.h), so rounding and the small pool's
 // 2 MiB segments are counted as the allocator will count them:
 //   1. the init net's outputs (parameters, momenta, the iteration counter), in op order;
@@ -39,10 +39,10 @@
 
 namespace braid {
 
-// The Trainer's plan of the train net: training mode, activations and parameter gradients
+// The TrainingLoop's plan of the train net: training mode, activations and parameter gradients
 // recycled, the blobs the trainer reads after a step and everything the test net reads kept.
 MemoryPlanOptions TrainNetPlanOptions(const TrainingNets& nets);
-// The Trainer's plan of the test net (share_arenas_of is left for the caller to set).
+// The TrainingLoop's plan of the test net (share_arenas_of is left for the caller to set).
 MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets);
 
 // A ResNet trained on synthetic images, built as braid_train builds it (recompute and blocked

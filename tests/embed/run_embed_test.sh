@@ -35,6 +35,10 @@ step import "$work/prefix/bin/braid_import" "$embed_dir/../data/onnx/small_cnn/m
   --out "$work/small_cnn"
 "$work/build/serve_model" "$work/small_cnn"
 
+# Training through braid::Trainer on Fashion-MNIST: one device, then two (data parallel).
+"$work/build/train_model"
+"$work/build/train_model" cpu:0 cpu:1
+
 # README.md shows these programs whole: each block marked <!-- tests/embed/NAME --> must be NAME.
 readme="$embed_dir/../../README.md"
 for program in $(grep -o '<!-- tests/embed/[a-z_]*\.cc -->' "$readme" | sed 's/<!-- tests\/embed\/\(.*\) -->/\1/'); do

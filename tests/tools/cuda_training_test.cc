@@ -1,4 +1,4 @@
-// Data-parallel training on CUDA GPUs (Trainer with --devices cuda:0,cuda:1) against the same
+// Data-parallel training on CUDA GPUs (TrainingLoop with --devices cuda:0,cuda:1) against the same
 // training on cpu devices: the losses and every parameter agree within fp32 tolerance (cuDNN and
 // cuBLAS sum in other orders than oneDNN and OpenBLAS, so not bit for bit), everything but the
 // reader runs on the GPUs, and nothing is allocated on them after the first iteration. Each test
@@ -17,7 +17,7 @@
 #include "runtime/op_schema.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/training_footprint.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 namespace braid {
 namespace {
@@ -36,8 +36,8 @@ std::string MissingGpus(int gpus) {
     GTEST_SKIP() << "needs " << (n) << " GPU(s): " << why;                     \
   }
 
-TrainerOptions TrainingOn(DeviceType type, int devices) {
-  TrainerOptions o;
+TrainingLoopOptions TrainingOn(DeviceType type, int devices) {
+  TrainingLoopOptions o;
   o.model = "resnet20";
   o.data = "synthetic";
   o.synthetic_examples = 64;
@@ -63,8 +63,8 @@ std::vector<float> HostFloats(const Tensor& t) {
 // Trains both 4 steps: losses within 1e-3 relative, every float checkpoint blob within 1e-3 of
 // its largest magnitude.
 void ExpectCloseTraining(int devices) {
-  Trainer cpu(TrainingOn(DeviceType::kCpu, devices));
-  Trainer gpu(TrainingOn(DeviceType::kCuda, devices));
+  TrainingLoop cpu(TrainingOn(DeviceType::kCpu, devices));
+  TrainingLoop gpu(TrainingOn(DeviceType::kCuda, devices));
   for (int step = 0; step < 4; ++step) {
     const float want = cpu.Step();
     EXPECT_NEAR(gpu.Step(), want, 1e-3 * std::abs(want)) << "step " << step;
@@ -129,7 +129,7 @@ TEST(CudaTrainingTest, TwoGpusTrainCloseToTwoCpuDevices) {
 
 TEST(CudaTrainingTest, OnlyTheReaderIsOnTheHost) {
   BRAID_REQUIRE_GPUS(1);
-  Trainer gpu(TrainingOn(DeviceType::kCuda, 1));
+  TrainingLoop gpu(TrainingOn(DeviceType::kCuda, 1));
   for (const OperatorDef& op : gpu.nets().train.op()) {
     const Device device = DeviceFromProto(op.device_option());
     if (op.type() == "IdxImageInput" || op.type() == "Split") continue;
@@ -139,7 +139,7 @@ TEST(CudaTrainingTest, OnlyTheReaderIsOnTheHost) {
 
 TEST(CudaTrainingTest, TheGpusAllocateNothingAfterTheFirstIteration) {
   BRAID_REQUIRE_GPUS(2);
-  Trainer gpu(TrainingOn(DeviceType::kCuda, 2));
+  TrainingLoop gpu(TrainingOn(DeviceType::kCuda, 2));
   gpu.Step();
   Allocator* a0 = GetDeviceContext(Device{DeviceType::kCuda, 0})->allocator();
   Allocator* a1 = GetDeviceContext(Device{DeviceType::kCuda, 1})->allocator();

@@ -1,4 +1,4 @@
-// Data-parallel training (runtime/models/data_parallel.h, Trainer with several devices): replicated
+// Data-parallel training (runtime/models/data_parallel.h, TrainingLoop with several devices): replicated
 // nets, one Allreduce per gradient, ProcessAllreduce buckets across processes, 2 devices x batch B == 1 device x batch 2B, and no allocation
 // once the first iteration has run.
 #include "runtime/models/data_parallel.h"
@@ -15,7 +15,7 @@
 #include "runtime/net.h"
 #include "runtime/workspace.h"
 #include "runtime/models/model_builder.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 namespace braid {
 namespace {
@@ -250,8 +250,8 @@ TEST(DataParallelTest, AnyWorkerCountRunsTheCollectivesToTheSameBits) {
   }
 }
 
-TrainerOptions TwoDeviceRun() {
-  TrainerOptions o;
+TrainingLoopOptions TwoDeviceRun() {
+  TrainingLoopOptions o;
   o.data = "synthetic";
   o.synthetic_examples = 64;
   o.synthetic_test_examples = 32;
@@ -269,7 +269,7 @@ TrainerOptions TwoDeviceRun() {
 }
 
 TEST(DataParallelTest, NothingIsAllocatedAfterTheFirstIteration) {
-  Trainer trainer(TwoDeviceRun());
+  TrainingLoop trainer(TwoDeviceRun());
   ASSERT_EQ(trainer.train_memory()->plan().arenas.size(), 2u);  // one arena per device
   trainer.Step();  // the first iteration: single-threaded, lazy allocations happen here
   const AllocatorStats before = CpuAllocator()->stats();
@@ -278,10 +278,10 @@ TEST(DataParallelTest, NothingIsAllocatedAfterTheFirstIteration) {
 }
 
 TEST(DataParallelTest, DagAndSimpleExecutorsTrainTwoDevicesBitForBitAlike) {
-  TrainerOptions options = TwoDeviceRun();
-  Trainer dag(options);
+  TrainingLoopOptions options = TwoDeviceRun();
+  TrainingLoop dag(options);
   options.executor = "simple";
-  Trainer simple(options);
+  TrainingLoop simple(options);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(dag.Step(), simple.Step()) << "step " << i;
   for (const std::string& blob : dag.nets().CheckpointBlobs()) {
     const Tensor* x = dag.workspace().GetBlob(blob);
@@ -293,10 +293,10 @@ TEST(DataParallelTest, DagAndSimpleExecutorsTrainTwoDevicesBitForBitAlike) {
 }
 
 TEST(DataParallelTest, BatchThatDoesNotSplitEvenlyIsRefused) {
-  TrainerOptions options = TwoDeviceRun();
+  TrainingLoopOptions options = TwoDeviceRun();
   options.batch_size = 15;
   try {
-    Trainer trainer(options);
+    TrainingLoop trainer(options);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not split evenly over 2 devices"), std::string::npos)

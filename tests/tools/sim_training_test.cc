@@ -1,4 +1,4 @@
-// Data-parallel training on simulated GPUs (Trainer with --devices sim:0,sim:1): the same
+// Data-parallel training on simulated GPUs (TrainingLoop with --devices sim:0,sim:1): the same
 // parameters, bit for bit, as on cpu:0,cpu:1 with the same threads; everything but the reader on
 // the devices; nothing allocated on them after the first iteration; checkpoints through the host.
 #include <gtest/gtest.h>
@@ -9,15 +9,15 @@
 #include "runtime/sim_device.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 namespace braid {
 namespace {
 
 DeviceOption On(DeviceType type, int id) { return DeviceToProto(Device{type, id}); }
 
-TrainerOptions TwoDeviceRun(DeviceType type, const std::string& executor) {
-  TrainerOptions o;
+TrainingLoopOptions TwoDeviceRun(DeviceType type, const std::string& executor) {
+  TrainingLoopOptions o;
   o.model = "resnet20";
   o.data = "synthetic";
   o.synthetic_examples = 64;
@@ -41,9 +41,9 @@ std::string HostBytes(const Tensor& t) {
 
 // Trains `cpu` and `sim` (the same options on cpu and on sim devices) 4 steps; the losses and
 // every checkpoint blob must agree bit for bit.
-void ExpectSameTraining(const TrainerOptions& cpu_options, const TrainerOptions& sim_options) {
-  Trainer cpu(cpu_options);
-  Trainer sim(sim_options);
+void ExpectSameTraining(const TrainingLoopOptions& cpu_options, const TrainingLoopOptions& sim_options) {
+  TrainingLoop cpu(cpu_options);
+  TrainingLoop sim(sim_options);
   for (int step = 0; step < 4; ++step) EXPECT_EQ(sim.Step(), cpu.Step()) << "step " << step;
   const std::vector<std::string> cpu_blobs = cpu.nets().CheckpointBlobs();
   const std::vector<std::string> sim_blobs = sim.nets().CheckpointBlobs();
@@ -60,8 +60,8 @@ TEST(SimTrainingTest, SimDevicesTrainToTheBitsOfCpuDevices) {
   for (const char* executor : {"simple", "dag"}) {
     for (size_t devices : {1, 2}) {
       SCOPED_TRACE(std::string(executor) + ", " + std::to_string(devices) + " device(s)");
-      TrainerOptions cpu_options = TwoDeviceRun(DeviceType::kCpu, executor);
-      TrainerOptions sim_options = TwoDeviceRun(DeviceType::kSim, executor);
+      TrainingLoopOptions cpu_options = TwoDeviceRun(DeviceType::kCpu, executor);
+      TrainingLoopOptions sim_options = TwoDeviceRun(DeviceType::kSim, executor);
       cpu_options.devices.resize(devices);
       sim_options.devices.resize(devices);
       if (std::string(executor) == "simple" && devices == 2) {
@@ -76,7 +76,7 @@ TEST(SimTrainingTest, SimDevicesTrainToTheBitsOfCpuDevices) {
 }
 
 TEST(SimTrainingTest, OnlyTheReaderIsOnTheHostAndArenasAreOnTheDevices) {
-  Trainer sim(TwoDeviceRun(DeviceType::kSim, "dag"));
+  TrainingLoop sim(TwoDeviceRun(DeviceType::kSim, "dag"));
   for (const OperatorDef& op : sim.nets().train.op()) {
     const Device device = DeviceFromProto(op.device_option());
     const bool host_op = op.type() == "IdxImageInput" || op.type() == "Split";
@@ -92,7 +92,7 @@ TEST(SimTrainingTest, OnlyTheReaderIsOnTheHostAndArenasAreOnTheDevices) {
 }
 
 TEST(SimTrainingTest, TheDevicesAllocateNothingAfterTheFirstIteration) {
-  Trainer sim(TwoDeviceRun(DeviceType::kSim, "dag"));
+  TrainingLoop sim(TwoDeviceRun(DeviceType::kSim, "dag"));
   sim.Step();
   const int64_t before0 = SimDevice::Get(0)->stats().raw_allocations;
   const int64_t before1 = SimDevice::Get(1)->stats().raw_allocations;
@@ -104,14 +104,14 @@ TEST(SimTrainingTest, TheDevicesAllocateNothingAfterTheFirstIteration) {
 TEST(SimTrainingTest, ACheckpointOfDeviceBlobsResumesToTheSameBits) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "braid_sim_training_test.pb").string();
-  TrainerOptions options = TwoDeviceRun(DeviceType::kSim, "simple");
+  TrainingLoopOptions options = TwoDeviceRun(DeviceType::kSim, "simple");
   options.checkpoint = path;
-  Trainer first(options);
+  TrainingLoop first(options);
   first.Step();
   first.Step();
   first.SaveCheckpoint(path);
   options.resume = true;
-  Trainer resumed(options);
+  TrainingLoop resumed(options);
   EXPECT_EQ(resumed.iteration(), 2);
   for (const std::string& blob : first.nets().CheckpointBlobs()) {
     EXPECT_EQ(HostBytes(*resumed.workspace().GetBlob(blob)),

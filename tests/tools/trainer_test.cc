@@ -1,10 +1,12 @@
 // Tests of the training nets (runtime/models/training_nets.h), checkpoints and the single-device
-// Trainer (runtime/train), on synthetic data so they need no files.
-#include "runtime/train/trainer.h"
+// TrainingLoop (runtime/train), on synthetic data so they need no files.
+#include "runtime/train/training_loop.h"
+#include "runtime/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -111,8 +113,8 @@ class TrainerTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // ResNet-20 on 12x12 synthetic images: a few iterations take a fraction of a second.
-  static TrainerOptions SmallRun() {
-    TrainerOptions o;
+  static TrainingLoopOptions SmallRun() {
+    TrainingLoopOptions o;
     o.model = "resnet20";
     o.data = "synthetic";
     o.synthetic_examples = 96;
@@ -131,7 +133,7 @@ class TrainerTest : public ::testing::Test {
 };
 
 // Bit-for-bit equality of every checkpointed blob of two trainers.
-::testing::AssertionResult SameState(const Trainer& a, const Trainer& b) {
+::testing::AssertionResult SameState(const TrainingLoop& a, const TrainingLoop& b) {
   for (const std::string& name : a.nets().CheckpointBlobs()) {
     const Tensor* x = a.workspace().GetBlob(name);
     const Tensor* y = b.workspace().GetBlob(name);
@@ -144,7 +146,7 @@ class TrainerTest : public ::testing::Test {
 }
 
 TEST_F(TrainerTest, LossDecreasesOnSyntheticData) {
-  Trainer trainer(SmallRun());
+  TrainingLoop trainer(SmallRun());
   std::vector<float> losses;
   while (trainer.iteration() < trainer.total_iterations()) losses.push_back(trainer.Step());
   const double first = (losses[0] + losses[1] + losses[2]) / 3;
@@ -157,15 +159,15 @@ TEST_F(TrainerTest, LossDecreasesOnSyntheticData) {
 
 TEST_F(TrainerTest, ResumeRestoresIdenticalParametersAndContinuesTheSameRun) {
   const std::string path = (dir_ / "run.pb").string();
-  TrainerOptions options = SmallRun();
+  TrainingLoopOptions options = SmallRun();
   options.iters = 8;
-  Trainer original(options);
+  TrainingLoop original(options);
   for (int i = 0; i < 4; ++i) original.Step();
   original.SaveCheckpoint(path);
 
   options.checkpoint = path;
   options.resume = true;
-  Trainer resumed(options);
+  TrainingLoop resumed(options);
   EXPECT_EQ(resumed.iteration(), 4);
   EXPECT_TRUE(SameState(original, resumed));
   for (int i = 0; i < 4; ++i) EXPECT_EQ(original.Step(), resumed.Step()) << "step " << i;
@@ -173,12 +175,12 @@ TEST_F(TrainerTest, ResumeRestoresIdenticalParametersAndContinuesTheSameRun) {
 }
 
 TEST_F(TrainerTest, SimpleAndDagExecutorsTrainBitForBitAlike) {
-  TrainerOptions options = SmallRun();
+  TrainingLoopOptions options = SmallRun();
   options.executor = "simple";
-  Trainer simple(options);
+  TrainingLoop simple(options);
   options.executor = "dag";
   options.threads = 2;
-  Trainer dag(options);
+  TrainingLoop dag(options);
   std::cout << "seed " << options.seed << ", dag with 2 workers\n";
   for (int i = 0; i < 4; ++i) EXPECT_EQ(simple.Step(), dag.Step()) << "step " << i;
   EXPECT_TRUE(SameState(simple, dag));
@@ -186,13 +188,13 @@ TEST_F(TrainerTest, SimpleAndDagExecutorsTrainBitForBitAlike) {
 }
 
 TEST_F(TrainerTest, MemoryPlanTrainsBitForBitAlikeAndAllocatesNothingPerStep) {
-  TrainerOptions options = SmallRun();
-  Trainer plain(options);
+  TrainingLoopOptions options = SmallRun();
+  TrainingLoop plain(options);
   options.memory_plan = true;
   options.recompute = false;  // the same nets as plain's: only the memory differs
   options.executor = "dag";
   options.threads = 2;
-  Trainer planned(options);
+  TrainingLoop planned(options);
   const MemoryPlan& plan = planned.train_memory()->plan();
   EXPECT_LT(plan.arena_bytes(), plan.naive_bytes() / 2);
   EXPECT_EQ(planned.test_memory()->allocated_bytes(), 0);  // the test net fits the train arena
@@ -230,15 +232,15 @@ std::string HostBytes(const Tensor& t) {
 TEST_F(TrainerTest, TestNetLargerThanTheTrainArenaGrowsItAndKeepsTheBits) {
   for (const DeviceList& devices : {DeviceList{DeviceType::kCpu, 1}, {DeviceType::kSim, 2}}) {
     SCOPED_TRACE(devices.name());
-    TrainerOptions options = SmallRun();
+    TrainingLoopOptions options = SmallRun();
     options.devices = devices.options();
     options.batch_size = 8 * devices.count;
     options.synthetic_test_examples = 96;
     options.test_batch_size = 96;
-    Trainer plain(options);
+    TrainingLoop plain(options);
     options.memory_plan = true;
     options.recompute = false;  // the same nets as plain's: only the memory differs
-    Trainer planned(options);
+    TrainingLoop planned(options);
     const int64_t extra = planned.test_memory()->allocated_bytes();
     EXPECT_GT(extra, 0);  // it grew
     EXPECT_LT(extra, planned.test_memory()->plan().arena_bytes());
@@ -264,7 +266,7 @@ TEST_F(TrainerTest, SharedTestNetNeedsAtLeast80PercentLessThanAloneAtBatch32) {
                                     {DeviceType::kCpu, 2},
                                     {DeviceType::kSim, 1},
                                     {DeviceType::kSim, 2}}) {
-    TrainerOptions options;
+    TrainingLoopOptions options;
     options.data = "synthetic";
     options.synthetic_examples = 100;
     options.synthetic_test_examples = 100;
@@ -273,7 +275,7 @@ TEST_F(TrainerTest, SharedTestNetNeedsAtLeast80PercentLessThanAloneAtBatch32) {
     options.iters = 1;
     options.memory_plan = true;
     options.devices = devices.options();
-    const Trainer trainer(options);
+    const TrainingLoop trainer(options);
     const double alone = static_cast<double>(trainer.test_memory()->plan().arena_bytes());
     const double extra = static_cast<double>(trainer.test_memory()->allocated_bytes());
     const double less = 1 - extra / alone;
@@ -284,12 +286,12 @@ TEST_F(TrainerTest, SharedTestNetNeedsAtLeast80PercentLessThanAloneAtBatch32) {
 }
 
 TEST_F(TrainerTest, RunLogsProgressEvaluatesAndCheckpointsEachEpoch) {
-  TrainerOptions options = SmallRun();
+  TrainingLoopOptions options = SmallRun();
   options.iters = 0;
   options.epochs = 2;  // 6 iterations each
   options.log_every = 4;
   options.checkpoint = (dir_ / "run.pbtxt").string();
-  Trainer trainer(options);
+  TrainingLoop trainer(options);
   std::ostringstream log;
   trainer.Run(log);
   const std::string text = log.str();
@@ -302,18 +304,18 @@ TEST_F(TrainerTest, RunLogsProgressEvaluatesAndCheckpointsEachEpoch) {
 }
 
 TEST_F(TrainerTest, CheckpointOfAnotherModelOrMissingFileIsRefused) {
-  TrainerOptions options = SmallRun();
-  Trainer trainer(options);
+  TrainingLoopOptions options = SmallRun();
+  TrainingLoop trainer(options);
   const std::string path = (dir_ / "r20.pb").string();
   trainer.SaveCheckpoint(path);
   options.model = "resnet32";
   options.checkpoint = path;
   options.resume = true;
-  Status s = StatusFromCall([&] { Trainer other(options); });
+  Status s = StatusFromCall([&] { TrainingLoop other(options); });
   EXPECT_NE(s.message().find("was written for model 'resnet20', not 'resnet32'"), std::string::npos)
       << s.ToString();
   options.checkpoint = (dir_ / "absent.pb").string();
-  s = StatusFromCall([&] { Trainer other(options); });
+  s = StatusFromCall([&] { TrainingLoop other(options); });
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("absent.pb"), std::string::npos) << s.ToString();
 }
@@ -331,6 +333,118 @@ TEST(CheckpointTest, TensorProtosRoundTripEveryType) {
     EXPECT_EQ(back.dtype(), t->dtype());
     EXPECT_EQ(std::memcmp(back.raw_data(), t->raw_data(), t->nbytes()), 0);
   }
+}
+
+}  // namespace
+}  // namespace braid
+
+namespace braid {
+namespace {
+
+// The public Trainer (runtime/trainer.h) on synthetic data: what it reports, that it is the
+// library's training loop, checkpoints, two devices, and errors as a Status.
+TrainerOptions SmallPublicRun() {
+  TrainerOptions o;
+  o.model = "resnet20";
+  o.data = "synthetic";
+  o.batch_size = 16;
+  o.iterations = 12;
+  o.progress_every = 4;
+  o.learning_rate = 0.02;
+  o.seed = 3;
+  return o;
+}
+
+TEST(PublicTrainerTest, ReportsProgressAndTheFinalEvaluation) {
+  std::vector<TrainingProgress> reports;
+  TrainerOptions o = SmallPublicRun();
+  o.on_progress = [&](const TrainingProgress& p) { reports.push_back(p); };
+  std::unique_ptr<Trainer> trainer;
+  Status s = Trainer::Create(o, &trainer);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(trainer->total_iterations(), 12);
+  TrainingProgress last;
+  s = trainer->Run(&last);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(trainer->iteration(), 12);
+  ASSERT_EQ(reports.size(), 4u);  // iterations 4, 8, 12, then the evaluation
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(reports[i].iteration, 4 * (i + 1));
+    EXPECT_FALSE(reports[i].evaluated);
+    EXPECT_TRUE(std::isfinite(reports[i].loss) && reports[i].loss > 0);
+    EXPECT_GE(reports[i].learning_rate, 0);
+    EXPECT_GT(reports[i].images_per_second, 0);
+  }
+  EXPECT_GT(reports[0].learning_rate, reports[1].learning_rate);  // the cosine schedule
+  EXPECT_TRUE(reports[3].evaluated);
+  EXPECT_TRUE(last.evaluated);
+  EXPECT_EQ(last.test_accuracy, reports[3].test_accuracy);
+  EXPECT_GE(last.test_accuracy, 0);
+  EXPECT_LE(last.test_accuracy, 1);
+
+  // The same run through the library's training loop evaluates to the same numbers.
+  TrainingLoopOptions loop;
+  loop.model = "resnet20";
+  loop.data = "synthetic";
+  loop.batch_size = 16;
+  loop.iters = 12;
+  loop.seed = 3;
+  loop.optimizer.lr.base_lr = 0.02f;
+  loop.memory_plan = true;
+  loop.optimizer.momentum = 0.9f;
+  loop.optimizer.weight_decay = 1e-4f;
+  std::ostringstream log;
+  const Evaluation direct = TrainingLoop(loop).Run(log);
+  EXPECT_EQ(direct.accuracy, last.test_accuracy);
+  EXPECT_EQ(direct.loss, last.test_loss);
+}
+
+TEST(PublicTrainerTest, ResumesFromItsCheckpointOnTwoDevices) {
+  const std::string checkpoint = ::testing::TempDir() + "/public_trainer_" +
+                                 std::to_string(::getpid()) + ".pb";
+  TrainerOptions o = SmallPublicRun();
+  o.devices = {"cpu:0", "cpu:1"};
+  o.evaluate = false;
+  o.iterations = 6;
+  o.checkpoint = checkpoint;
+  std::unique_ptr<Trainer> first;
+  ASSERT_TRUE(Trainer::Create(o, &first).ok());
+  ASSERT_TRUE(first->Run().ok());
+  double loss = 0;
+  o.iterations = 8;
+  o.resume = true;
+  std::unique_ptr<Trainer> resumed;
+  Status s = Trainer::Create(o, &resumed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(resumed->iteration(), 6);
+  ASSERT_TRUE(resumed->Step(&loss).ok());
+  EXPECT_EQ(resumed->iteration(), 7);
+  EXPECT_TRUE(std::isfinite(loss));
+  double accuracy = -1;
+  ASSERT_TRUE(resumed->Evaluate(&accuracy, &loss).ok());
+  EXPECT_GE(accuracy, 0);
+  std::filesystem::remove(checkpoint);
+}
+
+TEST(PublicTrainerTest, BadOptionsAreAStatus) {
+  std::unique_ptr<Trainer> trainer;
+  TrainerOptions o = SmallPublicRun();
+  o.model = "resnet7";
+  Status s = Trainer::Create(o, &trainer);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("unknown model 'resnet7'"), std::string::npos) << s.message();
+  o = SmallPublicRun();
+  o.devices = {};
+  EXPECT_EQ(Trainer::Create(o, &trainer).code(), StatusCode::kInvalidArgument);
+  o = SmallPublicRun();
+  o.devices = {"tpu:0"};
+  EXPECT_FALSE(Trainer::Create(o, &trainer).ok());
+  o = SmallPublicRun();
+  o.data = "fashion-mnist";
+  o.data_dir = ::testing::TempDir() + "/no_such_dataset";
+  s = Trainer::Create(o, &trainer);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no_such_dataset"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The footprint predicted before a run (runtime/models/training_footprint.h) is what the caching
-// allocator of a sim device holds once the Trainer has trained and evaluated with a memory plan.
+// allocator of a sim device holds once the TrainingLoop has trained and evaluated with a memory plan.
 #include "runtime/models/training_footprint.h"
 
 #include <gtest/gtest.h>
@@ -9,15 +9,15 @@
 
 #include "runtime/caching_allocator.h"
 #include "runtime/sim_device.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 namespace braid {
 namespace {
 
 // Each test has a sim device of its own (no other test of this binary uses sim:5 or sim:6), so
 // the peaks are its own when the tests share a process.
-TrainerOptions SmallSimRun(int device, int64_t batch, int64_t test_batch) {
-  TrainerOptions o;
+TrainingLoopOptions SmallSimRun(int device, int64_t batch, int64_t test_batch) {
+  TrainingLoopOptions o;
   o.model = "resnet20";
   o.data = "synthetic";
   o.synthetic_examples = 64;
@@ -38,7 +38,7 @@ double RelativeError(int64_t predicted, int64_t measured) {
 // Trains two steps and evaluates once; the prediction, made from the trainer's nets before it
 // ran, must be within 2% of the device's peak reserved bytes and of its raw peak.
 void ExpectPredictionMatchesPeak(int device, int64_t batch, int64_t test_batch) {
-  Trainer trainer(SmallSimRun(device, batch, test_batch));
+  TrainingLoop trainer(SmallSimRun(device, batch, test_batch));
   const std::vector<DeviceFootprint> predicted = PredictTrainingFootprint(trainer.nets(), {});
   ASSERT_EQ(predicted.size(), 1u);
   const DeviceFootprint& f = predicted[0];

@@ -48,7 +48,7 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
   // A fixed small rate keeps random-label training finite for any number of iterations.
   nets_spec.optimizer.lr.policy = "fixed";
   nets_spec.optimizer.lr.base_lr = 0.01f;
-  nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the Trainer
+  nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the TrainingLoop
   nets_spec.blocked_layouts = options.blocked_layouts;
   nets_spec.device = DeviceToProto(options.devices.at(0));
   TrainingNets nets = BuildTrainingNets(nets_spec);

@@ -1,4 +1,4 @@
-// Trainer: trains an image classifier on one device and evaluates it on a held-out set.
+// TrainingLoop: trains an image classifier on one device and evaluates it on a held-out set.
 //
 // The constructor builds the model's init, train and test nets (runtime/models/training_nets.h)
 // with IdxImageInput readers (ops/data/idx_image_input_op.h) in front, runs the init net, loads a
@@ -7,11 +7,11 @@
 // iterations), logging one line every log_every iterations, evaluating the whole test set and
 // saving a checkpoint after each epoch and at the end:
 //
-//   TrainerOptions o;
+//   TrainingLoopOptions o;
 //   o.model = "resnet20";
 //   o.epochs = 3;
 //   o.checkpoint = "/tmp/resnet20.pb";
-//   Trainer trainer(o);
+//   TrainingLoop trainer(o);
 //   trainer.Run(std::cout);
 //   // iter 50/2814 epoch 1 loss 1.0321 accuracy 0.6250 lr 0.099969 images/s 310.5
 //   // epoch 1 test accuracy 0.8712 loss 0.3507 (10000 images, 9.8 s)
@@ -33,11 +33,12 @@
 // loss and accuracy are the devices' mean.
 //
 // Errors (bad options, unreadable data or checkpoint, a failing op) throw braid::Error.
-// Thread safety: a Trainer is used by one thread.
-#ifndef BRAID_RUNTIME_TRAIN_TRAINER_H_
-#define BRAID_RUNTIME_TRAIN_TRAINER_H_
+// Thread safety: a TrainingLoop is used by one thread.
+#ifndef BRAID_RUNTIME_TRAIN_TRAINING_LOOP_H_
+#define BRAID_RUNTIME_TRAIN_TRAINING_LOOP_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -47,13 +48,14 @@
 #include "runtime/chrome_trace.h"
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
+#include "runtime/trainer.h"  // TrainingProgress
 #include "runtime/workspace.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/training_nets.h"
 
 namespace braid {
 
-struct TrainerOptions {
+struct TrainingLoopOptions {
   std::string model = "resnet20";
   std::string data = "fashion-mnist";  // fashion-mnist | synthetic
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
@@ -87,6 +89,8 @@ struct TrainerOptions {
   std::string trace;           // "": none; else a Chrome trace of the first traced_iterations
   int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
   bool progress_bar = false;   // redraw one progress line (for a terminal) instead of log lines
+  // Called by Run with each log line's numbers and after each evaluation (runtime/trainer.h).
+  std::function<void(const TrainingProgress&)> on_progress;
   std::vector<DeviceOption> devices{DeviceOption()};
   // One rank of a multi-process job (world_size > 1; runtime/process_group.h's current group
   // must be connected first): batch_size stays the job's global batch, this rank reads its shard
@@ -109,12 +113,12 @@ struct Evaluation {
   double seconds = 0;
 };
 
-class Trainer {
+class TrainingLoop {
  public:
-  explicit Trainer(const TrainerOptions& options);
-  ~Trainer();
-  Trainer(const Trainer&) = delete;
-  Trainer& operator=(const Trainer&) = delete;
+  explicit TrainingLoop(const TrainingLoopOptions& options);
+  ~TrainingLoop();
+  TrainingLoop(const TrainingLoop&) = delete;
+  TrainingLoop& operator=(const TrainingLoop&) = delete;
 
   // Trains until total_iterations(), evaluating and checkpointing after each epoch; returns the
   // last evaluation (zero when evaluate is off).
@@ -160,7 +164,7 @@ class Trainer {
   // it).
   float DeviceMean(const std::string& blob) const;
 
-  TrainerOptions options_;
+  TrainingLoopOptions options_;
   int64_t train_examples_ = 0;
   int64_t test_examples_ = 0;
   int64_t test_batch_size_ = 0;
@@ -181,4 +185,4 @@ class Trainer {
 
 }  // namespace braid
 
-#endif  // BRAID_RUNTIME_TRAIN_TRAINER_H_
+#endif  // BRAID_RUNTIME_TRAIN_TRAINING_LOOP_H_

@@ -1,4 +1,4 @@
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 #include <algorithm>
 #include <chrono>
@@ -57,7 +57,7 @@ void SetIntArg(OperatorDef* op, const std::string& name, int64_t value) {
   AddIntArg(op, name, value);
 }
 
-void SetExecutor(const TrainerOptions& o, NetDef* net) {
+void SetExecutor(const TrainingLoopOptions& o, NetDef* net) {
   net->set_type(o.executor);
   auto add_arg = [net](const std::string& name, int value) {
     Argument* arg = net->add_arg();
@@ -68,7 +68,7 @@ void SetExecutor(const TrainerOptions& o, NetDef* net) {
   if (o.intra_op_threads > 0) add_arg("intra_op_threads", o.intra_op_threads);
 }
 
-void CheckOptions(const TrainerOptions& o) {
+void CheckOptions(const TrainingLoopOptions& o) {
   if (o.data != "fashion-mnist" && o.data != "synthetic") {
     ThrowInvalid("--data must be fashion-mnist or synthetic, got '" + o.data + "'");
   }
@@ -104,13 +104,13 @@ int64_t DividingBatch(int64_t count, int64_t wanted) {
   return 1;
 }
 
-std::string IdxPath(const TrainerOptions& o, bool train, const char* kind) {
+std::string IdxPath(const TrainingLoopOptions& o, bool train, const char* kind) {
   return o.data_dir + "/" + (train ? "train" : "t10k") + "-" + kind + "-ubyte.gz";
 }
 
 }  // namespace
 
-Trainer::Trainer(const TrainerOptions& options) : options_(options) {
+TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(options) {
   CheckOptions(options_);
   if (options_.data == "fashion-mnist") {
     options_.channels = 1;
@@ -175,9 +175,9 @@ Trainer::Trainer(const TrainerOptions& options) : options_(options) {
   }
 }
 
-Trainer::~Trainer() = default;
+TrainingLoop::~TrainingLoop() = default;
 
-void Trainer::PlanNetsMemory() {
+void TrainingLoop::PlanNetsMemory() {
   // The plans runtime/models/training_footprint.h predicts the device memory of.
   train_memory_ = PlanNetMemory(*train_net_, workspace_.get(), TrainNetPlanOptions(nets_));
   MemoryPlanOptions test = TestNetPlanOptions(nets_);
@@ -186,8 +186,8 @@ void Trainer::PlanNetsMemory() {
   test_memory_ = PlanNetMemory(*test_net_, test_workspace_.get(), test);
 }
 
-OperatorDef Trainer::ReaderOp(bool train, int64_t start_example) const {
-  const TrainerOptions& o = options_;
+OperatorDef TrainingLoop::ReaderOp(bool train, int64_t start_example) const {
+  const TrainingLoopOptions& o = options_;
   OperatorDef op;
   op.set_type("IdxImageInput");
   op.set_name(train ? "train_reader" : "test_reader");
@@ -215,14 +215,14 @@ OperatorDef Trainer::ReaderOp(bool train, int64_t start_example) const {
   return op;
 }
 
-float Trainer::Step() {
+float TrainingLoop::Step() {
   const Status status = train_net_->Run();
   if (!status.ok()) throw Error(status);
   ++iteration_;
   return DeviceMean(nets_.loss);
 }
 
-float Trainer::DeviceMean(const std::string& blob) const {
+float TrainingLoop::DeviceMean(const std::string& blob) const {
   float sum = 0;
   for (int d = 0; d < nets_.num_devices(); ++d) {
     sum += FirstOnHost<float>(*workspace_->GetBlob(nets_.OnDevice(d, blob)));
@@ -230,7 +230,7 @@ float Trainer::DeviceMean(const std::string& blob) const {
   return sum / static_cast<float>(nets_.num_devices());
 }
 
-void Trainer::ShareRankZeroState() {
+void TrainingLoop::ShareRankZeroState() {
   // A sum in which every other rank contributes zeros: rank 0's values, exactly.
   for (const ParamInfo& p : nets_.params.params) {
     if (p.trainable()) continue;
@@ -247,7 +247,7 @@ void Trainer::ShareRankZeroState() {
   }
 }
 
-Evaluation Trainer::Evaluate() {
+Evaluation TrainingLoop::Evaluate() {
   const double start = NowSeconds();
   if (options_.world_size > 1) ShareRankZeroState();
   Evaluation e;
@@ -274,13 +274,13 @@ Evaluation Trainer::Evaluate() {
   return e;
 }
 
-void Trainer::SaveCheckpoint(const std::string& path) const {
+void TrainingLoop::SaveCheckpoint(const std::string& path) const {
   if (options_.rank != 0) return;  // the ranks hold the same parameters: rank 0 writes them
   braid::SaveCheckpoint(*workspace_, nets_.CheckpointBlobs(), options_.model, path);
 }
 
-std::string Trainer::Describe() const {
-  const TrainerOptions& o = options_;
+std::string TrainingLoop::Describe() const {
+  const TrainingLoopOptions& o = options_;
   const OptimizerSpec& opt = o.optimizer;
   char line[512];
   std::snprintf(
@@ -299,7 +299,7 @@ std::string Trainer::Describe() const {
   return line;
 }
 
-void Trainer::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
+void TrainingLoop::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                           int64_t iterations) const {
   const float lr = FirstOnHost<float>(*workspace_->GetBlob(nets_.OnDevice(0, nets_.lr)));
   char line[256];
@@ -309,9 +309,20 @@ void Trainer::LogProgress(std::ostream& log, double seconds, double loss_sum, do
       static_cast<long long>((iteration_ - 1) / iterations_per_epoch_ + 1), loss_sum / iterations,
       accuracy_sum / iterations, lr, iterations * options_.batch_size / seconds);
   log << line << std::endl;
+  if (options_.on_progress) {
+    TrainingProgress progress;
+    progress.iteration = iteration_;
+    progress.total_iterations = total_iterations_;
+    progress.epoch = static_cast<int>((iteration_ - 1) / iterations_per_epoch_ + 1);
+    progress.loss = loss_sum / iterations;
+    progress.accuracy = accuracy_sum / iterations;
+    progress.learning_rate = lr;
+    progress.images_per_second = iterations * options_.batch_size / seconds;
+    options_.on_progress(progress);
+  }
 }
 
-void Trainer::EndEpoch(std::ostream& log, Evaluation* last) {
+void TrainingLoop::EndEpoch(std::ostream& log, Evaluation* last) {
   const long long epoch = (iteration_ + iterations_per_epoch_ - 1) / iterations_per_epoch_;
   if (options_.evaluate) {
     *last = Evaluate();
@@ -320,6 +331,16 @@ void Trainer::EndEpoch(std::ostream& log, Evaluation* last) {
         line, sizeof(line), "epoch %lld test accuracy %.4f loss %.4f (%lld images, %.1f s)", epoch,
         last->accuracy, last->loss, static_cast<long long>(last->examples), last->seconds);
     log << line << std::endl;
+    if (options_.on_progress) {
+      TrainingProgress progress;
+      progress.iteration = iteration_;
+      progress.total_iterations = total_iterations_;
+      progress.epoch = static_cast<int>(epoch);
+      progress.evaluated = true;
+      progress.test_accuracy = last->accuracy;
+      progress.test_loss = last->loss;
+      options_.on_progress(progress);
+    }
   }
   if (!options_.checkpoint.empty()) {
     SaveCheckpoint(options_.checkpoint);
@@ -338,7 +359,7 @@ std::string Bar(int64_t done, int64_t total) {
 
 }  // namespace
 
-void Trainer::DrawProgressBar(std::ostream& log, double loss, double accuracy, int64_t run_iters,
+void TrainingLoop::DrawProgressBar(std::ostream& log, double loss, double accuracy, int64_t run_iters,
                               double run_seconds) const {
   const double per_iter = run_seconds / std::max<int64_t>(run_iters, 1);
   const int64_t eta = static_cast<int64_t>(per_iter * (total_iterations_ - iteration_));
@@ -352,7 +373,7 @@ void Trainer::DrawProgressBar(std::ostream& log, double loss, double accuracy, i
   log << line << std::flush;
 }
 
-Evaluation Trainer::Run(std::ostream& log) {
+Evaluation TrainingLoop::Run(std::ostream& log) {
   log << Describe() << std::endl;
   Evaluation last;
   const double run_start = NowSeconds();
