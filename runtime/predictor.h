@@ -104,8 +104,8 @@ class Predictor {
   static Status FromModelFolder(const std::string& dir, const PredictorOptions& options,
                                 std::unique_ptr<Predictor>* predictor);
   // An ONNX model, imported (runtime/onnx/onnx_import.h) for its input's shape with symbolic dims
-  // set to 1; nets whose shapes were folded at import (a Reshape to a constant batch) then take
-  // that batch size only.
+  // set to 1. A Reshape whose first dim the export folded to the batch copies the input's, so other
+  // batch sizes run; a shape folded from other dims stays fixed.
   static Status FromOnnxFile(const std::string& path, const PredictorOptions& options,
                              std::unique_ptr<Predictor>* predictor);
   // Nets in memory. The inputs are predict_net's external inputs that init_net does not write.

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "runtime/onnx/onnx_converters.h"
+#include "runtime/status.h"
 
 namespace braid {
 namespace {
@@ -122,8 +123,10 @@ void ConvertConcat(ImportContext* ctx) {
 }
 
 // A value whose data is input 0's with new dims: folded for a constant, else a Reshape to `dims`
-// (ONNX's values: 0 copies a dim, -1 is inferred, as in braid's Reshape).
-void EmitReshape(ImportContext* ctx, const std::vector<int64_t>& dims) {
+// (ONNX's values: 0 copies a dim, -1 is inferred, as in braid's Reshape). A first dim equal to
+// the input's (a batch the export folded into a constant, as `x.view(x.size(0), -1)` becomes)
+// is written as 0, so the net also takes other batch sizes; at the imported one nothing changes.
+void EmitReshape(ImportContext* ctx, std::vector<int64_t> dims) {
   const std::string out = ctx->Output(0);
   if (ctx->InputIsConstant(0)) {
     ConstantTensor c = ctx->InputConstant(0, "data");
@@ -131,6 +134,12 @@ void EmitReshape(ImportContext* ctx, const std::vector<int64_t>& dims) {
     ctx->SetConstant(out, std::move(c));
     return;
   }
+  std::vector<int64_t> in;
+  try {
+    in = ctx->InputShape(0);
+  } catch (const Error&) {  // no static shape: keep the dims as they are
+  }
+  if (!dims.empty() && !in.empty() && dims[0] > 0 && dims[0] == in[0]) dims[0] = 0;
   OperatorDef* op =
       ctx->Emit("Reshape", {ctx->Input(0)}, {out, ctx->UniqueName(out + "_old_shape")});
   AddIntsArg(op, "shape", dims);

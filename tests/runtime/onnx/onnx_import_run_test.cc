@@ -4,6 +4,8 @@
 
 #include "runtime/onnx/naive_reference.h"
 #include "runtime/onnx/onnx_test_graph.h"
+#include "runtime/argument.h"
+#include "runtime/workspace.h"
 
 namespace braid::test {
 namespace {
@@ -220,6 +222,17 @@ TEST(OnnxImportRunTest, ShapeChainFoldsIntoOneReshape) {
     EXPECT_EQ(model.init_net.op_size(), 0);
     const std::vector<float> x = TestValues(24, 51);
     EXPECT_EQ(RunImported(g, x), x);
+    // The folded batch is written as "copy dim 0", so the net takes other batch sizes too.
+    EXPECT_EQ(ArgumentReader(model.predict_net.op(0).arg()).GetList<int64_t>("shape"),
+              (std::vector<int64_t>{0, -1}));
+    Workspace ws;
+    ASSERT_TRUE(ws.RunNetOnce(model.init_net).ok());
+    Tensor* five = ws.CreateBlob("x");
+    five->Resize(DType::kFloat32, {5, 3, 2, 2});
+    const std::vector<float> values = TestValues(60, 52);
+    std::copy(values.begin(), values.end(), five->mutable_data<float>());
+    ASSERT_TRUE(ws.RunNetOnce(model.predict_net).ok());
+    EXPECT_EQ(ws.GetBlob("y")->shape(), (std::vector<int64_t>{5, 12}));
   }
 }
 
