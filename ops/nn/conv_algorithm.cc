@@ -52,12 +52,19 @@ std::string Joined(const std::vector<int64_t>& values) {
 
 // Runs `pd`'s primitive on zeroed buffers of `args`: one warm-up, then kSearchRuns timed; the
 // median in ms.
+// `given` maps an argument to memory it may use instead (pointer and bytes), where it fits.
 template <typename Primitive>
-double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& args) {
+double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& args,
+                const std::unordered_map<int, std::pair<void*, size_t>>& given = {}) {
   const Primitive primitive(pd);
   std::unordered_map<int, dnnl::memory> memories;
   for (const auto& [arg, md] : args) {
     if (md.get_size() == 0) continue;
+    auto it = given.find(arg);
+    if (it != given.end() && it->second.first != nullptr && md.get_size() <= it->second.second) {
+      memories.emplace(arg, dnnl::memory(md, Engine(), it->second.first));
+      continue;
+    }
     dnnl::memory m(md, Engine());
     std::memset(m.get_data_handle(), 0, md.get_size());
     memories.emplace(arg, m);
@@ -76,14 +83,17 @@ double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& ar
   return ms[ms.size() / 2];
 }
 
-double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm) {
+double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSearchMemory& memory) {
   const convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
   return MedianMs<convolution_forward>(
-      pd, {{DNNL_ARG_SRC, pd.src_desc()},
-           {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-           {DNNL_ARG_BIAS, s.has_bias ? pd.bias_desc() : dnnl::memory::desc()},
-           {DNNL_ARG_DST, pd.dst_desc()},
-           {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
+      pd,
+      {{DNNL_ARG_SRC, pd.src_desc()},
+       {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+       {DNNL_ARG_BIAS, s.has_bias ? pd.bias_desc() : dnnl::memory::desc()},
+       {DNNL_ARG_DST, pd.dst_desc()},
+       {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}},
+      {{DNNL_ARG_SRC, {const_cast<void*>(memory.src), memory.src_bytes}},  // only read
+       {DNNL_ARG_DST, {memory.dst, memory.dst_bytes}}});
 }
 
 double TimeBackward(const ConvShapes& s, ConvDirection direction, dnnl::algorithm algorithm,
@@ -122,7 +132,8 @@ int64_t ScratchpadBytes(const ConvShapes& s, ConvDirection direction, dnnl::algo
 
 // Winograd (where eligible and built) then direct, each timed on demand.
 std::vector<AlgorithmCandidate> FindConvCandidates(const ConvShapes& s, ConvDirection direction,
-                                                   dnnl::algorithm forward) {
+                                                   dnnl::algorithm forward,
+                                                   const ConvSearchMemory& memory) {
   std::vector<dnnl::algorithm> algorithms{dnnl::algorithm::convolution_direct};
   if (WinogradEligible(s)) algorithms.insert(algorithms.begin(), dnnl::algorithm::convolution_winograd);
   std::vector<AlgorithmCandidate> candidates;
@@ -135,7 +146,9 @@ std::vector<AlgorithmCandidate> FindConvCandidates(const ConvShapes& s, ConvDire
       throw;
     }
     candidates.push_back({ConvAlgorithmName(algorithm), bytes, [=, &s] {
-                            if (direction == ConvDirection::kForward) return TimeForward(s, algorithm);
+                            if (direction == ConvDirection::kForward) {
+                              return TimeForward(s, algorithm, memory);
+                            }
                             return TimeBackward(s, direction, algorithm,
                                                 MakeConvForwardDesc(s, forward));
                           }});
@@ -183,7 +196,7 @@ std::string ConvAlgorithmKey(const ConvShapes& s, ConvDirection direction,
 }
 
 dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction,
-                                    const Device& device) {
+                                    const Device& device, const ConvSearchMemory& memory) {
   // The backward hint first, outside the backward search (the search guard is not re-entrant).
   const dnnl::algorithm forward =
       direction == ConvDirection::kForward
@@ -193,7 +206,7 @@ dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction
                                  SearchWorkspaceLimit(device)};
   const AlgorithmChoice choice = AlgorithmRegistry::Global().Choose(request, [&]() -> std::vector<AlgorithmCandidate> {
     try {
-      return FindConvCandidates(s, direction, forward);
+      return FindConvCandidates(s, direction, forward, memory);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, std::string("the ") + ConvDirectionName(direction) +
                             " convolution candidates for X " + DimsString(s.x_dims) +

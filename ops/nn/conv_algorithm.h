@@ -10,8 +10,8 @@
 // (the old size rule: Winograd when eligible), without timing, the same in every process.
 //
 // A search builds both primitives, runs each once to warm up and kSearchRuns times on zeroed
-// scratch buffers of the primitive's own layouts (no tensor of the net is touched) and takes the
-// median. The key (ConvAlgorithmKey) names the direction, engine, CPU ISA, data type, shapes
+// buffers of the primitive's own layouts, or for a forward search given ConvSearchMemory on the
+// op's own input and output (the input only read, zero weights), and takes the median. The key (ConvAlgorithmKey) names the direction, engine, CPU ISA, data type, shapes
 // (batch included), window, group, bias and the primitive's layouts (format_tag::any: the
 // tensors' own layouts only add reorders, the same for both candidates, so plain and blocked nets
 // share choices and bits). It names no device: cpu and sim devices, and every replica of a
@@ -47,10 +47,21 @@ inline constexpr int kSearchRuns = 3;
 std::string ConvAlgorithmKey(const ConvShapes& s, ConvDirection direction,
                              dnnl::algorithm forward = dnnl::algorithm::convolution_direct);
 
+// Memory a forward search may time its candidates on instead of allocating its own: the op's
+// input (only read) and output (about to be written), each used where a candidate's layout fits
+// in its bytes. Without it a search holds a layer's input and output twice at its peak (Inception-v3
+// batch 8: 82 MB over the net's arena).
+struct ConvSearchMemory {
+  const void* src = nullptr;
+  size_t src_bytes = 0;
+  void* dst = nullptr;
+  size_t dst_bytes = 0;
+};
+
 // The algorithm every device runs for `s` in `direction`; searches (on `device`, with its
 // workspace limit) when no one has yet. Throws braid::Error when nothing fits or builds.
 dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction,
-                                    const Device& device);
+                                    const Device& device, const ConvSearchMemory& memory = {});
 
 // Primitive descriptors for `algorithm` (layouts left to oneDNN). They throw dnnl::error when
 // oneDNN has no kernel for it.

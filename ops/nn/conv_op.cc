@@ -91,19 +91,28 @@ void ConvOp::Prepare() {
   const int64_t n = shapes_.x_dims[0];
   chunk_ = BatchChunk(n, BlockedBytesPerSample(shapes_.x_dims) +
                              BlockedBytesPerSample(shapes_.y_dims));
-  Bind(chunk_);
+  // On the host, a search times on X and on Y's memory (which this run overwrites anyway), so it
+  // allocates no activations of its own beside the net's.
+  ConvSearchMemory search;
+  if (device().is_host()) {
+    Tensor* y = Output(0, DType::kFloat32, shapes_.y_dims);
+    search = {Input(0).any_layout_data<float>(), Input(0).nbytes(), y->mutable_data<float>(),
+              y->nbytes()};
+  }
+  Bind(chunk_, search);
   while (chunk_ > 1 && scratch_.bytes() > static_cast<size_t>(kChunkScratchBytes)) {
     chunk_ = BatchChunk(n, (static_cast<int64_t>(scratch_.bytes()) + chunk_ - 1) / chunk_);
-    Bind(chunk_);
+    Bind(chunk_, search);
   }
   prepared_dims_.clear();
   for (const ShapeInfo& info : in) prepared_dims_.push_back(info.dims);
 }
 
-void ConvOp::Bind(int64_t chunk) {
+void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
   ConvShapes s = shapes_;
   s.x_dims[0] = s.y_dims[0] = std::max<int64_t>(chunk, 1);
-  const dnnl::algorithm algorithm = ChooseConvAlgorithm(s, ConvDirection::kForward, device());
+  const dnnl::algorithm algorithm =
+      ChooseConvAlgorithm(s, ConvDirection::kForward, device(), search);
   const std::string key = CacheKey("Conv")
                               .Add(s.x_dims)
                               .Add(s.filter_dims)

@@ -37,6 +37,8 @@
 
 namespace braid {
 
+struct ConvSearchMemory;  // ops/nn/conv_algorithm.h
+
 struct ConvShapes {
   ConvPoolWindow window;
   int64_t group = 1;
@@ -87,8 +89,9 @@ class ConvOp final : public OperatorBase {
 
  private:
   void Prepare();
-  // The plan for `chunk` samples per call, and this op's binding of it.
-  void Bind(int64_t chunk);
+  // The plan for `chunk` samples per call, and this op's binding of it; an algorithm search it
+  // starts times its candidates on `search` (ops/nn/conv_algorithm.h).
+  void Bind(int64_t chunk, const ConvSearchMemory& search);
 
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
   ConvShapes shapes_;                                // and X's layout (shapes_.x_layout)
