@@ -112,4 +112,17 @@ void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int6
   arg->mutable_ints()->Add(values.begin(), values.end());
 }
 
+void SetNetIntArg(NetDef* net, const std::string& name, int64_t value) {
+  for (Argument& arg : *net->mutable_arg()) {
+    if (arg.name() != name) continue;
+    arg.Clear();
+    arg.set_name(name);
+    arg.set_i(value);
+    return;
+  }
+  Argument* arg = net->add_arg();
+  arg->set_name(name);
+  arg->set_i(value);
+}
+
 }  // namespace braid

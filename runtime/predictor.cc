@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "runtime/argument.h"
 #include "runtime/device_context.h"
 #include "runtime/element_count.h"
 #include "runtime/init_net.h"
@@ -104,15 +105,7 @@ void SetDeviceAndExecutor(const PredictorOptions& options, NetDef* def) {
   if (!def->has_device_option())
     *def->mutable_device_option() = DeviceToProto(ParseDevice(options.device));
   def->set_type(options.workers_per_run > 1 ? "dag" : "simple");
-  for (int i = 0; i < def->arg_size(); ++i) {
-    if (def->arg(i).name() == kNumWorkersArg) {
-      def->mutable_arg()->DeleteSubrange(i, 1);
-      break;
-    }
-  }
-  Argument* workers = def->add_arg();
-  workers->set_name(kNumWorkersArg);
-  workers->set_i(options.workers_per_run);
+  SetNetIntArg(def, kNumWorkersArg, options.workers_per_run);
 }
 
 // The predict net's inputs (external inputs the init net did not write), in its order, and the

@@ -51,11 +51,13 @@
 #include <memory>
 #include <string>
 
+#include "runtime/argument.h"
 #include "runtime/chrome_trace.h"
 #include "runtime/memory_planning.h"
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/net.h"
+#include "runtime/net_args.h"
 #include "runtime/npy_file.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/op_type_profile.h"
@@ -197,20 +199,6 @@ void ThrowIfError(const Status& status) {
   if (!status.ok()) throw Error(status);
 }
 
-void SetNetArgument(const std::string& name, int64_t value, NetDef* def) {
-  for (Argument& arg : *def->mutable_arg()) {
-    if (arg.name() == name) {
-      arg.Clear();
-      arg.set_name(name);
-      arg.set_i(value);
-      return;
-    }
-  }
-  Argument* arg = def->add_arg();
-  arg->set_name(name);
-  arg->set_i(value);
-}
-
 // The net at `path`, on options.device when given.
 NetDef LoadNet(const std::string& path, const RunOptions& options) {
   NetDef def = LoadNetDef(path);
@@ -295,7 +283,7 @@ NetDef LoadMainNet(const RunOptions& options, Workspace* ws) {
   NetDef def =
       options.is_model() ? LoadModelIntoWorkspace(options, ws) : LoadNetIntoWorkspace(options, ws);
   if (!options.executor.empty()) def.set_type(options.executor);
-  if (options.threads > 0) SetNetArgument("num_workers", options.threads, &def);
+  if (options.threads > 0) SetNetIntArg(&def, kNumWorkersArg, options.threads);
   if (def.name().empty()) def.set_name("main");
   return def;
 }

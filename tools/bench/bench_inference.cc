@@ -45,9 +45,11 @@
 #include <vector>
 
 #include "runtime/memory_planning.h"
+#include "runtime/argument.h"
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/net.h"
+#include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
@@ -174,9 +176,7 @@ NetDef PrepareModel(const std::string& path, Workspace* ws, InferenceResult* r) 
     r->blocked_blobs = UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *ws));
   }
   def.set_type(FLAGS_executor);
-  Argument* workers = def.add_arg();
-  workers->set_name("num_workers");
-  workers->set_i(FLAGS_threads);
+  SetNetIntArg(&def, kNumWorkersArg, FLAGS_threads);
   if (def.name().empty()) def.set_name("predict");
   return def;
 }
