@@ -35,10 +35,8 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -54,6 +52,7 @@
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
+#include "tools/bench/process_stats.h"
 #include "tools/command_line.h"
 #include "tools/model_input.h"
 #include "runtime/models/blocked_layouts.h"
@@ -92,18 +91,6 @@ struct InferenceResult {
   int blocked_blobs = 0;
 };
 
-// A "VmRSS:"-style field of /proc/self/status, in bytes.
-int64_t ProcStatusBytes(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    int64_t kib = 0;
-    if (key == field && status >> kib) return kib * 1024;
-    status.ignore(1 << 20, '\n');
-  }
-  return 0;
-}
-
 void ThrowIfError(const Status& status) {
   if (!status.ok()) throw Error(status);
 }
@@ -137,12 +124,6 @@ int64_t ParamBytes(const Workspace& ws, const std::set<std::string>& made) {
   return bytes;
 }
 
-// The value at fraction q (0..1) of the sorted `v`, nearest rank.
-double Quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(q * (v.size() - 1) + 0.5);
-  return v[std::min(rank, v.size() - 1)];
-}
 
 std::vector<double> TimeIterations(Net* net) {
   std::vector<double> ms;

@@ -31,7 +31,6 @@
 #include <exception>
 #include <map>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -44,6 +43,7 @@
 #include "runtime/predictor.h"
 #include "runtime/session.h"
 #include "runtime/status.h"
+#include "tools/bench/process_stats.h"
 #include "tools/command_line.h"
 
 DEFINE_string(clients, "1,2,4,8", "client thread counts, one row each");
@@ -64,10 +64,6 @@ struct Row {
   double p50_ms = 0, p99_ms = 0;
 };
 
-double Quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
-}
 
 // `clients` threads each calling `request` (given the thread's index) for --seconds; the first
 // error a request throws is rethrown once every thread has stopped.
@@ -109,16 +105,6 @@ Row Drive(int clients, const Request& request) {
   return row;
 }
 
-int64_t ResidentBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  int64_t kib = 0;
-  while (status >> key) {
-    if (key == "VmRSS:" && status >> kib) return kib * 1024;
-    status.ignore(1 << 20, '\n');
-  }
-  return 0;
-}
 
 double MiB(int64_t bytes) { return bytes / 1048576.0; }
 
@@ -177,7 +163,7 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
       ThrowIfError(session.Fetch(output, &shape, &values));
     }));
   }
-  const int64_t rss_after_session = ResidentBytes();
+  const int64_t rss_after_session = ProcStatusBytes("VmRSS:");
 
   // The Predictor's rows: a predictor with as many contexts as clients.
   std::printf("%-9s %7s %10s %9s %9s %9s  %s\n", "serving", "clients", "requests/s", "p50 ms",
@@ -203,7 +189,7 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
                 MiB(memory.parameter_bytes), memory.contexts, MiB(memory.arena_bytes),
                 MiB(memory.lower_bound_bytes),
                 memory.contexts ? MiB(memory.arena_bytes) / memory.contexts : 0.0,
-                MiB(ResidentBytes()), MiB(rss_after_session));
+                MiB(ProcStatusBytes("VmRSS:")), MiB(rss_after_session));
   }
   std::filesystem::remove_all(dir);
 }
