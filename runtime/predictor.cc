@@ -113,6 +113,11 @@ void SetDeviceAndExecutor(const PredictorOptions& options, NetDef* def) {
 void DescribeNet(const Workspace& parameters, PredictorSpec* spec) {
   const NetDef& net = spec->predict_net;
   const std::string label = "predictor '" + net.name() + "'";
+  if (spec->input_names.empty()) {
+    for (const std::string& name : net.external_input()) {
+      if (!parameters.HasBlob(name)) spec->input_names.push_back(name);
+    }
+  }
   for (int i = 0; i < net.op_size(); ++i) {
     const OperatorDef& op = net.op(i);
     for (const std::string& out : op.output()) {
@@ -123,15 +128,6 @@ void DescribeNet(const Workspace& parameters, PredictorSpec* spec) {
                                     "', a blob of the init net; concurrent runs share the init "
                                     "net's blobs, so the predict net may only read them"));
       }
-    }
-  }
-  if (spec->input_names.empty()) {
-    for (const std::string& name : net.external_input()) {
-      if (!parameters.HasBlob(name)) spec->input_names.push_back(name);
-    }
-  }
-  for (const OperatorDef& op : net.op()) {
-    for (const std::string& out : op.output()) {
       if (std::find(spec->input_names.begin(), spec->input_names.end(), out) !=
           spec->input_names.end()) {
         spec->inputs_the_net_writes.insert(out);
