@@ -84,4 +84,16 @@ std::string InferError(const Workspace& ws, const std::string& op_text) {
   return "";
 }
 
+void ExpectRunFails(Workspace* ws, const std::string& op_text, const std::string& fragment) {
+  const std::string run = RunOpError(ws, op_text);
+  EXPECT_NE(run.find(fragment), std::string::npos) << run;
+}
+
+void ExpectInferAndRunFail(Workspace* ws, const std::string& op_text,
+                           const std::string& fragment) {
+  const std::string infer = InferError(*ws, op_text);
+  EXPECT_NE(infer.find(fragment), std::string::npos) << infer;
+  ExpectRunFails(ws, op_text, fragment);
+}
+
 }  // namespace braid::test

@@ -69,6 +69,11 @@ std::vector<int64_t> ShapeOf(const Workspace& ws, const std::string& name);
 std::string RunOpError(Workspace* ws, const std::string& op_text);
 // The message of the braid::Error the op's schema inference throws ("" if none).
 std::string InferError(const Workspace& ws, const std::string& op_text);
+// Expects running the op in `ws` to fail with `fragment` in its error; ExpectInferAndRunFail
+// first expects the schema's inference (from `ws` as it is) to fail with it too.
+void ExpectRunFails(Workspace* ws, const std::string& op_text, const std::string& fragment);
+void ExpectInferAndRunFail(Workspace* ws, const std::string& op_text,
+                           const std::string& fragment);
 
 }  // namespace braid::test
 

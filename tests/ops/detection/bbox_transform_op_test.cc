@@ -81,40 +81,37 @@ TEST(BBoxTransformOpTest, BadArgumentsAndInputsAreNamed) {
   Feed<float>(&ws, "rois_bad", {1, 5}, {2, 0, 0, 1, 1});
   Feed<float>(&ws, "deltas1", {1, 4}, std::vector<float>(4));
   Feed<float>(&ws, "im_nan", {2, 3}, {20, 30, 1, 100, std::nanf(""), 2});
-  const auto expect_both = [&ws](const std::string& op, const std::string& part) {
-    const std::string infer = InferError(ws, op);
-    EXPECT_NE(infer.find(part), std::string::npos) << infer;
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
-  const auto expect_run = [&ws](const std::string& op, const std::string& part) {
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
   const std::string op = kOp;
-  expect_both(op + R"(arg { name: "rotated" i: 1 })", "BBoxTransform: rotated 1");
-  expect_both(op + R"(arg { name: "weights" floats: [1, 1, 1] })", "weights has 3 values");
-  expect_both(op + R"(arg { name: "weights" floats: [1, 1, 0, 1] })", "must be finite and > 0");
-  expect_both(op + R"(arg { name: "apply_scale" i: 3 })", "apply_scale 3 must be 0 or 1");
-  expect_both(
+  ExpectInferAndRunFail(&ws, op + R"(arg { name: "rotated" i: 1 })", "BBoxTransform: rotated 1");
+  ExpectInferAndRunFail(&ws, op + R"(arg { name: "weights" floats: [1, 1, 1] })",
+                        "weights has 3 values");
+  ExpectInferAndRunFail(&ws, op + R"(arg { name: "weights" floats: [1, 1, 0, 1] })",
+                        "must be finite and > 0");
+  ExpectInferAndRunFail(&ws, op + R"(arg { name: "apply_scale" i: 3 })",
+                        "apply_scale 3 must be 0 or 1");
+  ExpectInferAndRunFail(
+      &ws,
       op + R"(arg { name: "legacy_plus_one" i: 0 } arg { name: "correct_transform_coords" i: 1 })",
       "contradicts legacy_plus_one 0");
-  expect_both(op + R"(arg { name: "angle_bound_hi" i: 100 })", "positive multiple of 180");
-  expect_both(R"(type: "BBoxTransform" input: "rois4" input: "deltas" input: "im_info"
+  ExpectInferAndRunFail(&ws, op + R"(arg { name: "angle_bound_hi" i: 100 })",
+                        "positive multiple of 180");
+  ExpectInferAndRunFail(&ws,
+                        R"(type: "BBoxTransform" input: "rois4" input: "deltas" input: "im_info"
       output: "boxes")",
-              "rois 'rois4' float32[2,4] must be float32 (R, 5)");
-  expect_both(R"(type: "BBoxTransform" input: "rois" input: "deltas3" input: "im_info"
+                        "rois 'rois4' float32[2,4] must be float32 (R, 5)");
+  ExpectInferAndRunFail(&ws,
+                        R"(type: "BBoxTransform" input: "rois" input: "deltas3" input: "im_info"
       output: "boxes")",
-              "deltas 'deltas3' float32[2,3] must be float32 (2, 4 * classes)");
-  expect_both(R"(type: "BBoxTransform" input: "rois" input: "deltas" input: "deltas"
+                        "deltas 'deltas3' float32[2,3] must be float32 (2, 4 * classes)");
+  ExpectInferAndRunFail(&ws, R"(type: "BBoxTransform" input: "rois" input: "deltas" input: "deltas"
       output: "boxes")",
-              "im_info 'deltas' float32[2,8] must be float32 (N, 3)");
-  expect_run(R"(type: "BBoxTransform" input: "rois_bad" input: "deltas1" input: "im_info"
+                        "im_info 'deltas' float32[2,8] must be float32 (N, 3)");
+  ExpectRunFails(&ws, R"(type: "BBoxTransform" input: "rois_bad" input: "deltas1" input: "im_info"
       output: "boxes")",
-             "rois 'rois_bad' row 0 has batch index 2.000000; im_info has images 0..1");
-  expect_run(R"(type: "BBoxTransform" input: "rois" input: "deltas" input: "im_nan"
+                 "rois 'rois_bad' row 0 has batch index 2.000000; im_info has images 0..1");
+  ExpectRunFails(&ws, R"(type: "BBoxTransform" input: "rois" input: "deltas" input: "im_nan"
       output: "boxes")",
-             "im_info 'im_nan' row 1");
+                 "im_info 'im_nan' row 1");
 }
 
 }  // namespace

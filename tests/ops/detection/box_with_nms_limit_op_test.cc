@@ -128,31 +128,27 @@ TEST(BoxWithNMSLimitOpTest, BadArgumentsAndInputsAreNamed) {
   Feed<float>(&ws, "boxes8", {3, 8}, std::vector<float>(24));
   Feed<float>(&ws, "batch_bad", {2}, {1, 1});
   Feed<float>(&ws, "batch_frac", {2}, {1.5f, 1.5f});
-  const auto expect_both = [&ws](const std::string& op, const std::string& part) {
-    const std::string infer = InferError(ws, op);
-    EXPECT_NE(infer.find(part), std::string::npos) << infer;
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
-  const auto expect_run = [&ws](const std::string& op, const std::string& part) {
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
-  expect_both(NmsOp(R"(arg { name: "rotated" i: 1 })"), "BoxWithNMSLimit: rotated 1");
-  expect_both(NmsOp(R"(arg { name: "soft_nms_method" s: "hard" })"),
-              "soft_nms_method 'hard' must be 'linear' or 'gaussian'");
-  expect_both(NmsOp(R"(arg { name: "soft_nms_sigma" f: 0 })"), "soft_nms_sigma 0.000000");
-  expect_both(NmsOp(R"(arg { name: "nms" f: -0.5 })"), "nms -0.500000 must be finite and >= 0");
-  expect_both(R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes" output: "s" output: "b"
+  ExpectInferAndRunFail(&ws, NmsOp(R"(arg { name: "rotated" i: 1 })"),
+                        "BoxWithNMSLimit: rotated 1");
+  ExpectInferAndRunFail(&ws, NmsOp(R"(arg { name: "soft_nms_method" s: "hard" })"),
+                        "soft_nms_method 'hard' must be 'linear' or 'gaussian'");
+  ExpectInferAndRunFail(&ws, NmsOp(R"(arg { name: "soft_nms_sigma" f: 0 })"),
+                        "soft_nms_sigma 0.000000");
+  ExpectInferAndRunFail(&ws, NmsOp(R"(arg { name: "nms" f: -0.5 })"),
+                        "nms -0.500000 must be finite and >= 0");
+  ExpectInferAndRunFail(
+      &ws, R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes" output: "s" output: "b"
       output: "c" output: "splits" output: "keeps")",
-              "has 5 outputs");
-  expect_both(R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes8" output: "s" output: "b"
+      "has 5 outputs");
+  ExpectInferAndRunFail(
+      &ws, R"(type: "BoxWithNMSLimit" input: "scores" input: "boxes8" output: "s" output: "b"
       output: "c")",
-              "boxes 'boxes8' float32[3,8] must be float32[3,12]");
+      "boxes 'boxes8' float32[3,8] must be float32[3,12]");
   // GenerateProposals' name for the threshold is not BoxWithNMSLimit's.
-  expect_run(NmsOp(R"(arg { name: "nms_thresh" f: 0.5 })"), "unknown argument 'nms_thresh'");
-  expect_run(NmsOp("", R"(input: "batch_bad" )"), "batch_splits 'batch_bad' sums to 2");
-  expect_run(NmsOp("", R"(input: "batch_frac" )"), "entry 0 is 1.500000");
+  ExpectRunFails(&ws, NmsOp(R"(arg { name: "nms_thresh" f: 0.5 })"),
+                 "unknown argument 'nms_thresh'");
+  ExpectRunFails(&ws, NmsOp("", R"(input: "batch_bad" )"), "batch_splits 'batch_bad' sums to 2");
+  ExpectRunFails(&ws, NmsOp("", R"(input: "batch_frac" )"), "entry 0 is 1.500000");
 }
 
 }  // namespace

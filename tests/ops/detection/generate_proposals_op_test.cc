@@ -100,36 +100,30 @@ TEST(GenerateProposalsOpTest, BadArgumentsAndInputsAreNamed) {
   Feed<float>(&ws, "deltas_bad", {1, 8, 2, 2}, std::vector<float>(32));
   Feed<float>(&ws, "im_zero", {1, 3}, {0, 64, 1});
   Feed<float>(&ws, "scores_nan", {1, 1, 2, 2}, {0.1f, std::nanf(""), 0.3f, 0.2f});
-  const auto expect_both = [&ws](const std::string& op, const std::string& part) {
-    const std::string infer = InferError(ws, op);
-    EXPECT_NE(infer.find(part), std::string::npos) << infer;
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
-  const auto expect_run = [&ws](const std::string& op, const std::string& part) {
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
-  expect_both(ProposalsOp(R"(arg { name: "spatial_scale" f: 0 })"),
-              "GenerateProposals: spatial_scale 0.000000 must be finite and > 0");
-  expect_both(ProposalsOp(R"(arg { name: "nms_thresh" f: -1 })"), "nms_thresh -1.000000");
-  expect_both(ProposalsOp(R"(arg { name: "legacy_plus_one" i: 2 })"), "legacy_plus_one 2");
+  ExpectInferAndRunFail(&ws, ProposalsOp(R"(arg { name: "spatial_scale" f: 0 })"),
+                        "GenerateProposals: spatial_scale 0.000000 must be finite and > 0");
+  ExpectInferAndRunFail(&ws, ProposalsOp(R"(arg { name: "nms_thresh" f: -1 })"),
+                        "nms_thresh -1.000000");
+  ExpectInferAndRunFail(&ws, ProposalsOp(R"(arg { name: "legacy_plus_one" i: 2 })"),
+                        "legacy_plus_one 2");
   const std::string with = R"(type: "GenerateProposals" input: "scores" )";
-  expect_both(
-      with + R"(input: "deltas" input: "im_info" input: "anchors5" output: "r" output: "p")",
+  ExpectInferAndRunFail(
+      &ws, with + R"(input: "deltas" input: "im_info" input: "anchors5" output: "r" output: "p")",
       "anchors 'anchors5' float32[1,5] are rotated boxes");
-  expect_both(with + R"(input: "deltas_bad" input: "im_info" input: "anchors" output: "r"
+  ExpectInferAndRunFail(&ws,
+                        with + R"(input: "deltas_bad" input: "im_info" input: "anchors" output: "r"
       output: "p")",
-              "bbox_deltas 'deltas_bad' float32[1,8,2,2] must be float32[1,4,2,2]");
-  expect_both(with + R"(input: "deltas" input: "anchors" input: "anchors" output: "r"
+                        "bbox_deltas 'deltas_bad' float32[1,8,2,2] must be float32[1,4,2,2]");
+  ExpectInferAndRunFail(&ws, with + R"(input: "deltas" input: "anchors" input: "anchors" output: "r"
       output: "p")",
-              "im_info 'anchors' float32[1,4] must be float32 (1, 3)");
-  expect_run(with + R"(input: "deltas" input: "im_zero" input: "anchors" output: "r"
+                        "im_info 'anchors' float32[1,4] must be float32 (1, 3)");
+  ExpectRunFails(&ws, with + R"(input: "deltas" input: "im_zero" input: "anchors" output: "r"
       output: "p")",
-             "im_info 'im_zero' row 0");
-  expect_run(R"(type: "GenerateProposals" input: "scores_nan" input: "deltas" input: "im_info"
+                 "im_info 'im_zero' row 0");
+  ExpectRunFails(&ws,
+                 R"(type: "GenerateProposals" input: "scores_nan" input: "deltas" input: "im_info"
       input: "anchors" output: "r" output: "p")",
-             "'scores_nan' float32[1,1,2,2] holds NaN");
+                 "'scores_nan' float32[1,1,2,2] holds NaN");
 }
 
 }  // namespace

@@ -382,35 +382,32 @@ TEST(RoIAlignOpTest, BadArgumentsAndInputsAreNamed) {
   Feed<float>(&ws, "Rinf", {1, 5}, {0, 0, 0, 1.f / 0.f, 2});
   Feed<float>(&ws, "Rneg", {1, 5}, {0, 2, 0, 1, 2});
   Feed<float>(&ws, "X2", {2, 1, 3, 4}, std::vector<float>(24));
-  const auto expect_both = [&ws](const std::string& op, const std::string& part) {
-    const std::string infer = InferError(ws, op);
-    EXPECT_NE(infer.find(part), std::string::npos) << infer;
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
-  const auto expect_run = [&ws](const std::string& op, const std::string& part) {
-    const std::string run = RunOpError(&ws, op);
-    EXPECT_NE(run.find(part), std::string::npos) << run;
-  };
   const std::string base = R"(type: "RoIAlign" input: "X" input: "R" output: "Y" )";
-  expect_both(base + R"(arg { name: "order" s: "NHWC" })", "RoIAlign: order 'NHWC' is not");
-  expect_both(base + R"(arg { name: "pooled_h" i: 0 })", "pooled_h 0 and pooled_w 1 must be >= 1");
-  expect_both(base + R"(arg { name: "spatial_scale" f: 0 })", "spatial_scale 0.000000 must be");
-  expect_both(base + R"(arg { name: "sampling_ratio" i: -2 })", "sampling_ratio -2 must be");
-  expect_both(base + R"(arg { name: "aligned" i: 2 })", "aligned 2 must be 0 or 1");
-  expect_both(R"(type: "RoIAlign" input: "X" input: "R3" output: "Y")",
-              "RoIs 'R3' float32[1,3] must be float32 (R, 5)");
-  expect_both(R"(type: "RoIAlign" input: "X2" input: "R3" output: "Y")", "when X 'X2'");
-  expect_run(R"(type: "RoIAlign" input: "X" input: "Rbad" output: "Y")",
-             "RoIs 'Rbad' row 0 has batch index 1.000000; X holds images 0..0");
-  expect_run(R"(type: "RoIAlign" input: "X" input: "Rfrac" output: "Y")", "batch index 0.5");
-  expect_run(R"(type: "RoIAlign" input: "X" input: "Rinf" output: "Y")", "non-finite");
-  expect_run(
-      R"(type: "RoIAlign" input: "X" input: "Rneg" output: "Y" arg { name: "aligned" i: 1 })",
+  ExpectInferAndRunFail(&ws, base + R"(arg { name: "order" s: "NHWC" })",
+                        "RoIAlign: order 'NHWC' is not");
+  ExpectInferAndRunFail(&ws, base + R"(arg { name: "pooled_h" i: 0 })",
+                        "pooled_h 0 and pooled_w 1 must be >= 1");
+  ExpectInferAndRunFail(&ws, base + R"(arg { name: "spatial_scale" f: 0 })",
+                        "spatial_scale 0.000000 must be");
+  ExpectInferAndRunFail(&ws, base + R"(arg { name: "sampling_ratio" i: -2 })",
+                        "sampling_ratio -2 must be");
+  ExpectInferAndRunFail(&ws, base + R"(arg { name: "aligned" i: 2 })", "aligned 2 must be 0 or 1");
+  ExpectInferAndRunFail(&ws, R"(type: "RoIAlign" input: "X" input: "R3" output: "Y")",
+                        "RoIs 'R3' float32[1,3] must be float32 (R, 5)");
+  ExpectInferAndRunFail(&ws, R"(type: "RoIAlign" input: "X2" input: "R3" output: "Y")",
+                        "when X 'X2'");
+  ExpectRunFails(&ws, R"(type: "RoIAlign" input: "X" input: "Rbad" output: "Y")",
+                 "RoIs 'Rbad' row 0 has batch index 1.000000; X holds images 0..0");
+  ExpectRunFails(&ws, R"(type: "RoIAlign" input: "X" input: "Rfrac" output: "Y")",
+                 "batch index 0.5");
+  ExpectRunFails(&ws, R"(type: "RoIAlign" input: "X" input: "Rinf" output: "Y")", "non-finite");
+  ExpectRunFails(
+      &ws, R"(type: "RoIAlign" input: "X" input: "Rneg" output: "Y" arg { name: "aligned" i: 1 })",
       "x2 < x1");
   Feed<float>(&ws, "dY", {1, 1, 2, 2}, std::vector<float>(4));
-  expect_both(R"(type: "RoIAlignGradient" input: "X" input: "R" input: "dY" output: "dX")",
-              "dY 'dY' float32[1,1,2,2] must be float32[1,1,1,1]");
+  ExpectInferAndRunFail(
+      &ws, R"(type: "RoIAlignGradient" input: "X" input: "R" input: "dY" output: "dX")",
+      "dY 'dY' float32[1,1,2,2] must be float32[1,1,1,1]");
 }
 
 }  // namespace
