@@ -10,7 +10,7 @@
 // (the old size rule: Winograd when eligible), without timing, the same in every process.
 //
 // A search builds both primitives, runs each once to warm up and kSearchRuns times on zeroed
-// buffers of the primitive's own layouts, or for a forward search given ConvSearchMemory on the
+// buffers of the primitive's own layouts (pages mapped for the search, unmapped after it), or for a forward search given ConvSearchMemory on the
 // op's own input and output (the input only read, zero weights), and takes the median. The key (ConvAlgorithmKey) names the direction, engine, CPU ISA, data type, shapes
 // (batch included), window, group, bias and the primitive's layouts (format_tag::any: the
 // tensors' own layouts only add reorders, the same for both candidates, so plain and blocked nets
@@ -57,6 +57,12 @@ struct ConvSearchMemory {
   void* dst = nullptr;
   size_t dst_bytes = 0;
 };
+
+// The largest scratchpad among the forward candidates for `s` (what a forward search allocates
+// beside the op's operands; Winograd's grows with the batch: 82 MB for Inception-v3's 147x147
+// layer at batch 8). Conv picks its batch chunk so that this fits. Throws braid::Error when
+// oneDNN has no direct kernel for `s`.
+int64_t LargestForwardScratchpadBytes(const ConvShapes& s);
 
 // The algorithm every device runs for `s` in `direction`; searches (on `device`, with its
 // workspace limit) when no one has yet. Throws braid::Error when nothing fits or builds.

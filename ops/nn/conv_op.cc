@@ -86,11 +86,20 @@ void ConvOp::Prepare() {
   shapes_ = ComputeConvShapes(def(), in);
   shapes_.x_layout = Input(0).layout();
   shapes_.y_layout = RequestedLayout(def(), 0);
-  // From the chunk whose blocked X and Y fit the budget, down while the primitive's own scratchpad
-  // (Winograd's grows with the chunk) takes the layout over it.
+  // From the chunk whose blocked X and Y fit the budget, down while the largest candidate's
+  // scratchpad (Winograd's grows with the chunk) takes them over it, so that the algorithm search
+  // allocates no more than the op may hold; then down while the chosen primitive's layouts do.
   const int64_t n = shapes_.x_dims[0];
-  chunk_ = BatchChunk(n, BlockedBytesPerSample(shapes_.x_dims) +
-                             BlockedBytesPerSample(shapes_.y_dims));
+  const int64_t operand_bytes =
+      BlockedBytesPerSample(shapes_.x_dims) + BlockedBytesPerSample(shapes_.y_dims);
+  chunk_ = BatchChunk(n, operand_bytes);
+  while (chunk_ > 1) {
+    ConvShapes at_chunk = shapes_;
+    at_chunk.x_dims[0] = at_chunk.y_dims[0] = chunk_;
+    const int64_t bytes = chunk_ * operand_bytes + LargestForwardScratchpadBytes(at_chunk);
+    if (bytes <= kChunkScratchBytes) break;
+    chunk_ = BatchChunk(n, (bytes + chunk_ - 1) / chunk_);
+  }
   // On the host, a search times on X and on Y's memory (which this run overwrites anyway), so it
   // allocates no activations of its own beside the net's.
   ConvSearchMemory search;

@@ -134,6 +134,43 @@ TEST(ConvAlgorithmTest, TheRuleModeChoosesWinogradWhereEligibleAndBuilt) {
   }
 }
 
+// Inception-v3's 147x147 layer at batch 8: Winograd's scratchpad for the whole batch is 82 MB, so
+// the op searches (and runs) at the largest chunk of samples where every candidate's scratchpad
+// fits beside the chunk's blocked X and Y in kChunkScratchBytes (at 1 sample when none does): a
+// search allocates no more than the op may hold.
+TEST(ConvAlgorithmTest, ALargeBatchIsSearchedAtTheLargestChunkWhereEveryScratchpadFits) {
+  const std::vector<int64_t> x{8, 32, 147, 147}, w{64, 32, 3, 3};
+  RunNet(ConvNet("cpu", x, w, false));
+  int64_t chunk = 0;
+  for (const auto& [key, choice] : AlgorithmRegistry::Global().Entries()) {
+    if (key.rfind("Conv/forward|", 0) != 0 ||
+        key.find(",32,147,147|w=64,32,3,3|") == std::string::npos) {
+      continue;
+    }
+    chunk = std::max<int64_t>(chunk, std::stoll(key.substr(key.find("|x=") + 3)));
+  }
+  ASSERT_GT(chunk, 0) << "no forward search for the layer";
+  OperatorDef conv;
+  conv.set_type("Conv");
+  Argument* pad = conv.add_arg();
+  pad->set_name("pad");
+  pad->set_i(1);
+  const auto fits = [&](int64_t samples) {
+    const ConvShapes s = ComputeConvShapes(
+        conv, {{DType::kFloat32, {samples, 32, 147, 147}, true}, {DType::kFloat32, w, true}});
+    const int64_t bytes = samples * (32 + 64) * 147 * 147 * 4 + LargestForwardScratchpadBytes(s);
+    std::printf("  chunk %lld: blocked X and Y + largest scratchpad %.1f MB\n",
+                static_cast<long long>(samples), bytes / 1e6);
+    return bytes <= kChunkScratchBytes;
+  };
+  EXPECT_TRUE(chunk == 1 || fits(chunk)) << "chunk " << chunk;
+  for (int64_t larger = chunk + 1; larger <= x[0]; ++larger) {
+    if (x[0] % larger == 0) EXPECT_FALSE(fits(larger)) << "chunk " << larger << " fits too";
+  }
+  std::printf("8x32x147x147 -> 64 3x3 filters: searched at chunk %lld\n",
+              static_cast<long long>(chunk));
+}
+
 // A ResNet-20 stage-1 layer (64x16x28x28, 16 3x3 filters, pad 1): what its three searches cost
 // and pick here. Prints only; the choice may differ from run to run when the two are close.
 TEST(ConvAlgorithmTest, ResNet20LayerSearchCostAndChoice) {
