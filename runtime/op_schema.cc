@@ -91,6 +91,16 @@ OpSchema& OpSchema::LayoutFollowsInputs() {
   return *this;
 }
 
+OpSchema& OpSchema::PackedInput(int index, PackFunction pack) {
+  packed_inputs_[index] = std::move(pack);
+  return *this;
+}
+
+const OpSchema::PackFunction* OpSchema::packed_input(int index) const {
+  auto it = packed_inputs_.find(index);
+  return it == packed_inputs_.end() ? nullptr : &it->second;
+}
+
 OpSchema::LayoutPorts OpSchema::BlockedPortsOf(const OperatorDef& op) const {
   if (blocked_ports_) return blocked_ports_(op);
   LayoutPorts ports;

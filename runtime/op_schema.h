@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -56,6 +57,8 @@ inline constexpr char kSeedArg[] = "seed";
 // The arguments every op accepts, which the runtime reads: kBlockedOutputsArg, kSeedArg.
 const std::vector<ArgSpec>& CommonOpArgs();
 
+class Tensor;  // runtime/tensor.h
+
 class OpSchema {
  public:
   // The inputs an op reads in either layout and the outputs it can write blocked.
@@ -87,6 +90,11 @@ class OpSchema {
   OpSchema& BlockedPorts(std::function<LayoutPorts(const OperatorDef&)> ports);
   // Elementwise ops: every input in either layout (all alike), every output in the inputs' layout.
   OpSchema& LayoutFollowsInputs();
+  // Input `index` may be a parameter packed once, when an inference net is loaded, into a layout
+  // the op reads without a reorder (runtime/pack_parameters.h): `pack` rewrites the tensor in place
+  // and returns true, or leaves it as it is and returns false. The op reads it in either layout.
+  using PackFunction = std::function<bool(const OperatorDef& op, Tensor* tensor)>;
+  OpSchema& PackedInput(int index, PackFunction pack);
   // Where the op's inputs / outputs live (default kOpDevice); checked when a net is built
   // (runtime/net_validation.h) and when a kernel touches a tensor (OperatorBase::Input).
   OpSchema& InputsOn(BlobPlace place);
@@ -122,6 +130,8 @@ class OpSchema {
   // The op's ports: BlockedPorts', or all inputs and outputs if LayoutFollowsInputs, else none.
   LayoutPorts BlockedPortsOf(const OperatorDef& op) const;
   bool layout_follows_inputs() const { return layout_follows_inputs_; }
+  // PackedInput's function for input `index`; null when it has none.
+  const PackFunction* packed_input(int index) const;
   BlobPlace input_place() const { return input_place_; }
   BlobPlace output_place() const { return output_place_; }
   bool host_only() const { return host_only_; }
@@ -151,6 +161,7 @@ class OpSchema {
   ShapeFunction shape_fn_;
   std::function<LayoutPorts(const OperatorDef&)> blocked_ports_;
   bool layout_follows_inputs_ = false;
+  std::map<int, PackFunction> packed_inputs_;
   BlobPlace input_place_ = BlobPlace::kOpDevice;
   BlobPlace output_place_ = BlobPlace::kOpDevice;
   bool host_only_ = false;

@@ -14,6 +14,7 @@
 #include "runtime/model_folder.h"
 #include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
+#include "runtime/pack_parameters.h"
 #include "runtime/predictor_context.h"
 #include "runtime/workspace.h"
 
@@ -196,7 +197,10 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
       if (dtypes_known) state->input_dtypes[input.name] = input.dtype;
     }
     DescribeNet(state->parameters, &state->spec);
-    for (const std::string& name : state->parameters.LocalBlobNames()) {
+    const std::vector<std::string> parameter_names = state->parameters.LocalBlobNames();
+    PackParameters(state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
+                   &state->parameters);  // no one else reads them
+    for (const std::string& name : parameter_names) {
       state->parameter_bytes += state->parameters.GetBlob(name)->nbytes();
     }
     predictor->reset(new Predictor(std::move(state)));

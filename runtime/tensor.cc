@@ -60,8 +60,17 @@ bool BlockableShape(DType dtype, const std::vector<int64_t>& dims) {
   return dtype == DType::kFloat32 && dims.size() == 4 && dims[1] % kLayoutBlock == 0;
 }
 
+bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims) {
+  return BlockableShape(dtype, dims) && dims[0] % kLayoutBlock == 0;
+}
+
 const char* LayoutName(Layout layout) {
-  return layout == Layout::kPlain ? "plain" : "blocked16";
+  switch (layout) {
+    case Layout::kPlain: return "plain";
+    case Layout::kBlocked16: return "blocked16";
+    case Layout::kFilterBlocked16: return "filter_blocked16";
+  }
+  return "?";
 }
 
 std::string Tensor::ShapeString() const {
@@ -74,10 +83,15 @@ std::string Tensor::ShapeString() const {
 
 void Tensor::set_layout(Layout layout) {
   if (layout == layout_) return;
-  if (layout != Layout::kPlain && !BlockableShape(dtype_, shape_)) {
+  if (layout == Layout::kBlocked16 && !BlockableShape(dtype_, shape_)) {
     throw Error(Status::InvalidArgument("tensor " + ShapeString() + " cannot be " +
                                         LayoutName(layout) +
                                         ": it takes float32 [N,C,H,W] with C a multiple of 16"));
+  }
+  if (layout == Layout::kFilterBlocked16 && !PackableFilterShape(dtype_, shape_)) {
+    throw Error(Status::InvalidArgument(
+        "tensor " + ShapeString() + " cannot be " + LayoutName(layout) +
+        ": it takes a float32 filter [M,C,kH,kW] with M and C multiples of 16"));
   }
   layout_ = layout;
 }

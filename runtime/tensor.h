@@ -22,7 +22,11 @@
 // the net is built (runtime/models/blocked_layouts.h, OpSchema::BlockedPorts), and a net whose op
 // would read one of its blocked blobs plain is refused then (runtime/net_validation.h): that also
 // covers ops running in place, whose write resets the layout before they read. (A blocked tensor
-// made outside the net and given to such an op in place is not caught.)
+// made outside the net and given to such an op in place is not caught.) Layout::kFilterBlocked16
+// is a convolution filter [M, C, kH, kW] (float32, M and C multiples of 16) stored as
+// [M/16][C/16][kH][kW][16 c][16 m] (oneDNN's OIhw16i16o), the order its direct convolution reads
+// on AVX-512: an inference net's constant filters are packed so once, when it is loaded
+// (runtime/pack_parameters.h), instead of being reordered on every run.
 //
 // Devices. A tensor lives on a device (runtime/device.h) and its storage comes from that device's
 // allocator. Host code (any thread not running a kernel of a non-host device, see
@@ -51,12 +55,14 @@
 
 namespace braid {
 
-enum class Layout : uint8_t { kPlain, kBlocked16 };
-// Channels per block of Layout::kBlocked16.
+enum class Layout : uint8_t { kPlain, kBlocked16, kFilterBlocked16 };
+// Channels per block of Layout::kBlocked16 (and of both channel dims of kFilterBlocked16).
 inline constexpr int64_t kLayoutBlock = 16;
 // Whether a tensor of `dims` and `dtype` can be kBlocked16: float32, 4-D, channels % 16 == 0.
 bool BlockableShape(DType dtype, const std::vector<int64_t>& dims);
-const char* LayoutName(Layout layout);  // "plain", "blocked16"
+// Whether it can be kFilterBlocked16: float32, 4-D, dims 0 and 1 multiples of 16.
+bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims);
+const char* LayoutName(Layout layout);  // "plain", "blocked16", "filter_blocked16"
 
 class Storage {
  public:

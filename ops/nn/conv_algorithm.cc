@@ -1,7 +1,6 @@
 #include "ops/nn/conv_algorithm.h"
 
 #include <glog/logging.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -52,37 +51,15 @@ std::string Joined(const std::vector<int64_t>& values) {
   return out;
 }
 
-// Zeroed pages mapped for one search and unmapped after it. Not from malloc: glibc keeps freed
-// blocks of this size in its heap, where they stay resident beside the net's memory (Inception-v3
-// batch 8: 25 MB more peak resident memory than mapping them); pages only read (zero weights) are
-// never made resident at all.
-class SearchBuffer {
- public:
-  explicit SearchBuffer(size_t bytes) : bytes_(bytes) {
-    data_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (data_ == MAP_FAILED) {
-      throw Error(Status::ResourceExhausted("algorithm search: cannot map " +
-                                            std::to_string(bytes) + " bytes for a candidate"));
-    }
-  }
-  ~SearchBuffer() { munmap(data_, bytes_); }
-  SearchBuffer(const SearchBuffer&) = delete;
-  SearchBuffer& operator=(const SearchBuffer&) = delete;
-  void* data() const { return data_; }
-
- private:
-  void* data_;
-  size_t bytes_;
-};
-
-// Runs `pd`'s primitive on zeroed buffers of `args`: one warm-up, then kSearchRuns timed; the
-// median in ms.
+// Runs `pd`'s primitive on zeroed buffers of `args` (MappedBuffers: glibc would keep freed ones of
+// this size resident beside the net's memory, Inception-v3 batch 8: 25 MB more peak resident
+// memory); one warm-up, then kSearchRuns timed; the median in ms.
 // `given` maps an argument to memory it may use instead (pointer and bytes), where it fits.
 template <typename Primitive>
 double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& args,
                 const std::unordered_map<int, std::pair<void*, size_t>>& given = {}) {
   const Primitive primitive(pd);
-  std::vector<std::unique_ptr<SearchBuffer>> buffers;
+  std::vector<std::unique_ptr<MappedBuffer>> buffers;
   std::unordered_map<int, dnnl::memory> memories;
   for (const auto& [arg, md] : args) {
     if (md.get_size() == 0) continue;
@@ -91,7 +68,7 @@ double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& ar
     if (it != given.end() && it->second.first != nullptr && md.get_size() <= it->second.second) {
       data = it->second.first;
     } else {
-      buffers.push_back(std::make_unique<SearchBuffer>(md.get_size()));
+      buffers.push_back(std::make_unique<MappedBuffer>(md.get_size()));
       data = buffers.back()->data();
     }
     memories.emplace(arg, dnnl::memory(md, Engine(), data));

@@ -1,6 +1,7 @@
 #include "ops/nn/conv_op.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "ops/common/op_checks.h"
@@ -40,7 +41,9 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
   try {
     const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
     plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), pd.src_desc(), true);
-    plan.weights = LayoutBridge(PlainDesc(s.DnnlWeightDims()), pd.weights_desc(), true);
+    plan.weights = LayoutBridge(s.w_layout == Layout::kPlain ? PlainDesc(s.DnnlWeightDims())
+                                                              : TensorDesc(s.filter_dims, s.w_layout),
+                                pd.weights_desc(), true);
     plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
     if (s.has_bias) plan.bias = pd.bias_desc();
     plan.conv = DnnlPrimitive::Of<dnnl::convolution_forward>(pd);
@@ -52,6 +55,39 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
 }
 
 }  // namespace
+
+bool PackConvFilter(const OperatorDef& op, Tensor* filter) {
+  const std::vector<int64_t>& dims = filter->shape();
+  if (ArgumentReader(op.arg()).Get<int64_t>("group", 1) != 1 || !filter->device().is_host() ||
+      filter->layout() != Layout::kPlain || !PackableFilterShape(filter->dtype(), dims)) {
+    return false;
+  }
+  const dnnl::memory::desc plain = PlainDesc(ToDnnlDims(dims));
+  const dnnl::memory::desc packed = TensorDesc(dims, Layout::kFilterBlocked16);
+  try {
+    // What the direct convolution reads on this CPU, asked of a one-sample probe with the
+    // filter's window (stride and padding do not change the filter's layout).
+    const dnnl::memory::dims x{1, dims[1], dims[2] + 7, dims[3] + 7}, y{1, dims[0], 8, 8};
+    const dnnl::convolution_forward::primitive_desc probe(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                        dnnl::algorithm::convolution_direct, AnyDesc(x),
+                                        AnyDesc(ToDnnlDims(dims)), dnnl::memory::desc(),
+                                        AnyDesc(y), {1, 1}, {0, 0}, {0, 0}),
+        Engine());
+    if (probe.weights_desc() != packed || packed.get_size() != plain.get_size()) return false;
+    const MappedBuffer values(plain.get_size());
+    std::memcpy(values.data(), filter->data<float>(), plain.get_size());
+    dnnl::memory from(plain, Engine(), values.data());
+    dnnl::memory to(packed, Engine(), filter->mutable_data<float>());
+    dnnl::reorder(from, to).execute(ThreadStream(), from, to);
+    ThreadStream().wait();
+  } catch (const dnnl::error& e) {
+    ThrowDnnlError(e, "packing filter '" + op.input(1) + "' " + filter->ShapeString() +
+                          " of Conv '" + op.name() + "'");
+  }
+  filter->set_layout(Layout::kFilterBlocked16);
+  return true;
+}
 
 dnnl::memory::dims ConvShapes::DnnlWeightDims() const {
   if (group == 1) return ToDnnlDims(filter_dims);
@@ -85,6 +121,12 @@ void ConvOp::Prepare() {
   const std::vector<ShapeInfo> in = InputShapeInfos(*this);
   shapes_ = ComputeConvShapes(def(), in);
   shapes_.x_layout = Input(0).layout();
+  shapes_.w_layout = Input(1).layout();
+  if (shapes_.w_layout != Layout::kPlain && shapes_.group != 1) {
+    ThrowInvalidArgument("filter '" + def().input(1) + "' is " + LayoutName(shapes_.w_layout) +
+                         ", which a grouped convolution (group " + std::to_string(shapes_.group) +
+                         ") cannot read");
+  }
   shapes_.y_layout = RequestedLayout(def(), 0);
   // From the chunk whose blocked X and Y fit the budget, down while the largest candidate's
   // scratchpad (Winograd's grows with the chunk) takes them over it, so that the algorithm search
@@ -132,6 +174,7 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
                               .Add(s.window.PadBegin())
                               .Add(s.window.PadEnd())
                               .Add(s.x_layout)
+                              .Add(s.w_layout)
                               .Add(s.y_layout)
                               .Add(ConvAlgorithmName(algorithm))
                               .str();
@@ -153,7 +196,7 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
 
 void ConvOp::Run() {
   bool same = plan_ != nullptr && static_cast<int>(prepared_dims_.size()) == InputSize() &&
-              Input(0).layout() == shapes_.x_layout;
+              Input(0).layout() == shapes_.x_layout && Input(1).layout() == shapes_.w_layout;
   for (int i = 0; i < InputSize(); ++i) {
     CheckInputType(*this, i, {DType::kFloat32});
     same = same && Input(i).shape() == prepared_dims_[i];
@@ -164,7 +207,7 @@ void ConvOp::Run() {
   if (Output(0)->numel() == 0) return;
   scratch_.Place();
   const float* x = Input(0).any_layout_data<float>();
-  weights_.Point(Input(1).data<float>());
+  weights_.Point(Input(1).any_layout_data<float>());
   if (shapes_.has_bias) Point(bias_, Input(2).data<float>());
   weights_.Reorder();
   const int64_t x_chunk = Input(0).numel() / shapes_.x_dims[0] * chunk_;
@@ -206,6 +249,7 @@ BRAID_OPERATOR_SCHEMA(Conv)
     .Arg("group", ArgKind::kInt)
     .NumInputs(2, 3)
     .NumOutputs(1)
+    .PackedInput(1, PackConvFilter)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() < 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ComputeConvShapes(def, in).y_dims, true}};

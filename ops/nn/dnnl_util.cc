@@ -1,6 +1,7 @@
 #include "ops/nn/dnnl_util.h"
 
 #include <glog/logging.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
@@ -28,10 +29,27 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+MappedBuffer::MappedBuffer(size_t bytes) : bytes_(bytes) {
+  data_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data_ == MAP_FAILED) {
+    throw Error(Status::ResourceExhausted("cannot map " + std::to_string(bytes) +
+                                          " bytes for a temporary buffer"));
+  }
+}
+
+MappedBuffer::~MappedBuffer() { munmap(data_, bytes_); }
+
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout) {
-  if (layout == Layout::kPlain) return PlainDesc(ToDnnlDims(dims));
-  return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32,
-                            dnnl::memory::format_tag::aBcd16b);
+  switch (layout) {
+    case Layout::kPlain: return PlainDesc(ToDnnlDims(dims));
+    case Layout::kBlocked16:
+      return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32,
+                                dnnl::memory::format_tag::aBcd16b);
+    case Layout::kFilterBlocked16:
+      return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32,
+                                dnnl::memory::format_tag::OIhw16i16o);
+  }
+  throw Error(Status::Internal("TensorDesc: unknown layout"));
 }
 
 Layout RequestedLayout(const OperatorDef& op, int output) {

@@ -79,8 +79,8 @@ dnnl::stream& ThreadStream();
 
 // A float32 descriptor with dense row-major strides (nchw, oihw, goihw, x...).
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
-// The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc, or
-// nChw16c for Layout::kBlocked16.
+// The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc,
+// nChw16c for Layout::kBlocked16, OIhw16i16o for Layout::kFilterBlocked16.
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout);
 // The layout `op` writes output `output` in: kBlocked16 when its kBlockedOutputsArg lists it.
 Layout RequestedLayout(const OperatorDef& op, int output);
@@ -103,6 +103,23 @@ int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims);
 
 // Attributes of every primitive made here: user-managed scratchpad (see the thread-safety notes).
 dnnl::primitive_attr UserScratchpadAttr();
+
+// Zeroed pages mapped for a temporary buffer (an algorithm search's operands, a filter being
+// packed) and unmapped when it is destroyed, so that they stop being resident at once: glibc keeps
+// freed blocks of a few MB in its heap. Pages never written are never made resident. Throws
+// braid::Error when the pages cannot be mapped.
+class MappedBuffer {
+ public:
+  explicit MappedBuffer(size_t bytes);
+  ~MappedBuffer();
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  void* data_;
+  size_t bytes_;
+};
 
 // The buffers an op needs only while it runs (its tensors' copies in a primitive's layout, the
 // primitives' scratchpads), laid out in regions of one block. The op builds the layout when it

@@ -48,6 +48,7 @@
 #include "runtime/model_folder.h"
 #include "runtime/net.h"
 #include "runtime/net_args.h"
+#include "runtime/pack_parameters.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
@@ -67,6 +68,8 @@ DEFINE_double(min_seconds, 5, "timed seconds, at least (unless --max_iters)");
 DEFINE_bool(memory_plan, true, "bind the recyclable blobs into one planned arena");
 DEFINE_bool(blocked_layouts, true,
             "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
+DEFINE_bool(pack_parameters, true,
+            "store Conv filters once in the layout oneDNN reads (runtime/pack_parameters.h)");
 DEFINE_bool(json, false, "print one 'result {...}' JSON line instead of the report");
 
 namespace braid::bench {
@@ -89,6 +92,7 @@ struct InferenceResult {
   int64_t naive_bytes = 0;
   int64_t scratch_bytes = 0;
   int blocked_blobs = 0;
+  int packed_parameters = 0;
 };
 
 void ThrowIfError(const Status& status) {
@@ -156,6 +160,9 @@ NetDef PrepareModel(const std::string& path, Workspace* ws, InferenceResult* r) 
   if (FLAGS_blocked_layouts) {
     r->blocked_blobs = UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *ws));
   }
+  if (FLAGS_pack_parameters) {
+    r->packed_parameters = static_cast<int>(PackParameters(def, parameters, ws).size());
+  }
   def.set_type(FLAGS_executor);
   SetNetIntArg(&def, kNumWorkersArg, FLAGS_threads);
   if (def.name().empty()) def.set_name("predict");
@@ -191,13 +198,14 @@ InferenceResult Measure(const std::string& path) {
 void PrintJson(const InferenceResult& r) {
   std::printf(
       "result {\"input_shape\": \"%s\", \"batch\": %lld, \"ops\": %d, \"executor\": \"%s\", "
-      "\"threads\": %d, \"blocked_blobs\": %d, \"iterations\": %d, \"median_ms\": %.4f, "
+      "\"threads\": %d, \"blocked_blobs\": %d, \"packed_parameters\": %d, "
+      "\"iterations\": %d, \"median_ms\": %.4f, "
       "\"p90_ms\": %.4f, \"images_per_second\": %.4f, \"setup_seconds\": %.3f, "
       "\"rss_before_load\": %lld, \"peak_rss\": %lld, \"param_bytes\": %lld, "
       "\"arena_bytes\": %lld, \"lower_bound_bytes\": %lld, \"naive_bytes\": %lld, "
       "\"scratch_bytes\": %lld}\n",
       r.input_shape.c_str(), static_cast<long long>(r.batch), r.ops, FLAGS_executor.c_str(),
-      FLAGS_threads, r.blocked_blobs, r.iterations, r.median_ms, r.p90_ms, r.images_per_second,
+      FLAGS_threads, r.blocked_blobs, r.packed_parameters, r.iterations, r.median_ms, r.p90_ms, r.images_per_second,
       r.setup_seconds, static_cast<long long>(r.rss_before_load),
       static_cast<long long>(r.peak_rss), static_cast<long long>(r.param_bytes),
       static_cast<long long>(r.arena_bytes), static_cast<long long>(r.lower_bound_bytes),
@@ -206,9 +214,9 @@ void PrintJson(const InferenceResult& r) {
 
 void PrintReport(const InferenceResult& r) {
   const auto mib = [](int64_t bytes) { return bytes / (1024.0 * 1024.0); };
-  std::printf("input %s, %d ops, executor %s, %d threads, %d blobs blocked\n",
+  std::printf("input %s, %d ops, executor %s, %d threads, %d blobs blocked, %d parameters packed\n",
               r.input_shape.c_str(), r.ops, FLAGS_executor.c_str(), FLAGS_threads,
-              r.blocked_blobs);
+              r.blocked_blobs, r.packed_parameters);
   std::printf("latency: median %.2f ms, p90 %.2f ms over %d iterations; %.1f images/s\n",
               r.median_ms, r.p90_ms, r.iterations, r.images_per_second);
   std::printf("peak RSS %.1f MiB, %.1f MiB above the %.1f MiB before loading\n", mib(r.peak_rss),

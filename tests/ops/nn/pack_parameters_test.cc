@@ -1,0 +1,146 @@
+// PackParameters (runtime/pack_parameters.h) with Conv's packed filter (ops/nn/conv_op.h): which
+// parameters an inference net's loader packs, and that a Conv reading a packed filter computes
+// exactly what it computes from the plain one.
+#include "runtime/pack_parameters.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/op_test_util.h"
+#include "runtime/tensor.h"
+#include "runtime/workspace.h"
+
+namespace braid::test {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// Feeds X [2, c, 9, 9] and, per name, a filter [m, c, 3, 3] and a bias [m].
+void FeedConvBlobs(Workspace* ws, int64_t c, int64_t m, const std::vector<std::string>& filters) {
+  Feed<float>(ws, "X", {2, c, 9, 9}, Random(2 * c * 81, 1));
+  uint32_t seed = 2;
+  for (const std::string& w : filters) {
+    Feed<float>(ws, w, {m, c, 3, 3}, Random(m * c * 9, seed++));
+    Feed<float>(ws, w + "_b", {m}, Random(m, seed++));
+  }
+}
+
+std::string Conv(const std::string& w, const std::string& y, const std::string& extra = "") {
+  return "type: 'Conv' input: 'X' input: '" + w + "' input: '" + w + "_b' output: '" + y +
+         "' arg { name: 'pad' i: 1 } " + extra;
+}
+
+std::vector<float> RunAndFetch(Workspace* ws, const NetDef& net, const std::string& y) {
+  const Status status = ws->RunNetOnce(net);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return Fetch<float>(*ws, y);
+}
+
+// Whether this CPU's direct convolution reads the blocked filter (AVX-512); where it does not,
+// packing is declined and the tests that need it skip, saying so.
+bool PackingApplies() {
+  Workspace ws;
+  FeedConvBlobs(&ws, 16, 16, {"W"});
+  return !PackParameters(NetOf({Conv("W", "Y")}), {"W", "W_b"}, &ws).empty();
+}
+
+TEST(PackParametersTest, AConvReadsItsPackedFilterAndComputesExactlyWhatItDidPlain) {
+  if (!PackingApplies()) GTEST_SKIP() << "oneDNN's direct convolution on this CPU reads another "
+                                         "filter layout than OIhw16i16o; nothing is packed";
+  for (const std::string& blocked : {"", "arg { name: 'blocked_outputs' ints: 0 }"}) {
+    Workspace ws;
+    FeedConvBlobs(&ws, 32, 48, {"W"});
+    // A 1x1 max pool reads Y in either layout and writes R plain: the identity.
+    NetDef net = NetOf({Conv("W", "Y", blocked),
+                        "type: 'MaxPool' input: 'Y' output: 'R' arg { name: 'kernel' i: 1 }"});
+    net.add_external_output("R");
+    const std::vector<float> plain = RunAndFetch(&ws, net, "R");
+    EXPECT_EQ(PackParameters(net, {"W", "W_b"}, &ws), std::vector<std::string>{"W"});
+    EXPECT_EQ(ws.GetBlob("W")->layout(), Layout::kFilterBlocked16);
+    EXPECT_EQ(ws.GetBlob("W_b")->layout(), Layout::kPlain);  // a bias is read plain
+    EXPECT_EQ(RunAndFetch(&ws, net, "R"), plain) << blocked;
+    // Read plain, the packed filter is an error, not other numbers.
+    EXPECT_THROW(ws.GetBlob("W")->data<float>(), Error);
+  }
+}
+
+TEST(PackParametersTest, OnlyFiltersEveryReaderOfWhichIsAConvAreEverPacked) {
+  if (!PackingApplies()) GTEST_SKIP() << "nothing is packed on this CPU (see above)";
+  Workspace ws;
+  FeedConvBlobs(&ws, 16, 32, {"Shared", "AlsoRelu", "Written", "Output", "NotAParam"});
+  Feed<float>(&ws, "G", {32, 4, 3, 3}, Random(32 * 4 * 9, 9));
+  Feed<float>(&ws, "G_b", {32}, Random(32, 10));
+  Feed<float>(&ws, "Narrow", {32, 3, 3, 3}, Random(32 * 27, 11));
+  Feed<float>(&ws, "Narrow_b", {32}, Random(32, 12));
+  Feed<float>(&ws, "X3", {2, 3, 9, 9}, Random(2 * 27 * 9, 13));
+  NetDef net = NetOf({
+      Conv("Shared", "Y1"), Conv("Shared", "Y2"),                       // two Convs: packed
+      Conv("AlsoRelu", "Y3"), "type: 'Relu' input: 'AlsoRelu' output: 'R3'",  // read elsewhere
+      "type: 'Relu' input: 'Y1' output: 'Written'", Conv("Written", "Y4"),    // written
+      Conv("Output", "Y5"),                                             // fetched by the caller
+      Conv("NotAParam", "Y6"),                                          // not a parameter
+      "type: 'Conv' input: 'X' input: 'G' input: 'G_b' output: 'Y7' arg { name: 'pad' i: 1 } "
+      "arg { name: 'group' i: 4 }",                                     // grouped
+      "type: 'Conv' input: 'X3' input: 'Narrow' input: 'Narrow_b' output: 'Y8' "
+      "arg { name: 'pad' i: 1 }",                                       // C = 3
+  });
+  net.add_external_output("Output");
+  const std::set<std::string> parameters{"Shared", "AlsoRelu", "Written", "Output", "G",
+                                         "Narrow", "Shared_b"};
+  EXPECT_EQ(PackParameters(net, parameters, &ws), std::vector<std::string>{"Shared"});
+  for (const std::string& blob : {"AlsoRelu", "Written", "Output", "NotAParam", "G", "Narrow"}) {
+    EXPECT_EQ(ws.GetBlob(blob)->layout(), Layout::kPlain) << blob;
+  }
+}
+
+TEST(PackParametersTest, AFilterWrittenAfterPackingIsReadPlainAgain) {
+  if (!PackingApplies()) GTEST_SKIP() << "nothing is packed on this CPU (see above)";
+  Workspace ws;
+  FeedConvBlobs(&ws, 16, 16, {"W"});
+  const NetDef net = NetOf({Conv("W", "Y")});
+  ASSERT_EQ(PackParameters(net, {"W"}, &ws).size(), 1u);
+  RunAndFetch(&ws, net, "Y");
+  // A new value, written plain (every write makes a tensor plain): the op prepares for it again.
+  const std::vector<float> w = Random(16 * 16 * 9, 77);
+  Feed<float>(&ws, "W", {16, 16, 3, 3}, w);
+  const std::vector<float> packed_then_plain = RunAndFetch(&ws, net, "Y");
+  Workspace fresh;
+  FeedConvBlobs(&fresh, 16, 16, {"W"});
+  Feed<float>(&fresh, "W", {16, 16, 3, 3}, w);
+  EXPECT_EQ(packed_then_plain, RunAndFetch(&fresh, net, "Y"));
+}
+
+TEST(PackParametersTest, AGradientOfAPackedFilterIsRefusedNamingTheLayout) {
+  if (!PackingApplies()) GTEST_SKIP() << "nothing is packed on this CPU (see above)";
+  Workspace ws;
+  FeedConvBlobs(&ws, 16, 16, {"W"});
+  ASSERT_EQ(PackParameters(NetOf({Conv("W", "Y")}), {"W"}, &ws).size(), 1u);
+  Feed<float>(&ws, "dY", {2, 16, 9, 9}, Random(2 * 16 * 81, 5));
+  ExpectRunFails(&ws,
+                 "type: 'ConvGradient' input: 'X' input: 'W' input: 'dY' output: 'dW' "
+                 "output: 'db' output: 'dX' arg { name: 'pad' i: 1 }",
+                 "filter_blocked16");
+}
+
+TEST(PackParametersTest, TensorsRefuseTheFilterLayoutForOtherShapes) {
+  Tensor t(DType::kFloat32, {16, 24, 3, 3});
+  t.mutable_data<float>();
+  EXPECT_THROW(t.set_layout(Layout::kFilterBlocked16), Error);  // 24 input channels
+  Tensor ok(DType::kFloat32, {32, 16, 1, 1});
+  ok.mutable_data<float>();
+  ok.set_layout(Layout::kFilterBlocked16);
+  EXPECT_STREQ(LayoutName(ok.layout()), "filter_blocked16");
+}
+
+}  // namespace
+}  // namespace braid::test
