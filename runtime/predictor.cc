@@ -231,6 +231,7 @@ PredictorMemory Predictor::memory() const {
     memory.plans += context->plans();
     memory.arena_bytes += context->arena_bytes();
     memory.lower_bound_bytes += context->lower_bound_bytes();
+    memory.scratch_bytes += context->scratch_bytes();
   }
   return memory;
 }

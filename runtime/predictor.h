@@ -6,7 +6,10 @@
 // seen, with its activations planned into one arena per context (runtime/memory_planning.h: proven
 // safe for every schedule), so a context's memory is its largest plan, never a copy of the
 // parameters. A Run with input shapes a context has not seen builds and plans that net once; later
-// Runs with those shapes allocate nothing. Runs beyond the pool's size wait for a context.
+// Runs with those shapes allocate nothing. Runs beyond the pool's size wait for a context. On a
+// cpu device the Conv filters are stored once in the layout oneDNN's convolution reads
+// (runtime/pack_parameters.h) and activations between oneDNN ops stay in its blocked layout
+// (runtime/models/blocked_layouts.h): a Run reorders neither.
 //
 // Inputs are views of the caller's memory: on a cpu device the net reads them in place (a net that
 // writes an input blob gets a copy instead); on another device they are copied there. Outputs are
@@ -95,6 +98,7 @@ struct PredictorMemory {
   int plans = 0;                  // nets built for an input shape, over all contexts
   int64_t arena_bytes = 0;        // activation arenas, over all contexts
   int64_t lower_bound_bytes = 0;  // over all contexts: each context's largest plan's lower bound
+  int64_t scratch_bytes = 0;      // ops' temporary buffers (runtime/scratch.h), over all contexts
 };
 
 class Predictor {

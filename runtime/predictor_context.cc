@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "runtime/memory_planning.h"
+#include "runtime/models/blocked_layouts.h"
 #include "runtime/net.h"
+#include "runtime/shape_inference.h"
 #include "runtime/workspace.h"
 
 namespace braid {
@@ -81,8 +83,16 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
     *blob = Tensor(spec_->device);
     prepared.inputs.push_back(blob);
   }
-  Feed(inputs, prepared);  // the plan's shape inference reads the inputs' shapes
-  prepared.net = prepared.ws->CreateNet(spec_->predict_net);
+  Feed(inputs, prepared);  // shape inference (layouts, the plan) reads the inputs' shapes
+  if (spec_->device.is_host()) {
+    // Activations between oneDNN ops stay in its blocked layout: no reorders around them, and no
+    // scratch for blocked copies in the context.
+    NetDef def = spec_->predict_net;
+    UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *prepared.ws));
+    prepared.net = prepared.ws->CreateNet(def);
+  } else {
+    prepared.net = prepared.ws->CreateNet(spec_->predict_net);
+  }
   if (spec_->plan_memory) {
     MemoryPlanOptions options;
     options.share_arenas_of = arena_owner_;
@@ -104,6 +114,9 @@ void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
   Feed(inputs, prepared);
   const Status status = prepared.net->Run();
   if (!status.ok()) throw Error(status);
+  int64_t scratch = 0;
+  for (const auto& [signature, each] : prepared_) scratch += each.net->scratch_bytes();
+  scratch_bytes_ = scratch;
   for (const std::string& name : spec_->output_names) {
     const Tensor* tensor = prepared.ws->GetBlob(name);
     if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {

@@ -1,6 +1,7 @@
 // PredictorContext: one request context of a Predictor (runtime/predictor.h). For each input
 // signature (the inputs' dtypes and shapes) it has seen, it keeps a child workspace of the shared
-// parameters, the predict net built there and that net's memory plan; every plan of a context is
+// parameters, the predict net built there (on a cpu device with its activations between oneDNN ops
+// blocked for those shapes, runtime/models/blocked_layouts.h) and that net's memory plan; every plan of a context is
 // made into the arenas of its first (they never run at once), so the context's memory is its
 // largest plan.
 //
@@ -55,10 +56,12 @@ class PredictorContext {
            std::map<std::string, OutputTensor>* outputs);
 
   // Read from any thread (while another runs the context): the plans made so far, the arenas'
-  // bytes, and the largest lower bound of the plans made into them.
+  // bytes, the largest lower bound of the plans made into them, and the scratch areas (ops'
+  // temporary buffers, runtime/scratch.h) of its nets as of their last Run.
   int plans() const { return plans_.load(); }
   int64_t arena_bytes() const { return arena_bytes_.load(); }
   int64_t lower_bound_bytes() const { return lower_bound_bytes_.load(); }
+  int64_t scratch_bytes() const { return scratch_bytes_.load(); }
 
  private:
   struct Prepared {
@@ -78,6 +81,7 @@ class PredictorContext {
   std::atomic<int> plans_{0};
   std::atomic<int64_t> arena_bytes_{0};
   std::atomic<int64_t> lower_bound_bytes_{0};
+  std::atomic<int64_t> scratch_bytes_{0};
 };
 
 }  // namespace braid

@@ -185,10 +185,12 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
     PrintRow("predictor", clients, row,
              (row.requests / row.seconds) / (session_rows[i].requests / session_rows[i].seconds));
     std::printf("  parameters %.1f MiB once; %d contexts, arenas %.1f MiB (lower bound %.1f MiB, "
-                "%.1f MiB per context); RSS %.1f MiB (%.1f after the session's rows)\n",
+                "%.1f MiB per context); scratch %.1f MiB per context; RSS %.1f MiB (%.1f after the "
+                "session's rows)\n",
                 MiB(memory.parameter_bytes), memory.contexts, MiB(memory.arena_bytes),
                 MiB(memory.lower_bound_bytes),
                 memory.contexts ? MiB(memory.arena_bytes) / memory.contexts : 0.0,
+                memory.contexts ? MiB(memory.scratch_bytes) / memory.contexts : 0.0,
                 MiB(ProcStatusBytes("VmRSS:")), MiB(rss_after_session));
   }
   std::filesystem::remove_all(dir);
