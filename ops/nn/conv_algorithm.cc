@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -54,10 +55,12 @@ std::string Joined(const std::vector<int64_t>& values) {
 // Runs `pd`'s primitive on zeroed buffers of `args` (MappedBuffers: glibc would keep freed ones of
 // this size resident beside the net's memory, Inception-v3 batch 8: 25 MB more peak resident
 // memory); one warm-up, then kSearchRuns timed; the median in ms.
-// `given` maps an argument to memory it may use instead (pointer and bytes), where it fits.
+// `given` maps an argument to memory it may use instead (pointer and bytes), where it fits;
+// `before`, when set, runs before the primitive in every run and is timed with it.
 template <typename Primitive>
 double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& args,
-                const std::unordered_map<int, std::pair<void*, size_t>>& given = {}) {
+                const std::unordered_map<int, std::pair<void*, size_t>>& given = {},
+                const std::function<void()>& before = {}) {
   const Primitive primitive(pd);
   std::vector<std::unique_ptr<MappedBuffer>> buffers;
   std::unordered_map<int, dnnl::memory> memories;
@@ -77,6 +80,7 @@ double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& ar
   std::vector<double> ms;
   for (int run = 0; run <= kSearchRuns; ++run) {
     const auto start = std::chrono::steady_clock::now();
+    if (before) before();
     primitive.execute(stream, memories);
     stream.wait();
     const std::chrono::duration<double, std::milli> elapsed =
@@ -89,6 +93,25 @@ double MedianMs(const typename Primitive::primitive_desc& pd, const ExecArgs& ar
 
 double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSearchMemory& memory) {
   const convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
+  // The op reorders its filter into the candidate's weights layout on every run (Winograd's
+  // transformed weights, or a plain filter into the blocked one): timed with the convolution.
+  const dnnl::memory::desc filter_desc = s.FilterDesc();
+  MappedBuffer weights(pd.weights_desc().get_size());
+  std::unique_ptr<MappedBuffer> zero_filter;
+  std::function<void()> reorder_weights;
+  if (filter_desc != pd.weights_desc()) {
+    const void* filter = memory.filter;
+    if (filter == nullptr || memory.filter_bytes < filter_desc.get_size()) {
+      zero_filter = std::make_unique<MappedBuffer>(filter_desc.get_size());
+      std::memset(zero_filter->data(), 0, filter_desc.get_size());  // resident, as a filter is
+      filter = zero_filter->data();
+    }
+    const dnnl::memory from(filter_desc, Engine(), const_cast<void*>(filter));
+    const dnnl::memory to(pd.weights_desc(), Engine(), weights.data());
+    reorder_weights = [reorder = dnnl::reorder(from, to), from, to] {
+      reorder.execute(ThreadStream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+    };
+  }
   return MedianMs<convolution_forward>(
       pd,
       {{DNNL_ARG_SRC, pd.src_desc()},
@@ -97,7 +120,9 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
        {DNNL_ARG_DST, pd.dst_desc()},
        {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}},
       {{DNNL_ARG_SRC, {const_cast<void*>(memory.src), memory.src_bytes}},  // only read
-       {DNNL_ARG_DST, {memory.dst, memory.dst_bytes}}});
+       {DNNL_ARG_WEIGHTS, {weights.data(), pd.weights_desc().get_size()}},
+       {DNNL_ARG_DST, {memory.dst, memory.dst_bytes}}},
+      reorder_weights);
 }
 
 double TimeBackward(const ConvShapes& s, ConvDirection direction, dnnl::algorithm algorithm,
@@ -172,7 +197,8 @@ std::string BaseKey(const ConvShapes& s, ConvDirection direction) {
   std::ostringstream key;
   key << "Conv/" << ConvDirectionName(direction) << "|onednn-cpu|isa=" << CpuIsaName()
       << "|f32|x=" << Joined(s.x_dims) << "|w=" << Joined(s.filter_dims) << "|g=" << s.group
-      << "|bias=" << s.has_bias << "|stride=" << Joined(w.Strides())
+      << "|bias=" << s.has_bias << "|filter=" << LayoutName(s.w_layout)
+      << "|stride=" << Joined(w.Strides())
       << "|dilation=" << Joined(w.DnnlDilation()) << "|pad=" << Joined(w.PadBegin()) << ","
       << Joined(w.PadEnd()) << "|layout=any";
   return key.str();

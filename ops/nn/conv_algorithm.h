@@ -9,15 +9,19 @@
 // of those that fit the workspace limit wins; with BRAID_ALGORITHM_SEARCH=rule the first that fits
 // (the old size rule: Winograd when eligible), without timing, the same in every process.
 //
-// A search builds both primitives, runs each once to warm up and kSearchRuns times on zeroed
-// buffers of the primitive's own layouts (pages mapped for the search, unmapped after it), or for a forward search given ConvSearchMemory on the
-// op's own input and output (the input only read, zero weights), and takes the median. The key (ConvAlgorithmKey) names the direction, engine, CPU ISA, data type, shapes
-// (batch included), window, group, bias and the primitive's layouts (format_tag::any: the
-// tensors' own layouts only add reorders, the same for both candidates, so plain and blocked nets
-// share choices and bits). It names no device: cpu and sim devices, and every replica of a
-// data-parallel net, run the same algorithm, so sim and cpu training agree bit for bit. Across
-// processes choices may differ (timings are noisy); --algo_cache in the tools, or the rule mode,
-// pins them.
+// A search builds both primitives, runs each once to warm up and kSearchRuns times, and takes the
+// median. Operands are zeroed pages mapped for the search and unmapped after it, or for a forward
+// search given ConvSearchMemory the op's own input (only read) and output. A forward candidate is
+// timed with the reorder of the op's filter into its weights layout, which the op runs on every
+// run too (Winograd's transformed weights, a plain filter into the blocked one; nothing for a
+// packed filter, runtime/pack_parameters.h, that a direct candidate reads as it is): at batch 1
+// that reorder can cost more than Winograd saves. The key (ConvAlgorithmKey) names the direction,
+// engine, CPU ISA, data type, shapes (batch included), window, group, bias, the filter's layout
+// and the primitive's layouts (format_tag::any: the activations' own layouts only add reorders,
+// the same for both candidates, so plain and blocked nets share choices and bits). It names no
+// device: cpu and sim devices, and every replica of a data-parallel net, run the same algorithm,
+// so sim and cpu training agree bit for bit. Across processes choices may differ (timings are
+// noisy); --algo_cache in the tools, or the rule mode, pins them.
 //
 // Thread safety: every function may be called from any thread (the registry serialises searches
 // per key and per device).
@@ -56,6 +60,8 @@ struct ConvSearchMemory {
   size_t src_bytes = 0;
   void* dst = nullptr;
   size_t dst_bytes = 0;
+  const void* filter = nullptr;  // the op's filter (in ConvShapes::w_layout), only read
+  size_t filter_bytes = 0;
 };
 
 // The largest scratchpad among the forward candidates for `s` (what a forward search allocates

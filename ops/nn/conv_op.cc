@@ -41,9 +41,7 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
   try {
     const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
     plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), pd.src_desc(), true);
-    plan.weights = LayoutBridge(s.w_layout == Layout::kPlain ? PlainDesc(s.DnnlWeightDims())
-                                                              : TensorDesc(s.filter_dims, s.w_layout),
-                                pd.weights_desc(), true);
+    plan.weights = LayoutBridge(s.FilterDesc(), pd.weights_desc(), true);
     plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
     if (s.has_bias) plan.bias = pd.bias_desc();
     plan.conv = DnnlPrimitive::Of<dnnl::convolution_forward>(pd);
@@ -87,6 +85,11 @@ bool PackConvFilter(const OperatorDef& op, Tensor* filter) {
   }
   filter->set_layout(Layout::kFilterBlocked16);
   return true;
+}
+
+dnnl::memory::desc ConvShapes::FilterDesc() const {
+  if (w_layout == Layout::kPlain) return PlainDesc(DnnlWeightDims());
+  return TensorDesc(filter_dims, w_layout);
 }
 
 dnnl::memory::dims ConvShapes::DnnlWeightDims() const {
@@ -148,7 +151,7 @@ void ConvOp::Prepare() {
   if (device().is_host()) {
     Tensor* y = Output(0, DType::kFloat32, shapes_.y_dims);
     search = {Input(0).any_layout_data<float>(), Input(0).nbytes(), y->mutable_data<float>(),
-              y->nbytes()};
+              y->nbytes(), Input(1).any_layout_data<float>(), Input(1).nbytes()};
   }
   Bind(chunk_, search);
   while (chunk_ > 1 && scratch_.bytes() > static_cast<size_t>(kChunkScratchBytes)) {

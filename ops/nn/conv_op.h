@@ -57,6 +57,8 @@ struct ConvShapes {
   int64_t out_channels() const { return filter_dims[0]; }
   // The filter as oneDNN sees it: [M, C/g, kH, kW], or [g, M/g, C/g, kH, kW] when grouped.
   dnnl::memory::dims DnnlWeightDims() const;
+  // The filter tensor's descriptor: plain over DnnlWeightDims, or its packed layout (w_layout).
+  dnnl::memory::desc FilterDesc() const;
 };
 
 // The shapes of Conv op `def` with inputs X, filter and (when `in` has 3 entries) bias. Throws
