@@ -56,6 +56,7 @@ Nets Mlp() {
   m.init.set_name("mlp_init");
   m.forward.set_name("mlp");
   Fill(&m.init, "XavierFill", "fc1_w", {32, 144});
+  AddInt(m.init.mutable_op(0), "seed", 7);  // an explicit seed, kept on every device
   Fill(&m.init, "ConstantFill", "fc1_b", {32});
   Fill(&m.init, "XavierFill", "fc2_w", {4, 32});
   Fill(&m.init, "ConstantFill", "fc2_b", {4});
