@@ -112,17 +112,30 @@ void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int6
   arg->mutable_ints()->Add(values.begin(), values.end());
 }
 
-void SetNetIntArg(NetDef* net, const std::string& name, int64_t value) {
-  for (Argument& arg : *net->mutable_arg()) {
+namespace {
+
+void SetIntArgIn(google::protobuf::RepeatedPtrField<Argument>* args, const std::string& name,
+                 int64_t value) {
+  for (Argument& arg : *args) {
     if (arg.name() != name) continue;
     arg.Clear();
     arg.set_name(name);
     arg.set_i(value);
     return;
   }
-  Argument* arg = net->add_arg();
+  Argument* arg = args->Add();
   arg->set_name(name);
   arg->set_i(value);
+}
+
+}  // namespace
+
+void SetNetIntArg(NetDef* net, const std::string& name, int64_t value) {
+  SetIntArgIn(net->mutable_arg(), name, value);
+}
+
+void SetIntArg(OperatorDef* op, const std::string& name, int64_t value) {
+  SetIntArgIn(op->mutable_arg(), name, value);
 }
 
 }  // namespace braid

@@ -36,8 +36,10 @@ void AddIntArg(OperatorDef* op, const std::string& name, int64_t value);
 void AddFloatArg(OperatorDef* op, const std::string& name, float value);
 void AddStringArg(OperatorDef* op, const std::string& name, const std::string& value);
 void AddIntsArg(OperatorDef* op, const std::string& name, const std::vector<int64_t>& values);
-// Sets a net-level int argument: replaces one of that name (its value of any kind), else adds it.
+// Sets an int argument of a net or an op: replaces one of that name (its value of any kind), else
+// adds it.
 void SetNetIntArg(NetDef* net, const std::string& name, int64_t value);
+void SetIntArg(OperatorDef* op, const std::string& name, int64_t value);
 
 }  // namespace braid
 

@@ -25,9 +25,8 @@
 //     s = predictor->Run({{"data", braid::InputView::Of(image.data(), {1, 3, 224, 224})}},
 //                        &outputs);
 //   }
-//   if (s.ok()) {
-//     const float* probs = outputs["softmax"].data<float>();
-//   }
+//   if (s.ok()) std::cout << "class 0: " << outputs["softmax"].data<float>()[0] << "\n";
+//   if (!s.ok()) std::cerr << s.ToString() << "\n";
 //
 // Errors come back as a Status naming the predictor (its predict net), the input or the op; nothing
 // throws across this API. Thread safety: Run may be called concurrently from any number of threads;

@@ -7,6 +7,7 @@
 //   braid::Session session;
 //   braid::Status s = session.SetDevice("sim:0");                  // optional: a simulated GPU
 //   if (s.ok()) s = session.RunNetOnce("init.pbtxt");              // fills parameters
+//   std::vector<float> pixels(784, 0.5f);
 //   if (s.ok()) s = session.Feed("data", {1, 784}, pixels);        // float32 input
 //   std::string net_name;
 //   if (s.ok()) s = session.LoadNet("predict.pbtxt", &net_name);   // reads "data"
@@ -14,6 +15,7 @@
 //   std::vector<int64_t> shape;
 //   std::vector<float> probs;
 //   if (s.ok()) s = session.Fetch("softmax", &shape, &probs);
+//   if (!s.ok()) std::cerr << s.ToString() << "\n";
 //
 // Thread safety: a Session may be used from several threads, but each net runs one Run at a time
 // (a concurrent RunNet of the same net returns FailedPrecondition), and Feed/Fetch of a blob must

@@ -1,4 +1,5 @@
-// braid_train: trains a ResNet image classifier on one device or data parallel on several.
+// braid_train: trains a ResNet image classifier on one device or data parallel on several; a
+// command over braid::Trainer (runtime/trainer.h), whose options its flags set.
 //
 //   braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1]
 //               [--batch-size 64] [--epochs 3 | --iters N] [--lr 0.1]
@@ -28,26 +29,26 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <set>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "runtime/device.h"
-#include "runtime/proto_io.h"
 #include "runtime/caching_allocator.h"
-#include "runtime/sim_device.h"
+#include "runtime/device.h"
 #include "runtime/process_group.h"
+#include "runtime/proto_io.h"
+#include "runtime/sim_device.h"
 #include "runtime/status.h"
+#include "runtime/trainer.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
-#include "runtime/models/model_builder.h"
 #include "tools/plan_summary.h"
-#include "runtime/train/training_loop.h"
 
 DEFINE_string(model, "resnet20", "resnet20|resnet32|resnet56 (CIFAR style) or resnet18|34|50");
 DEFINE_string(data, "fashion-mnist", "fashion-mnist or synthetic");
@@ -110,63 +111,65 @@ namespace braid {
 namespace {
 
 
-TrainingLoopOptions OptionsFromFlags() {
-  TrainingLoopOptions o;
-  o.devices.clear();
-  for (const Device& device : ParseDeviceList(FLAGS_devices, "braid_train", "--devices")) {
-    o.devices.push_back(DeviceToProto(device));
-  }
-  // On a terminal, or under braid_launch, which shows rank 0's progress line on its terminal.
-  const char* launched_progress = std::getenv("BRAID_PROGRESS");
-  o.progress_bar = isatty(STDOUT_FILENO) != 0 ||
-                   (launched_progress != nullptr && std::string(launched_progress) == "1");
+TrainerOptions OptionsFromFlags() {
+  TrainerOptions o;
   o.model = FLAGS_model;
   o.data = FLAGS_data;
   o.data_dir = FLAGS_data_dir;
-  o.synthetic_examples = FLAGS_synthetic_examples;
-  o.synthetic_test_examples = std::min<int64_t>(FLAGS_synthetic_examples, 512);
-  o.image_size = FLAGS_image_size;
-  o.channels = FLAGS_channels;
-  o.num_classes = FLAGS_classes;
+  o.synthetic.examples = FLAGS_synthetic_examples;
+  o.synthetic.test_examples = std::min<int64_t>(FLAGS_synthetic_examples, 512);
+  o.synthetic.image_size = FLAGS_image_size;
+  o.synthetic.channels = FLAGS_channels;
+  o.synthetic.classes = FLAGS_classes;
+  o.devices.clear();
+  for (const Device& device : ParseDeviceList(FLAGS_devices, "braid_train", "--devices")) {
+    o.devices.push_back(device.ToString());
+  }
   o.batch_size = FLAGS_batch_size;
   o.test_batch_size = FLAGS_test_batch_size;
   o.epochs = FLAGS_epochs;
-  o.iters = FLAGS_iters;
-  o.optimizer.lr.policy = FLAGS_lr_policy;
-  o.optimizer.lr.base_lr = static_cast<float>(FLAGS_lr);
-  o.optimizer.lr.stepsize = FLAGS_lr_step;
-  o.optimizer.lr.gamma = static_cast<float>(FLAGS_lr_gamma);
-  o.optimizer.momentum = static_cast<float>(FLAGS_momentum);
-  o.optimizer.nesterov = FLAGS_nesterov;
-  o.optimizer.weight_decay = static_cast<float>(FLAGS_weight_decay);
-  o.executor = FLAGS_executor;
-  o.threads = FLAGS_threads;
+  o.iterations = FLAGS_iters;
+  o.learning_rate = FLAGS_lr;
+  o.learning_rate_policy = {FLAGS_lr_policy, FLAGS_lr_step, FLAGS_lr_gamma};
+  o.momentum = FLAGS_momentum;
+  o.nesterov = FLAGS_nesterov;
+  o.weight_decay = FLAGS_weight_decay;
+  o.seed = FLAGS_seed;
+  o.evaluate = FLAGS_eval;
   o.checkpoint = FLAGS_checkpoint;
   o.resume = FLAGS_resume;
-  o.seed = FLAGS_seed;
-  o.log_every = FLAGS_log_every;
-  o.evaluate = FLAGS_eval;
   o.memory_plan = FLAGS_memory_plan == "on";
-  o.trace = FLAGS_trace;
-  o.intra_op_threads = FLAGS_intra_op_threads;
-  o.rank = FLAGS_rank;
-  o.world_size = FLAGS_world_size;
-  o.allreduce_algorithm = FLAGS_allreduce_algorithm;
-  o.allreduce_bucket_bytes = static_cast<int64_t>(FLAGS_allreduce_bucket_mib * (1 << 20));
-  o.nccl_across_processes = FLAGS_cross_process_allreduce == "nccl";
+  o.progress_every = FLAGS_log_every;
+  o.execution.executor = FLAGS_executor;
+  o.execution.threads = FLAGS_threads;
+  o.execution.intra_op_threads = FLAGS_intra_op_threads;
+  o.execution.trace = FLAGS_trace;
+  o.log.stream = &std::cout;
+  // On a terminal, or under braid_launch, which shows rank 0's progress line on its terminal.
+  const char* launched_progress = std::getenv("BRAID_PROGRESS");
+  o.log.progress_bar = isatty(STDOUT_FILENO) != 0 ||
+                       (launched_progress != nullptr && std::string(launched_progress) == "1");
+  o.processes.rank = FLAGS_rank;
+  o.processes.world_size = FLAGS_world_size;
+  o.processes.allreduce_algorithm = FLAGS_allreduce_algorithm;
+  o.processes.allreduce_bucket_bytes =
+      static_cast<int64_t>(FLAGS_allreduce_bucket_mib * (1 << 20));
+  o.processes.nccl = FLAGS_cross_process_allreduce == "nccl";
   return o;
 }
 
-// Joins the job's other ranks (world_size > 1) and installs the group ProcessAllreduce uses.
-void ConnectProcesses(const TrainingLoopOptions& o) {
-  if (o.world_size <= 1) return;
+// Joins the job's other ranks (world_size > 1) and installs the group the Trainer's all-reduces
+// use.
+void ConnectProcesses(const TrainerProcesses& processes) {
+  if (processes.world_size <= 1) return;
   if (FLAGS_rendezvous.empty()) {
     throw Error(Status::InvalidArgument("braid_train: --world_size " +
-                                        std::to_string(o.world_size) + " needs --rendezvous"));
+                                        std::to_string(processes.world_size) +
+                                        " needs --rendezvous"));
   }
   ProcessGroupOptions options;
-  options.rank = o.rank;
-  options.world_size = o.world_size;
+  options.rank = processes.rank;
+  options.world_size = processes.world_size;
   options.rendezvous = FLAGS_rendezvous;
   options.job_name = FLAGS_job_name;
   options.hostname = FLAGS_hostname;
@@ -177,11 +180,11 @@ void ConnectProcesses(const TrainingLoopOptions& o) {
   SetProcessGroup(std::move(group));
 }
 
-void DumpNets(const TrainingNets& nets, const std::string& dir) {
+void DumpNets(const Trainer& trainer, const std::string& dir) {
   std::filesystem::create_directories(dir);
-  SaveProto(nets.params.init_net, dir + "/" + nets.params.init_net.name() + ".pbtxt");
-  SaveProto(nets.train, dir + "/" + nets.train.name() + ".pbtxt");
-  SaveProto(nets.test, dir + "/" + nets.test.name() + ".pbtxt");
+  for (const NetDef* net : {&trainer.init_net(), &trainer.train_net(), &trainer.test_net()}) {
+    SaveProto(*net, dir + "/" + net->name() + ".pbtxt");
+  }
   std::cout << "nets written to " << dir << "\n";
 }
 
@@ -206,32 +209,35 @@ void PrintAllocatorStats(const Device& device) {
               100.0 * a.fragmentation());
 }
 
-void PrintSummary(const TrainingLoop& trainer, const TrainingLoopOptions& options,
-                  const Evaluation& last,
-                  const AlgorithmCache& algorithms) {
-  std::printf("\nsummary: %s on %s, executor %s\n", options.model.c_str(), FLAGS_devices.c_str(),
-              options.executor.c_str());
-  std::printf("  training images/s  %.1f\n", trainer.images_per_second());
-  if (options.evaluate) std::printf("  test accuracy      %.4f\n", last.accuracy);
-  if (const NetMemory* memory = trainer.train_memory()) {
-    std::printf("  %-8s %14s %14s %14s\n", "device", "naive", "planned", "lower bound");
-    for (const ArenaPlan& arena : memory->plan().arenas) {
-      std::printf("  %-8s %14s %14s %14s\n", DeviceFromProto(arena.device).ToString().c_str(),
-                  HumanBytes(arena.naive_bytes).c_str(), HumanBytes(arena.arena_bytes).c_str(),
-                  HumanBytes(arena.lower_bound_bytes).c_str());
-    }
-    // What the test net needs alone, and what it adds by growing the train net's arenas.
-    const int64_t alone = trainer.test_memory()->plan().arena_bytes();
-    const int64_t extra = trainer.test_memory()->allocated_bytes();
-    std::printf("  test net extra     %s shared, %s alone (%.0f%% less)\n",
-                HumanBytes(extra).c_str(), HumanBytes(alone).c_str(),
-                alone > 0 ? 100.0 * (alone - extra) / alone : 0.0);
+void PrintMemory(const TrainingSummary& summary) {
+  if (summary.arenas.empty()) return;  // --memory-plan off
+  std::printf("  %-8s %14s %14s %14s\n", "device", "naive", "planned", "lower bound");
+  for (const TrainingSummary::Arena& arena : summary.arenas) {
+    std::printf("  %-8s %14s %14s %14s\n", arena.device.c_str(),
+                HumanBytes(arena.naive_bytes).c_str(), HumanBytes(arena.planned_bytes).c_str(),
+                HumanBytes(arena.lower_bound_bytes).c_str());
   }
+  // What the test net needs alone, and what it adds by growing the train net's arenas.
+  const int64_t alone = summary.test_net_alone_bytes;
+  const int64_t extra = summary.test_net_extra_bytes;
+  std::printf("  test net extra     %s shared, %s alone (%.0f%% less)\n",
+              HumanBytes(extra).c_str(), HumanBytes(alone).c_str(),
+              alone > 0 ? 100.0 * (alone - extra) / alone : 0.0);
+}
+
+void PrintSummary(const Trainer& trainer, const TrainerOptions& options,
+                  const TrainingProgress& last, const AlgorithmCache& algorithms) {
+  const TrainingSummary summary = trainer.Summary();
+  std::printf("\nsummary: %s on %s, executor %s\n", options.model.c_str(), FLAGS_devices.c_str(),
+              options.execution.executor.c_str());
+  std::printf("  training images/s  %.1f\n", summary.images_per_second);
+  if (options.evaluate) std::printf("  test accuracy      %.4f\n", last.test_accuracy);
+  PrintMemory(summary);
   std::printf("  scratch areas      %s train, %s test\n",
-              HumanBytes(trainer.train_net().scratch_bytes()).c_str(),
-              HumanBytes(trainer.test_net().scratch_bytes()).c_str());
-  for (const DeviceOption& option : options.devices) {
-    const Device device = DeviceFromProto(option);
+              HumanBytes(summary.train_scratch_bytes).c_str(),
+              HumanBytes(summary.test_scratch_bytes).c_str());
+  for (const std::string& name : options.devices) {
+    const Device device = ParseDevice(name);
     if (device.is_host()) continue;
     if (device.type == DeviceType::kSim) {
       const SimDeviceStats stats = SimDevice::Get(device.id)->stats();
@@ -246,14 +252,18 @@ void PrintSummary(const TrainingLoop& trainer, const TrainingLoopOptions& option
   std::printf("  %s\n", algorithms.SummaryLine().c_str());
 }
 
-void Train(const TrainingLoopOptions& options) {
-  ConnectProcesses(options);
+void Train(const TrainerOptions& options) {
+  ConnectProcesses(options.processes);
   AlgorithmCache algorithms(FLAGS_algo_cache);
-  TrainingLoop trainer(options);
-  if (!FLAGS_dump_nets.empty()) DumpNets(trainer.nets(), FLAGS_dump_nets);
-  const Evaluation last = trainer.Run(std::cout);
+  std::unique_ptr<Trainer> trainer;
+  Status status = Trainer::Create(options, &trainer);
+  if (!status.ok()) throw Error(status);
+  if (!FLAGS_dump_nets.empty()) DumpNets(*trainer, FLAGS_dump_nets);
+  TrainingProgress last;
+  status = trainer->Run(&last);
+  if (!status.ok()) throw Error(status);
   algorithms.Save();
-  PrintSummary(trainer, options, last, algorithms);
+  PrintSummary(*trainer, options, last, algorithms);
 }
 
 }  // namespace

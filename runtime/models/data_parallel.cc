@@ -221,7 +221,7 @@ NetDef ReplicateInit(const NetDef& single, const TrainingNets& dp,
   for (const OperatorDef& op : single.op()) {
     // Scoped names would change the fills' default seeds (a hash of the output name): pin them.
     OperatorDef scoped = ScopedOp(op, dp.device_prefixes[0], devices[0]);
-    AddIntArg(&scoped, "seed", static_cast<int64_t>(OpSeed(op)));
+    SetIntArg(&scoped, "seed", static_cast<int64_t>(OpSeed(op)));
     *init.add_op() = scoped;
   }
   for (size_t d = 1; d < devices.size(); ++d) {

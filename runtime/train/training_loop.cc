@@ -47,16 +47,6 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void SetIntArg(OperatorDef* op, const std::string& name, int64_t value) {
-  for (Argument& arg : *op->mutable_arg()) {
-    if (arg.name() == name) {
-      arg.set_i(value);
-      return;
-    }
-  }
-  AddIntArg(op, name, value);
-}
-
 void SetExecutor(const TrainingLoopOptions& o, NetDef* net) {
   net->set_type(o.executor);
   auto add_arg = [net](const std::string& name, int value) {
@@ -135,13 +125,18 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
   if (lr.max_iter <= 0) lr.max_iter = total_iterations_;
   if (lr.stepsize <= 0) lr.stepsize = iterations_per_epoch_;
 
-  const ResNetSpec spec =
-      ResNetSpecFromName(options_.model, options_.channels, options_.num_classes);
   TrainingNetsSpec nets_spec;
+  if (options_.net_model) {
+    options_.model = NetModelName(*options_.net_model);
+    nets_spec.forward = NetModelForward(*options_.net_model);
+  } else {
+    const ResNetSpec spec =
+        ResNetSpecFromName(options_.model, options_.channels, options_.num_classes);
+    nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
+      return AddResNet(b, spec, data);
+    };
+  }
   nets_spec.name = options_.model;
-  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, spec, data);
-  };
   nets_spec.train_input = ReaderOp(/*train=*/true, 0);
   nets_spec.test_input = ReaderOp(/*train=*/false, 0);
   nets_spec.optimizer = options_.optimizer;

@@ -1,9 +1,10 @@
 // TrainingLoop: trains an image classifier on one device and evaluates it on a held-out set.
 //
-// The constructor builds the model's init, train and test nets (runtime/models/training_nets.h)
-// with IdxImageInput readers (ops/data/idx_image_input_op.h) in front, runs the init net, loads a
-// checkpoint when resuming, then builds the train net in its workspace and the test net in a
-// child workspace that reads the same parameter blobs. Run trains for the configured epochs (or
+// The constructor builds the model's init, train and test nets (runtime/models/training_nets.h;
+// a model builder's ResNet or the application's NetModel) with IdxImageInput readers
+// (ops/data/idx_image_input_op.h) in front, runs the init net, loads a checkpoint when resuming,
+// then builds the train net in its workspace and the test net in a child workspace that reads the
+// same parameter blobs. Run trains for the configured epochs (or
 // iterations), logging one line every log_every iterations, evaluating the whole test set and
 // saving a checkpoint after each epoch and at the end:
 //
@@ -40,6 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -51,12 +53,15 @@
 #include "runtime/trainer.h"  // TrainingProgress
 #include "runtime/workspace.h"
 #include "runtime/models/data_parallel.h"
+#include "runtime/models/net_model.h"
 #include "runtime/models/training_nets.h"
 
 namespace braid {
 
 struct TrainingLoopOptions {
-  std::string model = "resnet20";
+  std::string model = "resnet20";  // a model builder's (runtime/models/resnet.h)
+  // The application's own model instead (runtime/models/net_model.h); `model` becomes its name.
+  std::optional<NetModel> net_model;
   std::string data = "fashion-mnist";  // fashion-mnist | synthetic
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   // synthetic data: the training set's size and the image shape; the test set is its first

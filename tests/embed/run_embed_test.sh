@@ -35,9 +35,10 @@ step import "$work/prefix/bin/braid_import" "$embed_dir/../data/onnx/small_cnn/m
   --out "$work/small_cnn"
 "$work/build/serve_model" "$work/small_cnn"
 
-# Training through braid::Trainer on Fashion-MNIST: one device, then two (data parallel).
+# Training through braid::Trainer on Fashion-MNIST: the application's own nets on one device, then
+# a model builder's ResNet-20 data parallel on two.
 "$work/build/train_model"
-"$work/build/train_model" cpu:0 cpu:1
+"$work/build/train_data_parallel" cpu:0 cpu:1
 
 # README.md shows these programs whole: each block marked <!-- tests/embed/NAME --> must be NAME.
 readme="$embed_dir/../../README.md"
