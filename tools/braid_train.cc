@@ -257,6 +257,12 @@ void Train(const TrainerOptions& options) {
   AlgorithmCache algorithms(FLAGS_algo_cache);
   std::unique_ptr<Trainer> trainer;
   Status status = Trainer::Create(options, &trainer);
+  if (status.code() == StatusCode::kInvalidArgument) {  // options from flags: bad flags
+    const std::string prefix = "trainer: ";
+    std::string message = status.message();
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    throw Error(Status::InvalidArgument("braid_train: " + message));
+  }
   if (!status.ok()) throw Error(status);
   if (!FLAGS_dump_nets.empty()) DumpNets(*trainer, FLAGS_dump_nets);
   TrainingProgress last;

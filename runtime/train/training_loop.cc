@@ -25,7 +25,7 @@ constexpr float kPixelMean = 0.2860f;
 constexpr float kPixelStd = 0.3530f;
 
 [[noreturn]] void ThrowInvalid(const std::string& message) {
-  throw Error(Status::InvalidArgument("braid_train: " + message));
+  throw Error(Status::InvalidArgument("trainer: " + message));
 }
 
 ProcessGroup* RequireProcessGroup() {
@@ -60,26 +60,26 @@ void SetExecutor(const TrainingLoopOptions& o, NetDef* net) {
 
 void CheckOptions(const TrainingLoopOptions& o) {
   if (o.data != "fashion-mnist" && o.data != "synthetic") {
-    ThrowInvalid("--data must be fashion-mnist or synthetic, got '" + o.data + "'");
+    ThrowInvalid("data must be fashion-mnist or synthetic, got '" + o.data + "'");
   }
   if (o.executor != "simple" && o.executor != "dag") {
-    ThrowInvalid("--executor must be simple or dag, got '" + o.executor + "'");
+    ThrowInvalid("executor must be simple or dag, got '" + o.executor + "'");
   }
   if (o.batch_size <= 0 || o.test_batch_size <= 0) ThrowInvalid("batch sizes must be positive");
-  if (o.devices.empty()) ThrowInvalid("--devices lists no device");
+  if (o.devices.empty()) ThrowInvalid("devices lists no device");
   if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
-    ThrowInvalid("--rank " + std::to_string(o.rank) + " is not in [0, --world-size " +
+    ThrowInvalid("rank " + std::to_string(o.rank) + " is not in [0, world_size " +
                  std::to_string(o.world_size) + ")");
   }
   const int64_t devices = static_cast<int64_t>(o.devices.size()) * o.world_size;
   if (o.batch_size % devices != 0) {
-    ThrowInvalid("--batch-size " + std::to_string(o.batch_size) + " does not split evenly over " +
+    ThrowInvalid("batch_size " + std::to_string(o.batch_size) + " does not split evenly over " +
                  std::to_string(devices) + " devices" +
                  (o.world_size > 1 ? " (of " + std::to_string(o.world_size) + " processes)" : ""));
   }
-  if (o.iters <= 0 && o.epochs <= 0) ThrowInvalid("--epochs or --iters must be positive");
-  if (o.log_every <= 0) ThrowInvalid("--log-every must be positive");
-  if (o.resume && o.checkpoint.empty()) ThrowInvalid("--resume needs --checkpoint PATH");
+  if (o.iters <= 0 && o.epochs <= 0) ThrowInvalid("epochs or iterations must be positive");
+  if (o.log_every <= 0) ThrowInvalid("progress_every must be positive");
+  if (o.resume && o.checkpoint.empty()) ThrowInvalid("resume needs a checkpoint path");
   if (o.data == "synthetic" && (o.synthetic_examples <= 0 || o.synthetic_test_examples <= 0 ||
                                 o.synthetic_test_examples > o.synthetic_examples)) {
     ThrowInvalid("synthetic data needs 0 < test examples <= examples");
