@@ -96,8 +96,15 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
   // The op reorders its filter into the candidate's weights layout on every run (Winograd's
   // transformed weights, or a plain filter into the blocked one): timed with the convolution.
   const dnnl::memory::desc filter_desc = s.FilterDesc();
-  MappedBuffer weights(pd.weights_desc().get_size());
-  std::unique_ptr<MappedBuffer> zero_filter;
+  const size_t weights_bytes = pd.weights_desc().get_size();
+  const bool reads_the_filter = filter_desc == pd.weights_desc() && memory.filter != nullptr &&
+                                memory.filter_bytes >= weights_bytes;
+  std::unique_ptr<MappedBuffer> weights, zero_filter;
+  void* weights_data = const_cast<void*>(memory.filter);  // only read
+  if (!reads_the_filter) {
+    weights = std::make_unique<MappedBuffer>(weights_bytes);
+    weights_data = weights->data();
+  }
   std::function<void()> reorder_weights;
   if (filter_desc != pd.weights_desc()) {
     const void* filter = memory.filter;
@@ -107,7 +114,7 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
       filter = zero_filter->data();
     }
     const dnnl::memory from(filter_desc, Engine(), const_cast<void*>(filter));
-    const dnnl::memory to(pd.weights_desc(), Engine(), weights.data());
+    const dnnl::memory to(pd.weights_desc(), Engine(), weights_data);
     reorder_weights = [reorder = dnnl::reorder(from, to), from, to] {
       reorder.execute(ThreadStream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
     };
@@ -120,7 +127,7 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
        {DNNL_ARG_DST, pd.dst_desc()},
        {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}},
       {{DNNL_ARG_SRC, {const_cast<void*>(memory.src), memory.src_bytes}},  // only read
-       {DNNL_ARG_WEIGHTS, {weights.data(), pd.weights_desc().get_size()}},
+       {DNNL_ARG_WEIGHTS, {weights_data, weights_bytes}},
        {DNNL_ARG_DST, {memory.dst, memory.dst_bytes}}},
       reorder_weights);
 }
