@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
 #include "runtime/model_folder.h"
+#include "runtime/tensor.h"
+#include "runtime/workspace.h"
 #include "testing/net_text.h"
 
 namespace braid {
@@ -150,6 +153,45 @@ TEST(PredictorTest, EachBatchSizeIsPlannedOnceIntoTheContextsArena) {
   EXPECT_EQ(predictor->memory().plans, 2);
   EXPECT_EQ(predictor->memory().arena_bytes, arena_of_four);
   EXPECT_EQ(predictor->memory().contexts, 1);
+}
+
+// A net whose channels are multiples of 16: the predictor packs its Conv filters
+// (runtime/pack_parameters.h) and keeps the activations between the Convs blocked, and answers
+// what the same nets run plainly in a workspace answer (within the rounding of another Conv
+// algorithm: the search's key names the filter's layout, so it may choose another one).
+TEST(PredictorTest, PackedFiltersAndBlockedActivationsGiveThePlainNetsAnswers) {
+  const NetDef init = NetFromText("name: \"init16\"\n" + Fill("w1", {32, 16, 3, 3}, 0.02f) +
+                                  Fill("b1", {32}, 0.1f) + Fill("w2", {32, 32, 3, 3}, 0.01f) +
+                                  Fill("b2", {32}, 0.05f));
+  const NetDef predict = NetFromText(R"(name: "cnn16"
+    op { type: "Conv" input: "data" input: "w1" input: "b1" output: "c1" arg { name: "pad" i: 1 } }
+    op { type: "Relu" input: "c1" output: "c1" }
+    op { type: "Conv" input: "c1" input: "w2" input: "b2" output: "c2" arg { name: "pad" i: 1 } }
+    op { type: "AveragePool" input: "c2" output: "pool" arg { name: "global_pooling" i: 1 } }
+    external_input: "data" external_output: "pool")");
+  std::vector<float> image(2 * 16 * 10 * 10);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = ((i * 13) % 17) / 8.0f - 1;
+
+  Workspace plain;
+  ASSERT_TRUE(plain.RunNetOnce(init).ok());
+  Tensor* data = plain.CreateBlob("data");
+  data->Resize(DType::kFloat32, {2, 16, 10, 10});
+  std::memcpy(data->mutable_data<float>(), image.data(), image.size() * sizeof(float));
+  ASSERT_TRUE(plain.RunNetOnce(predict).ok());
+  const Tensor* expected = plain.GetBlob("pool");
+
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromNetDefs(init, predict, {}, &predictor).ok());
+  std::map<std::string, OutputTensor> outputs;
+  const Status status =
+      predictor->Run({{"data", InputView::Of(image.data(), {2, 16, 10, 10})}}, &outputs);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  const OutputTensor& pool = outputs.at("pool");
+  ASSERT_EQ(pool.shape, (std::vector<int64_t>{2, 32, 1, 1}));
+  for (int64_t i = 0; i < pool.numel(); ++i) {
+    const float want = expected->data<float>()[i];
+    EXPECT_NEAR(pool.data<float>()[i], want, 1e-5f * (1 + std::abs(want))) << i;
+  }
 }
 
 // Relu in place on the input: the caller's memory is read, never written.
