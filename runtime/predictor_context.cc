@@ -84,15 +84,13 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
     prepared.inputs.push_back(blob);
   }
   Feed(inputs, prepared);  // shape inference (layouts, the plan) reads the inputs' shapes
+  NetDef def = spec_->predict_net;
   if (spec_->device.is_host()) {
     // Activations between oneDNN ops stay in its blocked layout: no reorders around them, and no
     // scratch for blocked copies in the context.
-    NetDef def = spec_->predict_net;
     UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *prepared.ws));
-    prepared.net = prepared.ws->CreateNet(def);
-  } else {
-    prepared.net = prepared.ws->CreateNet(spec_->predict_net);
   }
+  prepared.net = prepared.ws->CreateNet(def);
   if (spec_->plan_memory) {
     MemoryPlanOptions options;
     options.share_arenas_of = arena_owner_;
