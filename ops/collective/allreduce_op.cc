@@ -1,5 +1,6 @@
 #include "ops/collective/allreduce_op.h"
 
+#include "ops/collective/pairwise_sum.h"
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
 #include "runtime/argument.h"
@@ -43,10 +44,9 @@ void AllreduceOp::Reduce(int64_t begin, int64_t end) {
   const float* const* in = in_.data();
   float* const* out = out_.data();
   ParallelFor(end - begin, [=](int64_t b, int64_t e) {
+    PairwiseSumRows(in, n, begin + b, begin + e, out[0]);  // out[0] is in[0]: in place
     for (int64_t k = begin + b; k < begin + e; ++k) {
-      float sum = in[0][k];
-      for (int i = 1; i < n; ++i) sum += in[i][k];
-      sum *= scale;
+      const float sum = out[0][k] * scale;
       for (int i = 0; i < n; ++i) out[i][k] = sum;
     }
   });

@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "ops/collective/pairwise_sum.h"
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
 #include "runtime/argument.h"
@@ -69,16 +70,12 @@ void ProcessAllreduceOp::SumLocally() {
   if (replicas_ == 1) return;
   std::vector<const float*> in(replicas_);
   for (int b = 0; b < tensors_; ++b) {
+    for (int r = 0; r < replicas_; ++r) in[r] = Input(r * tensors_ + b).data<float>();
     float* sum = Output(b)->mutable_data<float>();  // in place: replica 0's tensor b
-    for (int r = 1; r < replicas_; ++r) in[r] = Input(r * tensors_ + b).data<float>();
-    const float* const* others = in.data();
+    const float* const* rows = in.data();
     const int replicas = replicas_;
     ParallelFor(Input(b).numel(), [=](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        float s = sum[k];
-        for (int r = 1; r < replicas; ++r) s += others[r][k];
-        sum[k] = s;
-      }
+      PairwiseSumRows(rows, replicas, begin, end, sum);
     });
   }
 }

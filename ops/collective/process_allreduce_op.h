@@ -6,7 +6,8 @@
 // Inputs: `tensors` (B) blobs of this process's replica 0, then the same B blobs of replica 1, and
 // so on: input r * B + b is tensor b on local replica r. Every replica's tensor b has one shape;
 // all are float32 in host memory (cpu devices). Outputs: the inputs, in place.
-// Run: for each tensor, the local replicas are summed in input order into replica 0's; the B sums,
+// Run: for each tensor, the local replicas are summed in pairwise order (ops/collective/
+// pairwise_sum.h, as Allreduce adds its inputs) into replica 0's; the B sums,
 // packed into one buffer, are all-reduced across the processes of CurrentProcessGroup() in one
 // Gloo collective; every replica's tensors get the result, divided by (local replicas x world
 // size) with `average`.
