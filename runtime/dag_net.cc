@@ -12,14 +12,6 @@
 namespace braid {
 namespace {
 
-bool NeedsSingleThreadedFirstRun(const NetDef& def) {
-  for (const OperatorDef& op : def.op()) {
-    const OpSchema* schema = FindSchema(op.type());
-    if (schema != nullptr && (schema->is_collective() || schema->allocates_lazily())) return true;
-  }
-  return false;
-}
-
 // Splits the DAG into maximal chains: j joins i's chain when j is i's only child and i is j's
 // only parent.
 std::vector<std::vector<int>> FuseChains(const DataflowGraph& g, std::vector<int>* chain_of) {
@@ -92,8 +84,7 @@ void AddLaunchOrder(const std::vector<std::vector<int>>& chains, const std::vect
 
 DagNet::DagNet(const NetDef& def, Workspace* ws)
     : Net(def, ws, NumWorkers(def)),
-      first_iter_only_one_worker_(ArgumentReader(def.arg()).Get<bool>(
-          kFirstIterOnlyOneWorkerArg, NeedsSingleThreadedFirstRun(def))),
+      first_iter_only_one_worker_(FirstRunIsSingleThreaded(def)),
       arena_(NumWorkers(def)) {
   DataflowGraph g = BuildDataflow(def);
   std::vector<int> chain_of;

@@ -8,7 +8,8 @@
 // First iteration: with the net argument first_iter_only_one_worker = 1, the first Run executes
 // the ops one at a time on the calling thread in listed (topological) order; later Runs are
 // parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
-// allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0.
+// allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0
+// (runtime/net_args.h FirstRunIsSingleThreaded).
 //
 // Intra-op threads: each op's OpenMP team follows the ops that may run beside it
 // (runtime/intra_op_threads.h, through Net::PlanExecution), so parallel ops do not oversubscribe

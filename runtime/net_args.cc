@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "runtime/argument.h"
+#include "runtime/op_schema.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -39,6 +41,15 @@ void CheckNetArgs(const NetDef& net) {
                   " is out of range (valid: " + NetArgSpecs()[0].range_doc + ")");
   }
 #pragma GCC diagnostic pop
+}
+
+bool FirstRunIsSingleThreaded(const NetDef& net) {
+  bool needs = false;
+  for (const OperatorDef& op : net.op()) {
+    const OpSchema* schema = FindSchema(op.type());
+    needs |= schema != nullptr && (schema->is_collective() || schema->allocates_lazily());
+  }
+  return ArgumentReader(net.arg()).Get<bool>(kFirstIterOnlyOneWorkerArg, needs);
 }
 
 }  // namespace braid

@@ -3,7 +3,9 @@
 //   num_workers                 int, 0 to kMaxNetThreads; 0 (the default): one worker per hardware
 //                               thread. Caffe2's deprecated NetDef.num_workers field is read when
 //                               the argument is absent, and checked alike.
-//   first_iter_only_one_worker  int, 0 or 1; dag nets (runtime/dag_net.h).
+//   first_iter_only_one_worker  int, 0 or 1; dag nets (runtime/dag_net.h). Default
+//                               (FirstRunIsSingleThreaded): 1 when the net has a collective op or
+//                               an op whose schema says it allocates lazily, else 0.
 //   intra_op_threads            int, 0 to kMaxNetThreads; 0 (the default): the executor shares the
 //                               cores out (runtime/intra_op_threads.h).
 // Any other name is an error, as is another kind of value or a value out of range.
@@ -29,6 +31,9 @@ inline constexpr int kMaxNetThreads = 1024;
 const std::vector<ArgSpec>& NetArgSpecs();
 // Throws braid::Error (InvalidArgument) naming the net, the argument, its value and what is valid.
 void CheckNetArgs(const NetDef& net);
+// Whether a dag net runs its first Run one op at a time: first_iter_only_one_worker, or its
+// default.
+bool FirstRunIsSingleThreaded(const NetDef& net);
 
 }  // namespace braid
 

@@ -49,6 +49,7 @@
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
 #include "tools/plan_summary.h"
+#include "tools/training_report.h"
 
 DEFINE_string(model, "resnet20", "resnet20|resnet32|resnet56 (CIFAR style) or resnet18|34|50");
 DEFINE_string(data, "fashion-mnist", "fashion-mnist or synthetic");
@@ -106,6 +107,9 @@ DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit; a second run makes no searches");
 DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into this directory");
+DEFINE_string(summary_json, "",
+              "write the run's figures as JSON to this file (tools/training_report.h): the losses "
+              "of every log line, the evaluation, and each device's allocator figures");
 
 namespace braid {
 namespace {
@@ -252,7 +256,11 @@ void PrintSummary(const Trainer& trainer, const TrainerOptions& options,
   std::printf("  %s\n", algorithms.SummaryLine().c_str());
 }
 
-void Train(const TrainerOptions& options) {
+void Train(TrainerOptions options) {
+  TrainingReport report(options.devices);
+  if (!FLAGS_summary_json.empty()) {
+    options.on_progress = [&report](const TrainingProgress& p) { report.OnProgress(p); };
+  }
   ConnectProcesses(options.processes);
   AlgorithmCache algorithms(FLAGS_algo_cache);
   std::unique_ptr<Trainer> trainer;
@@ -270,6 +278,7 @@ void Train(const TrainerOptions& options) {
   if (!status.ok()) throw Error(status);
   algorithms.Save();
   PrintSummary(*trainer, options, last, algorithms);
+  if (!FLAGS_summary_json.empty()) report.Write(FLAGS_summary_json, *trainer, options, last);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // braid_bench_training: images/s and peak resident memory of ResNet training and inference.
 //
-// Rows (tools/bench/training_rows.h): resnet20 1x28x28 batch 64; resnet18 and resnet50 3x224x224
-// batch 8 and 32; each in train mode (forward, backward, MomentumSGDUpdate) and infer mode (the
+// Rows (tools/bench/training_rows.h): resnet20 1x28x28 batch 64; resnet18 3x224x224 batch 8 and
+// 32; resnet50 3x224x224 batch 1, 8 and 32; each in train mode (forward, backward, MomentumSGDUpdate) and infer mode (the
 // test net, SpatialBN is_test=1), on synthetic data. Each row runs in its own child process (this
 // binary re-executed with --row=NAME through posix_spawn, before any thread exists here), so the
 // peak RSS (getrusage ru_maxrss) is that row's alone. The child builds the nets, plans their memory
@@ -25,7 +25,8 @@
 // used during the row (from /proc/stat, minus the child's own CPU time), the largest of its runs'.
 //
 // Devices: --devices=cpu:0 (default), cpu:0,cpu:1 (data parallel over two CPU devices, the batch
-// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/sim_device.h).
+// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/sim_device.h), cuda:0 (a GPU). On sim and
+// cuda the JSON also reports device 0's caching allocator's peak bytes in use and reserved.
 //
 //   braid_bench_training                              # the whole table, a few minutes on 2 cores
 //   braid_bench_training --devices=sim:0,sim:1        # data parallel on two simulated GPUs
@@ -63,7 +64,7 @@ DEFINE_string(row, "", "internal: run this one row in this process and print its
 DEFINE_int32(threads, 2, "net num_workers, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS");
 DEFINE_string(executor, "both", "simple, dag or both (each row with each, and dag/simple)");
 DEFINE_string(devices, "cpu:0",
-              "cpu:0, cpu:0,cpu:1, sim:0 or sim:0,sim:1 (several: data parallel)");
+              "cpu:0, cpu:0,cpu:1, sim:0, sim:0,sim:1 or cuda:0 (several: data parallel)");
 DEFINE_int32(rounds, 2, "child runs per row and executor, taking turns; the fastest counts");
 DEFINE_int32(warmup, 1, "untimed iterations per row (the first one allocates)");
 DEFINE_int32(min_iters, 2, "timed iterations per row, at least");
@@ -200,12 +201,12 @@ bool ParseResultLine(const std::string& out, RowResult* result) {
   if (at == std::string::npos) return false;
   RowTiming& t = result->timing;
   long long rss = 0, params = 0, param_bytes = 0, gradient_bytes = 0, activation_bytes = 0;
-  long long arena_bytes = 0, scratch_bytes = 0;
+  long long arena_bytes = 0, scratch_bytes = 0, device_in_use = 0, device_reserved = 0;
   const int fields = std::sscanf(
-      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld %lld",
+      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld %lld %lld %lld",
       &t.iterations, &t.seconds, &t.median_seconds, &t.images_per_second, &t.setup_seconds, &t.loss,
       &rss, &params, &param_bytes, &gradient_bytes, &activation_bytes, &arena_bytes,
-      &scratch_bytes);
+      &scratch_bytes, &device_in_use, &device_reserved);
   result->peak_rss_bytes = rss;
   t.trainable_params = params;
   t.param_bytes = param_bytes;
@@ -213,16 +214,20 @@ bool ParseResultLine(const std::string& out, RowResult* result) {
   t.activation_bytes = activation_bytes;
   t.arena_bytes = arena_bytes;
   t.scratch_bytes = scratch_bytes;
-  return fields == 13;
+  t.device_peak_in_use_bytes = device_in_use;
+  t.device_peak_reserved_bytes = device_reserved;
+  return fields == 15;
 }
 
 void PrintResultLine(const RowTiming& t) {
-  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld %lld\n",
+  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
               t.iterations, t.seconds, t.median_seconds, t.images_per_second, t.setup_seconds,
               t.loss, static_cast<long long>(PeakRssBytes()),
               static_cast<long long>(t.trainable_params), static_cast<long long>(t.param_bytes),
               static_cast<long long>(t.gradient_bytes), static_cast<long long>(t.activation_bytes),
-              static_cast<long long>(t.arena_bytes), static_cast<long long>(t.scratch_bytes));
+              static_cast<long long>(t.arena_bytes), static_cast<long long>(t.scratch_bytes),
+              static_cast<long long>(t.device_peak_in_use_bytes),
+              static_cast<long long>(t.device_peak_reserved_bytes));
 }
 
 RowResult RunRowInChild(const BenchRow& row, const std::string& executor) {
@@ -392,11 +397,14 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
           "\"median_seconds\": %.6f, \"setup_seconds\": %.3f, \"loss\": %.6g, "
           "\"others_cores\": %.2f, \"trainable_params\": %lld, \"param_mb\": %.1f, "
           "\"gradient_mb\": %.1f, \"activation_mb\": %.1f, \"arena_mb\": %.1f, "
-          "\"scratch_mb\": %.1f",
+          "\"scratch_mb\": %.1f, \"peak_device_in_use_bytes\": %lld, "
+          "\"peak_device_reserved_bytes\": %lld",
           t.images_per_second, r.peak_rss_bytes / 1048576.0, t.iterations, t.median_seconds,
           t.setup_seconds, t.loss, r.others_cores, static_cast<long long>(t.trainable_params),
           t.param_bytes / 1048576.0, t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
-          t.arena_bytes / 1048576.0, t.scratch_bytes / 1048576.0);
+          t.arena_bytes / 1048576.0, t.scratch_bytes / 1048576.0,
+          static_cast<long long>(t.device_peak_in_use_bytes),
+          static_cast<long long>(t.device_peak_reserved_bytes));
     } else if (with_results) {
       std::printf(", \"error\": \"%s\"", r.error.c_str());
     }

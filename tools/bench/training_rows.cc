@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "runtime/caching_allocator.h"
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
 #include "runtime/op_type_profile.h"
@@ -157,6 +158,7 @@ const std::vector<BenchRow>& BenchRows() {
     const BenchRow shapes[] = {{"resnet20", 1, 28, 64, 10},
                                {"resnet18", 3, 224, 8, 1000},
                                {"resnet18", 3, 224, 32, 1000},
+                               {"resnet50", 3, 224, 1, 1000},
                                {"resnet50", 3, 224, 8, 1000},
                                {"resnet50", 3, 224, 32, 1000}};
     for (const BenchRow& shape : shapes) {
@@ -208,6 +210,10 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   CountBlobBytes(ws, init_net, &t);
   if (memory != nullptr) t.arena_bytes = memory->allocated_bytes();
   t.scratch_bytes = static_cast<int64_t>(net->scratch_bytes());
+  if (const CachingAllocator* device = CachingAllocatorOf(options.devices.at(0))) {
+    t.device_peak_in_use_bytes = device->stats().peak_bytes_in_use;
+    t.device_peak_reserved_bytes = device->stats().peak_bytes_reserved;
+  }
   return t;
 }
 

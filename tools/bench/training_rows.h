@@ -46,7 +46,8 @@ struct BenchRow {
   std::string input() const;
 };
 
-// resnet20 1x28x28 b64; resnet18 and resnet50 3x224x224 b8 and b32; each in train and infer mode.
+// resnet20 1x28x28 b64; resnet18 3x224x224 b8 and b32; resnet50 3x224x224 b1, b8 and b32; each in
+// train and infer mode.
 const std::vector<BenchRow>& BenchRows();
 // The row called `name`, or null.
 const BenchRow* FindBenchRow(const std::string& name);
@@ -54,7 +55,7 @@ const BenchRow* FindBenchRow(const std::string& name);
 struct RowOptions {
   int threads = 2;  // the net's num_workers
   std::string executor = "simple";
-  // cpu:N or sim:N devices (one type); several: data parallel.
+  // cpu:N, sim:N or cuda:N devices (one type); several: data parallel.
   std::vector<Device> devices{Device{}};
   int warmup = 1;
   int min_iters = 2;
@@ -92,6 +93,10 @@ struct RowTiming {
   int64_t arena_bytes = 0;
   // The net's scratch areas (runtime/scratch.h): ops' temporary buffers, one area per worker.
   int64_t scratch_bytes = 0;
+  // Devices other than the host (sim, cuda): device 0's caching allocator's peaks over the whole
+  // row (runtime/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report.
+  int64_t device_peak_in_use_bytes = 0;
+  int64_t device_peak_reserved_bytes = 0;
   std::string profile;  // OpTypeProfile::Table() when options.profile
 };
 
