@@ -12,6 +12,7 @@ readonly PACKAGES=(
   libonnx-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libgloo-dev libhiredis-dev redis-server zlib1g-dev
   nlohmann-json3-dev
   dataset-fashion-mnist
+  patchelf xz-utils zstd  # tools/package.sh: $ORIGIN RUNPATHs, the archive
 )
 
 missing_packages() {

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "runtime/status.h"
 
@@ -24,10 +27,18 @@ void Resolve(void* library, const char* name, Function* function) {
   if (*function == nullptr) ThrowUnavailable(std::string(kLibrary) + " lacks " + name);
 }
 
+void* Open() {
+  std::string tried;
+  for (const std::string& path : CublasSearchPaths(std::getenv("BRAID_CUDA_LIBS"))) {
+    if (void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return library;
+    tried += (tried.empty() ? "" : "; ") + std::string(dlerror());
+  }
+  ThrowUnavailable(std::string("cannot load ") + kLibrary +
+                   " from BRAID_CUDA_LIBS, the loader's search or /usr/local/cuda/lib64: " + tried);
+}
+
 CublasLibrary Load() {
-  void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr)
-    ThrowUnavailable(std::string("cannot load ") + kLibrary + ": " + dlerror());
+  void* library = Open();
   CublasLibrary cublas;
   // The names the cublas_v2.h macros map the calls to.
   Resolve(library, "cublasCreate_v2", &cublas.create);
@@ -40,6 +51,16 @@ CublasLibrary Load() {
 }
 
 }  // namespace
+
+std::vector<std::string> CublasSearchPaths(const char* braid_cuda_libs) {
+  std::vector<std::string> paths;
+  std::istringstream directories(braid_cuda_libs == nullptr ? "" : braid_cuda_libs);
+  for (std::string directory; std::getline(directories, directory, ':');)
+    if (!directory.empty()) paths.push_back(directory + "/" + kLibrary);
+  paths.push_back(kLibrary);  // LD_LIBRARY_PATH, libbraid's RUNPATH, ld.so.cache
+  paths.push_back(std::string("/usr/local/cuda/lib64/") + kLibrary);
+  return paths;
+}
 
 const CublasLibrary& Cublas() {
   static const CublasLibrary cublas = Load();  // a failed load throws, and is retried next call

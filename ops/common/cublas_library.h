@@ -7,12 +7,18 @@
 //
 //   CheckCublas(Cublas().sgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, ...), "cublasSgemm");
 //
-// Throws braid::Error (NotFound) naming the library and the loader's message when libcublas
+// The library is looked for in CublasSearchPaths(getenv("BRAID_CUDA_LIBS")) order: each directory
+// of BRAID_CUDA_LIBS (colon-separated; the package's bin/braid-env sets it), then the loader's own
+// search (LD_LIBRARY_PATH, libbraid's RUNPATH, ld.so.cache), then /usr/local/cuda/lib64.
+// Throws braid::Error (NotFound) naming the library and each place's loader message when libcublas
 // or one of its functions cannot be found. Thread-safe: resolved once, then read-only.
 #ifndef BRAID_OPS_COMMON_CUBLAS_LIBRARY_H_
 #define BRAID_OPS_COMMON_CUBLAS_LIBRARY_H_
 
 #include <cublas_v2.h>
+
+#include <string>
+#include <vector>
 
 namespace braid {
 
@@ -26,6 +32,10 @@ struct CublasLibrary {
 };
 
 const CublasLibrary& Cublas();
+
+// What Cublas() passes to dlopen, in order, given BRAID_CUDA_LIBS's value (null when unset):
+// "DIR/libcublas.so.<major>" per non-empty DIR, the bare name, the toolkit's default path.
+std::vector<std::string> CublasSearchPaths(const char* braid_cuda_libs);
 
 }  // namespace braid
 

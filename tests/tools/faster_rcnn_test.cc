@@ -14,23 +14,26 @@
 
 #include "testing/npy_compare.h"
 #include "testing/run_command.h"
+#include "testing/test_paths.h"
 
 namespace braid {
 namespace {
 
+using braid::testing::BraidBinary;
 using braid::testing::ExpectNpyClose;
 using braid::testing::RunCommand;
+using braid::testing::TestData;
 
 constexpr double kRelativeTolerance = 1e-4;
 
 class FasterRcnnTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FasterRcnnTest, DetectionsMatchTheIndependentImplementation) {
-  const std::string fixture = BRAID_FASTER_RCNN_FIXTURE;
+  const std::string fixture = TestData(BRAID_FASTER_RCNN_FIXTURE, "tests/data/faster_rcnn");
   const std::string out = ::testing::TempDir() + "/faster_rcnn_" +
                           ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::filesystem::remove_all(out);
-  const auto r = RunCommand(std::string(BRAID_RUN_BINARY) + " --model-dir " + fixture +
+  const auto r = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " --model-dir " + fixture +
                             " --input data=" + fixture + "/data.npy --input im_info=" + fixture +
                             "/im_info.npy --save-outputs " + out + " " + GetParam());
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -15,10 +15,12 @@
 #include "runtime/npy_file.h"
 #include "runtime/onnx/onnx_test_graph.h"
 #include "testing/run_command.h"
+#include "testing/test_paths.h"
 
 namespace braid::test {
 namespace {
 
+using braid::testing::BraidBinary;
 using braid::testing::RunCommand;
 using Result = braid::testing::CommandResult;
 
@@ -48,7 +50,7 @@ std::string PoolSoftmaxFolder() {
   const std::string dir = Temp("pool_softmax_zoo");
   std::filesystem::remove_all(dir);
   const Result r =
-      RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + PoolSoftmaxModel() + " --out " + dir);
+      RunCommand(BraidBinary(BRAID_IMPORT_BINARY) + " " + PoolSoftmaxModel() + " --out " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return dir;
 }
@@ -113,7 +115,7 @@ TEST(ModelDirTest, BraidRunFeedsANpyFileAndPrintsTopClassesPerImage) {
   const std::string npy = WriteImageNpy("two_images.npy", image, 2);
   const std::string saved = Temp("saved_outputs");
   std::filesystem::remove_all(saved);
-  const Result r = RunCommand(std::string(BRAID_RUN_BINARY) + " --model-dir " + dir +
+  const Result r = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " --model-dir " + dir +
                               " --input image=" + npy + " --save-outputs " + saved);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("input image shape float32[2,8,2,2]: from " + npy + "\n"),
@@ -134,7 +136,7 @@ TEST(ModelDirTest, BraidRunFeedsANpyFileAndPrintsTopClassesPerImage) {
 // No --input, --input NAME=random, and the .onnx file itself feed the same seeded values.
 TEST(ModelDirTest, RandomInputIsSeededAndShapedByValueInfo) {
   const std::string dir = PoolSoftmaxFolder();
-  const std::string run = std::string(BRAID_RUN_BINARY) + " ";
+  const std::string run = BraidBinary(BRAID_RUN_BINARY) + " ";
   const Result plain = RunCommand(run + "--model-dir " + dir);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_NE(plain.output.find("input image shape float32[1,8,2,2]: uniform [-1, 1), seed 0"),
@@ -156,7 +158,7 @@ TEST(ModelDirTest, BraidRunOnAnOnnxFileImportsForTheNpyShape) {
   const std::vector<float> image = TestValues(3 * 8 * 4, 11);
   const std::string npy = WriteImageNpy("three_images.npy", image, 3);
   const std::string saved = Temp("onnx_outputs");
-  const Result r = RunCommand(std::string(BRAID_RUN_BINARY) + " " + PoolSoftmaxModel() +
+  const Result r = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " " + PoolSoftmaxModel() +
                               " --input image=" + npy + " --save-outputs " + saved);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   Tensor prob;
@@ -178,7 +180,7 @@ TEST(ModelDirTest, BraidRunFeedsANpyFileToAPlainNet) {
   const std::string npy = Temp("x.npy");
   ASSERT_TRUE(WriteNpyFile(npy, x).ok());
   const std::string saved = Temp("relu_out");
-  const Result r = RunCommand(std::string(BRAID_RUN_BINARY) + " " + net + " --input x=" + npy +
+  const Result r = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " " + net + " --input x=" + npy +
                               " --save-outputs " + saved);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("input x shape float32[2,3]: from " + npy), std::string::npos)
@@ -217,7 +219,7 @@ TEST(ModelDirTest, ModelsTakeSeveralInputsInValueInfosOrder) {
   }
   ASSERT_TRUE(WriteNpyFile(Temp("x.npy"), x).ok());
   ASSERT_TRUE(WriteNpyFile(Temp("s.npy"), s).ok());
-  const std::string run = std::string(BRAID_RUN_BINARY) + " --model-dir " + dir;
+  const std::string run = BraidBinary(BRAID_RUN_BINARY) + " --model-dir " + dir;
   Result r = RunCommand(run + " --input s=" + Temp("s.npy") + " --input x=" + Temp("x.npy") +
                         " --save-outputs " + Temp("two_inputs_out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -241,9 +243,9 @@ TEST(ModelDirTest, ModelsTakeSeveralInputsInValueInfosOrder) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--input im_info: the model's inputs are 'x', 's'"), std::string::npos)
       << r.output;
-  r = RunCommand(std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir + " --input s=4,3");
+  r = RunCommand(BraidBinary(BRAID_PLAN_BINARY) + " --model-dir " + dir + " --input s=4,3");
   ASSERT_EQ(r.exit_code, 1) << r.output;  // Mul refuses x [2,3] times s [4,3]
-  r = RunCommand(std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir);
+  r = RunCommand(BraidBinary(BRAID_PLAN_BINARY) + " --model-dir " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("model input 'x' float32[2,3]"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("model input 's' float32[2,3]"), std::string::npos) << r.output;
@@ -251,7 +253,7 @@ TEST(ModelDirTest, ModelsTakeSeveralInputsInValueInfosOrder) {
 
 TEST(ModelDirTest, BraidPlanPlansTheFolderWithValueInfoOrInputShape) {
   const std::string dir = PoolSoftmaxFolder();
-  const std::string plan = std::string(BRAID_PLAN_BINARY) + " --model-dir " + dir;
+  const std::string plan = BraidBinary(BRAID_PLAN_BINARY) + " --model-dir " + dir;
   Result r = RunCommand(plan);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("model input 'image' float32[1,8,2,2]"), std::string::npos) << r.output;
@@ -265,14 +267,14 @@ TEST(ModelDirTest, BraidPlanPlansTheFolderWithValueInfoOrInputShape) {
   EXPECT_NE(r.output.find("naive                    256 B"), std::string::npos) << r.output;
   r = RunCommand(plan + " --init x.pbtxt");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  r = RunCommand(std::string(BRAID_PLAN_BINARY) + " --model-dir " + Temp("no_such_zoo"));
+  r = RunCommand(BraidBinary(BRAID_PLAN_BINARY) + " --model-dir " + Temp("no_such_zoo"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("no_such_zoo' does not exist"), std::string::npos) << r.output;
 }
 
 TEST(ModelDirTest, BadInputsAndFoldersAreRefusedWithExitCodes) {
   const std::string dir = PoolSoftmaxFolder();
-  const std::string run = std::string(BRAID_RUN_BINARY) + " ";
+  const std::string run = BraidBinary(BRAID_RUN_BINARY) + " ";
   // A float64 file for a float32 input: exit 1, naming the file and the fix.
   const std::string wide = WriteImageNpy("wide.npy", TestValues(32, 3), 1, DType::kFloat64);
   Result r = RunCommand(run + "--model-dir " + dir + " --input image=" + wide);

@@ -16,11 +16,13 @@
 
 #include "proto/braid.pb.h"
 #include "runtime/proto_io.h"
+#include "testing/test_paths.h"
 
 namespace braid {
 namespace {
 
 namespace fs = std::filesystem;
+using braid::testing::BraidBinary;
 
 // Runs `command` in a shell; returns its exit status, its output in *output.
 int Shell(const std::string& command, std::string* output) {
@@ -68,13 +70,13 @@ void ExpectTwoProcessesTrainLikeOne(const std::string& launched_devices,
   const fs::path dir = fs::temp_directory_path() / ("braid_mp_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::string launched, alone;
-  ASSERT_EQ(Shell(kSameAlgorithms + std::string(BRAID_LAUNCH_BINARY) + " -n 2 -- " +
-                      BRAID_TRAIN_BINARY + TrainFlags(dir / "two_processes.pb") + " --devices " +
-                      launched_devices,
+  ASSERT_EQ(Shell(kSameAlgorithms + BraidBinary(BRAID_LAUNCH_BINARY) + " -n 2 -- " +
+                      BraidBinary(BRAID_TRAIN_BINARY) + TrainFlags(dir / "two_processes.pb") +
+                      " --devices " + launched_devices,
                   &launched),
             0)
       << launched;
-  ASSERT_EQ(Shell(kSameAlgorithms + std::string(BRAID_TRAIN_BINARY) +
+  ASSERT_EQ(Shell(kSameAlgorithms + BraidBinary(BRAID_TRAIN_BINARY) +
                       TrainFlags(dir / "one_process.pb") + " --devices " + alone_devices,
                   &alone),
             0)

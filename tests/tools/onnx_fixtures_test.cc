@@ -12,33 +12,36 @@
 
 #include "testing/npy_compare.h"
 #include "testing/run_command.h"
+#include "testing/test_paths.h"
 
 namespace braid {
 namespace {
 
 constexpr double kRelativeTolerance = 1e-4;
 
+using braid::testing::BraidBinary;
 using braid::testing::ExpectNpyClose;
 using braid::testing::RunCommand;
+using braid::testing::TestData;
 using Result = braid::testing::CommandResult;
 
 class OnnxFixtureTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OnnxFixtureTest, MatchesPyTorchFromTheFolderAndTheOnnxFile) {
-  const std::string fixture = std::string(BRAID_ONNX_FIXTURES) + "/" + GetParam();
+  const std::string fixture = TestData(BRAID_ONNX_FIXTURES, "tests/data/onnx") + "/" + GetParam();
   const std::string work = ::testing::TempDir() + "/fixture_" + GetParam();
   std::filesystem::remove_all(work);
-  Result r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + fixture + "/model.onnx --out " +
+  Result r = RunCommand(BraidBinary(BRAID_IMPORT_BINARY) + " " + fixture + "/model.onnx --out " +
                         work + "/zoo");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = RunCommand(std::string(BRAID_RUN_BINARY) + " --model-dir " + work + "/zoo --input data=" +
+  r = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " --model-dir " + work + "/zoo --input data=" +
                  fixture + "/input.npy --save-outputs " + work + "/folder_out");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("top-5 prob image 0:"), std::string::npos) << r.output;
   ExpectNpyClose(work + "/folder_out/prob.npy", fixture + "/output.npy",
                  GetParam() + " --model-dir", kRelativeTolerance);
 
-  r = RunCommand(std::string(BRAID_RUN_BINARY) + " " + fixture + "/model.onnx --input data=" +
+  r = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " " + fixture + "/model.onnx --input data=" +
                  fixture + "/input.npy --executor dag --threads 2 --memory-plan on " +
                  "--save-outputs " + work + "/onnx_out");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -8,10 +8,12 @@
 
 #include "runtime/onnx/onnx_test_graph.h"
 #include "testing/run_command.h"
+#include "testing/test_paths.h"
 
 namespace braid::test {
 namespace {
 
+using braid::testing::BraidBinary;
 using braid::testing::RunCommand;
 using Result = braid::testing::CommandResult;
 
@@ -47,7 +49,7 @@ TEST(OnnxToolsTest, BraidImportWritesAZooFolder) {
   g.Output("y");
   const std::string model = WriteModel(g, "conv.onnx");
   const std::string dir = ::testing::TempDir() + "/conv_zoo";
-  const Result r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model + " --out " + dir +
+  const Result r = RunCommand(BraidBinary(BRAID_IMPORT_BINARY) + " " + model + " --out " + dir +
                        " --input-shape 2,2,4,4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1 ops, 1 weights (6 values), input 'data' [2,2,4,4]"),
@@ -65,33 +67,33 @@ TEST(OnnxToolsTest, BraidImportExitCodes) {
   g.Node("Einsum", {"x"}, {"y"});
   g.Output("y");
   const std::string model = WriteModel(g, "einsum.onnx");
-  Result r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model + " --out " +
+  Result r = RunCommand(BraidBinary(BRAID_IMPORT_BINARY) + " " + model + " --out " +
                  ::testing::TempDir() + "/never_written");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.output, "InvalidArgument: " + model + ": unsupported ONNX ops: Einsum x1\n");
-  r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model);
+  r = RunCommand(BraidBinary(BRAID_IMPORT_BINARY) + " " + model);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--out DIR is required"), std::string::npos) << r.output;
-  r = RunCommand(std::string(BRAID_IMPORT_BINARY) + " " + model + " --out x --input-shape 1,a");
+  r = RunCommand(BraidBinary(BRAID_IMPORT_BINARY) + " " + model + " --out x --input-shape 1,a");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
 // braid_run MODEL.onnx: the same checksum on the simple executor and on dag with the memory plan.
 TEST(OnnxToolsTest, BraidRunRunsAnOnnxModelOnEveryExecutor) {
   const std::string model = WriteModel(PoolingModel(), "pooling.onnx");
-  const Result simple = RunCommand(std::string(BRAID_RUN_BINARY) + " " + model);
+  const Result simple = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " " + model);
   ASSERT_EQ(simple.exit_code, 0) << simple.output;
   EXPECT_NE(simple.output.find("input image shape float32[1,3,6,6]: uniform [-1, 1), seed 0"), std::string::npos)
       << simple.output;
   const size_t line = simple.output.find("output prob shape float32[1,3] ");
   ASSERT_NE(line, std::string::npos) << simple.output;
   const std::string checksum = simple.output.substr(line, simple.output.find('\n', line) - line);
-  const Result dag = RunCommand(std::string(BRAID_RUN_BINARY) + " " + model +
+  const Result dag = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " " + model +
                          " --executor dag --threads 2 --memory-plan on");
   ASSERT_EQ(dag.exit_code, 0) << dag.output;
   EXPECT_NE(dag.output.find("memory plan:"), std::string::npos) << dag.output;
   EXPECT_NE(dag.output.find(checksum), std::string::npos) << dag.output;
-  const Result init = RunCommand(std::string(BRAID_RUN_BINARY) + " " + model + " --init x.pbtxt");
+  const Result init = RunCommand(BraidBinary(BRAID_RUN_BINARY) + " " + model + " --init x.pbtxt");
   EXPECT_EQ(init.exit_code, 2) << init.output;
 }
 
