@@ -55,6 +55,29 @@ if [[ -d $SOURCE_DIR/tools/gpu ]]; then
   mkdir -p "$stage/tools" && cp -a "$SOURCE_DIR/tools/gpu" "$stage/tools/gpu"
 fi
 
+# Fashion-MNIST for the acceptance run's ResNet-20 step (tools/gpu/acceptance.py): the first
+# $fashion_train training images and the whole test set, from Debian's dataset-fashion-mnist, as
+# IDX files whose header counts what they hold (5.8 MB instead of the whole set's 30 MB).
+readonly fashion_dir=/usr/share/datasets/fashion-mnist fashion_train=12000
+# idx_subset NAME COUNT HEADER_BYTES ITEM_BYTES: the first COUNT items of NAME.gz into the package.
+idx_subset() {
+  local name=$1 count=$2 header=$3 item=$4 raw
+  raw=$(mktemp)
+  gzip -dc "$fashion_dir/$name.gz" >"$raw"
+  { head -c 4 "$raw"
+    printf '%b' "$(printf '\\x%02x' $((count >> 24 & 255)) $((count >> 16 & 255)) \
+      $((count >> 8 & 255)) $((count & 255)))"
+    head -c $((header + count * item)) "$raw" | tail -c +9
+  } | gzip -9n >"$stage/share/braid/data/fashion-mnist/$name.gz"
+  rm -f "$raw"
+}
+[[ -f $fashion_dir/train-images-idx3-ubyte.gz ]] ||
+  die "$fashion_dir holds no Fashion-MNIST (bash tools/setup.sh installs dataset-fashion-mnist)"
+mkdir -p "$stage/share/braid/data/fashion-mnist"
+idx_subset train-images-idx3-ubyte "$fashion_train" 16 784
+idx_subset train-labels-idx1-ubyte "$fashion_train" 8 1
+cp "$fashion_dir"/t10k-*.gz "$stage/share/braid/data/fashion-mnist/"
+
 is_elf() { [[ -f $1 && ! -L $1 && $(head -c 4 "$1" | od -An -c | tr -d ' ') == '177ELF' ]]; }
 
 # Every ELF file: stripped, and RUNPATH $ORIGIN-relative only (libraries: their own folder, where

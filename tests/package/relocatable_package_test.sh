@@ -10,7 +10,8 @@
 #      except the base system's: the Essential packages and what they depend on, and the C/C++
 #      runtime) and every CUDA toolkit library are hidden (/dev/null bound over them), the
 #      packaged tests of oneDNN, OpenBLAS, oneTBB, protobuf, Gloo, ONNX import and the tools run,
-#      and so does braid_train on two simulated GPUs, with the NVIDIA libraries libbraid links
+#      and so do braid_train on two simulated GPUs (on the packaged Fashion-MNIST) and the GPU
+#      acceptance run on sim (tools/gpu/acceptance.sh --device sim), with the NVIDIA libraries libbraid links
 #      reached only through bin/braid-env and BRAID_CUDA_LIBS (a second view of the toolkit's
 #      folder, as a wheel's). A library missing from the package fails (b) at load time.
 #
@@ -203,7 +204,7 @@ check() {  # check NAME COMMAND...: runs it, prints its time and a tail of its o
   if output=$("${@:2}" 2>&1); then
     echo "  ok   $1 ($((SECONDS - start)) s):" \
       "$(grep -E '^\[  PASSED  \]|^ *peak resident|^braid-env: NVIDIA' <<<"$output" | tail -1)"
-    grep -E '^\[  SKIPPED \]' <<<"$output" | sed 's/^/       /' || true
+    grep -E '^\[  SKIPPED \]|^\| ' <<<"$output" | sed 's/^/       /' || true
   else
     echo "  FAIL $1 ($((SECONDS - start)) s):"; tail -25 <<<"$output" | sed 's/^/       /'; status=1
   fi
@@ -233,8 +234,15 @@ check "braid_model_tools_tests (tests/data fixtures, packaged tools)" "${env[@]}
   "$root/tests/braid_model_tools_tests"
 check "braid_planner_tests" "${env[@]}" "$root/tests/braid_planner_tests" \
   --gtest_filter='DataflowTest.*:MemoryPlanTest.*'
-check "braid_train resnet20 on sim:0,sim:1" "${env[@]}" "$root/bin/braid_train" --model resnet20 \
-  --data synthetic --devices sim:0,sim:1 --iters 3 --batch-size 8
+check "braid_train resnet20 on sim:0,sim:1 (the packaged Fashion-MNIST)" "${env[@]}" \
+  "$root/bin/braid_train" --model resnet20 --data fashion-mnist --eval=false \
+  --data_dir "$root/share/braid/data/fashion-mnist" --devices sim:0,sim:1 --iters 3 --batch-size 8
+# The GPU acceptance run, end to end on sim, as on a GPU machine (it goes through bin/braid-env).
+acceptance() {
+  "$root/tools/gpu/acceptance.sh" --device sim --out "$work/acceptance" --time-scale 3 &&
+    cat "$work/acceptance/report.md"
+}
+check "tools/gpu/acceptance.sh --device sim" acceptance
 exit $status
 INSIDE
 echo "(b) in a mount namespace:"
