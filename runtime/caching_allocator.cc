@@ -18,6 +18,7 @@ struct CachingAllocator::Block {
   int stream = 0;
   bool small = false;
   bool allocated = false;
+  bool own_segment = false;  // while allocated: its segment was made for it, and it spans it
   Block* prev = nullptr;  // neighbours within the segment
   Block* next = nullptr;
   std::vector<Stream*> used_on;  // other streams recorded while allocated
@@ -68,8 +69,10 @@ void* CachingAllocator::Allocate(size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   ProcessPendingFrees();
   Block* b = BestFit(small ? small_free_ : large_free_, stream, size);
-  if (b == nullptr) b = NewSegment(small ? kSegment : size, small, stream, bytes);
+  const bool new_segment = b == nullptr;
+  if (new_segment) b = NewSegment(small ? kSegment : size, small, stream, bytes);
   b = Split(b, size);
+  b->own_segment = new_segment && b->next == nullptr;
   b->allocated = true;
   b->requested = bytes;
   allocated_[b->ptr] = b;
@@ -140,9 +143,7 @@ CachingAllocator::Block* CachingAllocator::Split(Block* b, size_t size) {
   return b;
 }
 
-void CachingAllocator::Free(void* ptr, size_t bytes) {
-  if (ptr == nullptr) return;
-  std::lock_guard<std::mutex> lock(mu_);
+CachingAllocator::Block* CachingAllocator::TakeAllocated(void* ptr, size_t bytes) {
   auto it = allocated_.find(ptr);
   CHECK(it != allocated_.end()) << device_->device().ToString()
                                 << ": Free of memory this allocator did not give out";
@@ -152,6 +153,13 @@ void CachingAllocator::Free(void* ptr, size_t bytes) {
   b->allocated = false;
   ++stats_.frees;
   stats_.bytes_in_use -= static_cast<int64_t>(bytes);
+  return b;
+}
+
+void CachingAllocator::Free(void* ptr, size_t bytes) {
+  if (ptr == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  Block* b = TakeAllocated(ptr, bytes);
   if (b->used_on.empty()) {
     FreeBlock(b);
     return;
@@ -164,6 +172,19 @@ void CachingAllocator::Free(void* ptr, size_t bytes) {
   }
   b->used_on.clear();
   pending_.push_back(std::move(pending));
+}
+
+void CachingAllocator::FreeAndRelease(void* ptr, size_t bytes) {
+  if (ptr == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = allocated_.find(ptr);
+    if (it != allocated_.end() && it->second->own_segment && it->second->used_on.empty()) {
+      ReleaseSegmentLocked(TakeAllocated(ptr, bytes));
+      return;
+    }
+  }
+  Free(ptr, bytes);  // served from the cache, recorded on other streams, or unknown (reported)
 }
 
 void CachingAllocator::FreeBlock(Block* b) {
@@ -227,15 +248,19 @@ void CachingAllocator::ReleaseCacheLocked() {
         continue;
       }
       it = pool->erase(it);
-      {
-        std::unique_lock<std::mutex> device_lock = LockDevice(device_->device());
-        device_->RawFree(b->ptr, b->size);
-      }
-      ++stats_.raw_frees;
-      stats_.bytes_reserved -= static_cast<int64_t>(b->size);
-      delete b;
+      ReleaseSegmentLocked(b);
     }
   }
+}
+
+void CachingAllocator::ReleaseSegmentLocked(Block* segment) {
+  {
+    std::unique_lock<std::mutex> device_lock = LockDevice(device_->device());
+    device_->RawFree(segment->ptr, segment->size);
+  }
+  ++stats_.raw_frees;
+  stats_.bytes_reserved -= static_cast<int64_t>(segment->size);
+  delete segment;
 }
 
 int64_t CachingAllocator::CachedBytesLocked() const {

@@ -61,6 +61,13 @@ class CachingAllocator final : public Allocator {
 
   // Marks the block at `ptr` (from Allocate) as used by work queued on `stream` (see above).
   void RecordStream(void* ptr, Stream* stream);
+  // Frees the block at `ptr` (from Allocate), for a one-off large scratch block (an algorithm
+  // search's workspace) that must not stay cached: when Allocate made a segment for it (no cached
+  // block fitted), that segment goes back to the device at once, so the reserved bytes fall back
+  // to what they were; a block served from the cache goes back to the cache (the steady state's
+  // blocks stay), as does one recorded on other streams. The raw free drains the device, so work
+  // queued with the block has finished.
+  void FreeAndRelease(void* ptr, size_t bytes);
   // Returns every cached segment with no live block to the device.
   void ReleaseCache();
   // Bytes kept free on the device: `bytes` from now on, or (the default, bytes < 0) 5% of its
@@ -90,7 +97,9 @@ class CachingAllocator final : public Allocator {
   Block* NewSegment(size_t size, bool small, int stream, size_t request);
   void* RawAllocateWithRetry(size_t size, size_t request);
   Block* Split(Block* b, size_t size);
+  Block* TakeAllocated(void* ptr, size_t bytes);  // a live block, no longer counted as in use
   void FreeBlock(Block* b);
+  void ReleaseSegmentLocked(Block* segment);  // a whole free segment, out of its pool
   void ProcessPendingFrees();
   void ReleaseCacheLocked();
   Status OutOfMemory(size_t request, size_t size, const Status& cause) const;

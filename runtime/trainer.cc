@@ -43,6 +43,7 @@ void SetData(const TrainerOptions& options, TrainingLoopOptions* loop) {
   loop->batch_size = options.batch_size;
   loop->test_batch_size = options.test_batch_size;
   loop->seed = options.seed;
+  loop->init_on_host = options.init_on_host;
 }
 
 void SetOptimizer(const TrainerOptions& options, OptimizerSpec* optimizer) {

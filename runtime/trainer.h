@@ -143,6 +143,9 @@ struct TrainerOptions {
   bool nesterov = false;
   double weight_decay = 1e-4;
   uint64_t seed = 1;        // the data order (parameter fills are seeded by their names)
+  // Random parameter fills run on the host and are copied to the devices, so a run on cuda starts
+  // from the weights a run on cpu or sim starts from; off, cuda devices draw their own (cuRAND).
+  bool init_on_host = true;
   bool evaluate = true;     // the test set after each epoch and at the end
   std::string checkpoint;   // "": none; else written after each epoch and at the end
   bool resume = false;      // continue from `checkpoint` (parameters, momenta, iteration, data)

@@ -6,7 +6,11 @@
 //               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
 //               [--executor simple|dag] [--threads N] [--memory-plan on|off]
 //               [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
+//               [--init-on-host=false]
 //               [--device-memory 16G] [--algo-cache PATH]
+//
+// Random parameter fills run on the host and are copied to the devices (--init-on-host, on by
+// default), so --devices cuda:0 and --devices cpu:0 start from the same weights for one seed.
 //
 // --devices sim:0,sim:1 trains on simulated GPUs (runtime/sim_device.h): parameters, gradients,
 // activations and the planned arenas live in their memory (--device-memory each), the reader
@@ -70,6 +74,9 @@ DEFINE_int32(threads, 0, "dag executor workers (0: hardware threads)");
 DEFINE_string(checkpoint, "", "checkpoint file (.pb binary), saved after every epoch");
 DEFINE_bool(resume, false, "resume from --checkpoint");
 DEFINE_uint64(seed, 1, "seed of the data order (parameter fills are seeded by their names)");
+DEFINE_bool(init_on_host, true,
+            "fill random parameters on the host and copy them to the devices, so cuda starts from "
+            "the weights cpu and sim start from (false: cuda fills with cuRAND, other values)");
 DEFINE_int32(log_every, 50, "iterations between log lines");
 DEFINE_bool(eval, true, "evaluate on the test set after every epoch");
 DEFINE_int64(synthetic_examples, 1024, "synthetic data: training images");
@@ -139,6 +146,7 @@ TrainerOptions OptionsFromFlags() {
   o.nesterov = FLAGS_nesterov;
   o.weight_decay = FLAGS_weight_decay;
   o.seed = FLAGS_seed;
+  o.init_on_host = FLAGS_init_on_host;
   o.evaluate = FLAGS_eval;
   o.checkpoint = FLAGS_checkpoint;
   o.resume = FLAGS_resume;

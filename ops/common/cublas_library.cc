@@ -43,6 +43,7 @@ CublasLibrary Load() {
   // The names the cublas_v2.h macros map the calls to.
   Resolve(library, "cublasCreate_v2", &cublas.create);
   Resolve(library, "cublasSetStream_v2", &cublas.set_stream);
+  Resolve(library, "cublasSetWorkspace_v2", &cublas.set_workspace);
   Resolve(library, "cublasSetMathMode", &cublas.set_math_mode);
   Resolve(library, "cublasSetPointerMode_v2", &cublas.set_pointer_mode);
   Resolve(library, "cublasSgemm_v2", &cublas.sgemm);

@@ -25,6 +25,7 @@ namespace braid {
 struct CublasLibrary {
   decltype(&cublasCreate) create;
   decltype(&cublasSetStream) set_stream;
+  decltype(&cublasSetWorkspace) set_workspace;
   decltype(&cublasSetMathMode) set_math_mode;
   decltype(&cublasSetPointerMode) set_pointer_mode;
   decltype(&cublasSgemm) sgemm;

@@ -9,12 +9,6 @@
 namespace braid {
 namespace {
 
-int CurrentCudaDeviceId() {
-  int id = 0;
-  CheckCuda(cudaGetDevice(&id), "cudaGetDevice", Device{DeviceType::kCuda, 0});
-  return id;
-}
-
 // u in (0, 1] -> lo + (hi - lo) u, computed in double (hi - lo may overflow float) and clamped to
 // [lo, hi] against rounding.
 __global__ void ScaleUniformKernel(float* values, int64_t n, float lo, float hi) {
@@ -52,23 +46,17 @@ void RefuseShapeFromDevice(const OperatorBase& op) {
                        "`shape` argument, or run this fill on the CPU");
 }
 
-OpRandomGenerator::~OpRandomGenerator() {
-  if (generator_ == nullptr) return;
-  int previous = 0;
-  cudaGetDevice(&previous);
-  cudaSetDevice(device_id_);  // a generator is destroyed on the device it was made on
-  curandDestroyGenerator(generator_);
-  cudaSetDevice(previous);
-}
+OpRandomGenerator::~OpRandomGenerator() { DestroyCurandGenerator(generator_, device_); }
 
 curandGenerator_t OpRandomGenerator::Reseeded(std::mt19937_64& rng) {
+  const uint64_t seed = rng();
   if (generator_ == nullptr) {
-    device_id_ = CurrentCudaDeviceId();
-    CheckCurand(curandCreateGenerator(&generator_, CURAND_RNG_PSEUDO_PHILOX4_32_10),
-                "curandCreateGenerator");
+    device_ = CurrentCudaDevice();
+    generator_ = CreateCurandGenerator(seed);
+  } else {
+    CheckCurand(curandSetPseudoRandomGeneratorSeed(generator_, seed),
+                "curandSetPseudoRandomGeneratorSeed");
   }
-  CheckCurand(curandSetPseudoRandomGeneratorSeed(generator_, rng()),
-              "curandSetPseudoRandomGeneratorSeed");
   CheckCurand(curandSetGeneratorOffset(generator_, 0), "curandSetGeneratorOffset");
   CheckCurand(curandSetStream(generator_, CurrentCudaStream()), "curandSetStream");
   return generator_;
@@ -85,10 +73,9 @@ void QueueNormal(curandGenerator_t generator, float* out, int64_t n, float mean,
   float* samples = static_cast<float*>(even.get());
   CheckCurand(curandGenerateNormal(generator, samples, static_cast<size_t>(n + 1), mean, stddev),
               "curandGenerateNormal");
-  const Device device{DeviceType::kCuda, CurrentCudaDeviceId()};
   CheckCuda(cudaMemcpyAsync(out, samples, static_cast<size_t>(n) * sizeof(float),
                             cudaMemcpyDeviceToDevice, CurrentCudaStream()),
-            "cudaMemcpyAsync", device);
+            "cudaMemcpyAsync", CurrentCudaDevice());
 }
 
 void QueueUniform(curandGenerator_t generator, float* out, int64_t n, float lo, float hi) {

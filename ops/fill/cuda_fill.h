@@ -31,7 +31,8 @@ namespace braid {
 // its shape input would be in device memory, which the host may not read while queueing kernels.
 void RefuseShapeFromDevice(const OperatorBase& op);
 
-// A Philox cuRAND generator, made on the first Reseeded and destroyed with its owner.
+// A Philox cuRAND generator, made on the first Reseeded (holding the device's lock: it allocates
+// device memory, ops/common/cuda_kernel.h CreateCurandGenerator) and destroyed with its owner.
 class OpRandomGenerator {
  public:
   OpRandomGenerator() = default;
@@ -45,7 +46,7 @@ class OpRandomGenerator {
 
  private:
   curandGenerator_t generator_ = nullptr;
-  int device_id_ = -1;  // the device it was made on
+  Device device_;  // the device it was made on
 };
 
 // n samples of N(mean, stddev^2) (cuRAND draws normals in pairs: an odd n goes via scratch).

@@ -1,7 +1,8 @@
 // ConvGradient on CUDA devices (ops/nn/conv_gradient_op.h): cuDNN's backward-filter and
 // backward-data convolutions with the algorithms the AlgorithmRegistry chose for every replica
-// (ops/nn/cudnn_conv.h), and dbias as a per-channel sum of dY by a deterministic kernel (no
-// atomics, unlike what cuDNN may use for cudnnConvolutionBackwardBias).
+// (ops/nn/cudnn_conv.h), and dbias as a per-channel sum of dY in double by a deterministic kernel
+// (ops/nn/cuda_channel_reduce.cuh; no atomics, unlike what cuDNN may use for
+// cudnnConvolutionBackwardBias).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -16,15 +17,11 @@
 namespace braid {
 namespace {
 
-// db[m] = sum of dy[n, m, :, :] over n; one block per output channel m.
+// db[m] = sum of dy[n, m, :, :] over n, in double; one block per output channel m.
 __global__ void BiasGradientKernel(const float* dy, int64_t n, int64_t m, int64_t s, float* db) {
-  __shared__ float partial[kCudaThreads];
-  const int64_t ch = blockIdx.x;
-  float sum = 0.f;
-  for (int64_t i = threadIdx.x; i < n * s; i += kCudaThreads)
-    sum += dy[ChannelElement(i, ch, m, s)];
-  const float total = BlockSum(sum, partial);
-  if (threadIdx.x == 0) db[ch] = total;
+  __shared__ double partial[kCudaThreads];
+  const double total = ChannelSum(ValueTerm{dy}, blockIdx.x, n, m, s, partial);
+  if (threadIdx.x == 0) db[blockIdx.x] = static_cast<float>(total);
 }
 
 class ConvGradientCudaOp final : public OperatorBase {
@@ -85,12 +82,12 @@ class ConvGradientCudaOp final : public OperatorBase {
     if (!filter_algorithm_) {
       filter_algorithm_ =
           ChooseCudnnConvAlgorithm(problem_, *descriptors_, CudnnConvDirection::kBackwardFilter,
-                                   {x, nullptr, dy, dw}, device());
+                                   {x, nullptr, dy, dw}, device(), search_);
     }
     if (dx != nullptr && !data_algorithm_) {
       data_algorithm_ =
           ChooseCudnnConvAlgorithm(problem_, *descriptors_, CudnnConvDirection::kBackwardData,
-                                   {nullptr, w, dy, dx}, device());
+                                   {nullptr, w, dy, dx}, device(), search_);
     }
   }
 
@@ -117,6 +114,7 @@ class ConvGradientCudaOp final : public OperatorBase {
               "cudaMemsetAsync", device());
   }
 
+  const ConvSearchOptions search_ = ConvSearchOptionsOf(def());  // Caffe2's cuDNN hints
   std::vector<std::vector<int64_t>> prepared_dims_;
   CudnnConvProblem problem_;
   CudnnConvGradientOutputs outputs_;

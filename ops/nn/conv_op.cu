@@ -31,7 +31,7 @@ class ConvCudaOp final : public OperatorBase {
     const float* w = Input(1).data<float>();
     if (!algorithm_) {  // a search overwrites Y, which the convolution then writes
       algorithm_ = ChooseCudnnConvAlgorithm(problem_, d, CudnnConvDirection::kForward,
-                                            {x, w, nullptr, y}, device());
+                                            {x, w, nullptr, y}, device(), search_);
     }
     DeviceScratch workspace(algorithm_->workspace_bytes);
     cudnnHandle_t handle = CudnnHandle();
@@ -56,6 +56,7 @@ class ConvCudaOp final : public OperatorBase {
     for (int i = 0; i < InputSize(); ++i) prepared_dims_.push_back(Input(i).shape());
   }
 
+  const ConvSearchOptions search_ = ConvSearchOptionsOf(def());  // Caffe2's cuDNN hints
   std::vector<std::vector<int64_t>> prepared_dims_;
   CudnnConvProblem problem_;
   std::unique_ptr<CudnnConvDescriptors> descriptors_;

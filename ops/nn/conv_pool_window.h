@@ -70,8 +70,9 @@ ConvPoolWindow ComputeConvPoolWindow(const OperatorDef& def, const ShapeInfo& x,
                                      std::optional<ConvPoolWindow::Pair> filter_kernel = {});
 
 // The window arguments above, for the schemas of the ops that read them (OpSchema::Args);
-// kPool adds global_pooling; kConv adds Caffe2's cuDNN hints (exhaustive_search, ws_nbytes_limit,
-// shared_buffer), accepted and ignored.
+// kPool adds global_pooling; kConv adds Caffe2's cuDNN hints: exhaustive_search and
+// ws_nbytes_limit, which the CUDA kernels read (ops/nn/conv_search_options.h), and shared_buffer,
+// accepted and ignored.
 std::vector<ArgSpec> ConvPoolWindowArgs(WindowKind kind);
 
 }  // namespace braid

@@ -14,13 +14,16 @@
 // the algorithms cuDNN documents as non-deterministic (backward-data ALGO_0, backward-filter ALGO_0
 // and ALGO_3, which add with atomics) are left out unless nothing else is supported, so reruns and
 // replicas compute the same bits. With BRAID_ALGORITHM_SEARCH=rule the registry takes the first
-// candidate that fits the workspace limit, untimed. Otherwise it asks each candidate's time: the
-// first such question runs cuDNN's find (cudnnFindConvolution*AlgorithmEx) once, over all
-// algorithms at once, on the op's own buffers (the direction's output is overwritten) with one
-// DeviceScratch workspace as large as the largest candidate that fits the limit
-// (SearchWorkspaceLimit: the device's free memory beyond the allocator's reserve); the other
-// candidates' times are read from that one run. A candidate find could not run counts as
-// infinitely slow. The registry then keeps the fastest, ties to the heuristic's favourite.
+// candidate that fits the workspace limit, untimed; so does an op with exhaustive_search = 0 (its
+// key then ends in "|search=heuristic"). Otherwise it asks each candidate's time: the first such
+// question runs cuDNN's find (cudnnFindConvolution*AlgorithmEx) once, over all algorithms at once,
+// on the op's own buffers (the direction's output is overwritten) with one DeviceScratch workspace
+// as large as the largest candidate that fits the limit (given back to the device after the search
+// when it took a segment of its own, not cached); the other candidates' times are read from that
+// one run. A candidate find could not run counts as infinitely slow. The registry then keeps the
+// fastest, ties to the heuristic's favourite. The workspace limit is the op's ws_nbytes_limit
+// (default 1 GiB), at most what the device can give beyond its allocator's reserve
+// (ops/nn/conv_search_options.h).
 //
 // Thread safety: every function may be called from any thread; descriptors belong to their
 // caller. Choosing synchronises the device when it searches (cuDNN's find times on the GPU): a
@@ -33,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn/conv_search_options.h"
 #include "ops/nn/cudnn_descriptors.h"
 #include "proto/braid.pb.h"
 #include "runtime/device.h"
@@ -101,12 +105,14 @@ struct CudnnConvAlgorithm {
 };
 
 // The algorithm every replica runs for `p` in `direction` (searching on the current CUDA device,
-// `device`, when no one has yet) and its workspace for this problem. Call with the device current
-// and CurrentCudaStream() set (a CUDA op's Run). Throws braid::Error when nothing fits or runs.
+// `device`, as `options` allow, when no one has yet) and its workspace for this problem. Call with
+// the device current and CurrentCudaStream() set (a CUDA op's Run). Throws braid::Error when
+// nothing fits or runs.
 CudnnConvAlgorithm ChooseCudnnConvAlgorithm(const CudnnConvProblem& p,
                                             const CudnnConvDescriptors& d,
                                             CudnnConvDirection direction,
-                                            const CudnnConvBuffers& buffers, const Device& device);
+                                            const CudnnConvBuffers& buffers, const Device& device,
+                                            const ConvSearchOptions& options);
 
 }  // namespace braid
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "ops/common/cuda_kernel.h"
@@ -168,7 +169,9 @@ class FindRun {
         bytes = std::max(bytes, c.workspace_bytes);
       }
     }
-    DeviceScratch workspace(bytes);
+    // A segment made for it goes back to the device after the search, not to the cache: no later
+    // run needs a block this large.
+    DeviceScratch workspace(bytes, DeviceScratch::Release::kToDevice);
     for (const PerfResult& r : FindResults(d_, direction_, buffers_, workspace.get(), bytes)) {
       if (r.status == CUDNN_STATUS_SUCCESS && r.time_ms >= 0) ms_.emplace(r.algo, r.time_ms);
     }
@@ -211,9 +214,29 @@ std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direct
   return deterministic.empty() ? any : deterministic;
 }
 
+// With exhaustive_search = 0 the heuristic's first candidate that fits, alone (the registry
+// takes a lone candidate untimed); all of them when none fits, for the registry's error.
+std::vector<AlgorithmCandidate> HeuristicCandidate(const std::vector<Supported>& supported,
+                                                   Direction direction, int64_t limit) {
+  for (const Supported& s : supported) {
+    if (limit < 0 || static_cast<int64_t>(s.workspace_bytes) <= limit) {
+      return {{CudnnConvAlgorithmName(direction, s.algo), static_cast<int64_t>(s.workspace_bytes),
+               nullptr}};
+    }
+  }
+  std::vector<AlgorithmCandidate> all;
+  for (const Supported& s : supported) {
+    all.push_back({CudnnConvAlgorithmName(direction, s.algo),
+                   static_cast<int64_t>(s.workspace_bytes), nullptr});
+  }
+  return all;
+}
+
 std::vector<AlgorithmCandidate> FindCandidates(const CudnnConvDescriptors& d, Direction direction,
-                                               const CudnnConvBuffers& buffers, int64_t limit) {
+                                               const CudnnConvBuffers& buffers, int64_t limit,
+                                               bool timed) {
   const std::vector<Supported> supported = SupportedAlgorithms(d, direction);
+  if (!timed) return HeuristicCandidate(supported, direction, limit);
   const auto find = std::make_shared<FindRun>(d, direction, buffers, supported, limit);
   std::vector<AlgorithmCandidate> candidates;
   for (const Supported& s : supported) {
@@ -230,14 +253,18 @@ std::vector<AlgorithmCandidate> FindCandidates(const CudnnConvDescriptors& d, Di
 CudnnConvAlgorithm ChooseCudnnConvAlgorithm(const CudnnConvProblem& p,
                                             const CudnnConvDescriptors& d,
                                             CudnnConvDirection direction,
-                                            const CudnnConvBuffers& buffers, const Device& device) {
+                                            const CudnnConvBuffers& buffers, const Device& device,
+                                            const ConvSearchOptions& options) {
   int cuda_id = 0;
   CheckCuda(cudaGetDevice(&cuda_id), "cudaGetDevice", device);
+  std::string key =
+      CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(cuda_id), cudnnGetVersion());
+  if (!options.timed) key += "|search=heuristic";  // exhaustive_search = 0 chooses otherwise
   const AlgorithmRequest request{
-      CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(cuda_id), cudnnGetVersion()), device,
-      SearchWorkspaceLimit(device)};
-  const AlgorithmChoice choice = AlgorithmRegistry::Global().Choose(
-      request, [&] { return FindCandidates(d, direction, buffers, request.workspace_limit); });
+      key, device, ConvWorkspaceLimit(SearchWorkspaceLimit(device), options.workspace_limit)};
+  const AlgorithmChoice choice = AlgorithmRegistry::Global().Choose(request, [&] {
+    return FindCandidates(d, direction, buffers, request.workspace_limit, options.timed);
+  });
   const int algo = CudnnConvAlgorithmNamed(direction, choice.algorithm);
   if (algo < 0) {
     throw Error(Status::InvalidArgument(

@@ -4,8 +4,8 @@
 //   dbias = sum(dy),  dscale = sum(dy * xhat),
 //   dx = scale * saved_inv_var * (dy - dbias / m - xhat * dscale / m),
 // the gradient of training-mode batch norm, as oneDNN's backward (the CPU op) computes it. The
-// sums take one block per channel in a fixed order (no atomics), so every run computes the same
-// bits.
+// sums take one block per channel, in double, in a fixed order (ops/nn/cuda_channel_reduce.cuh; no
+// atomics), so every run computes the same bits.
 #include <vector>
 
 #include "ops/common/cuda_kernel.h"
@@ -29,23 +29,36 @@ struct BnGradientArgs {
   float* dbias = nullptr;
 };
 
-// One block per channel: dbias and dscale.
-__global__ void BnGradientSumsKernel(BnGradientArgs a) {
-  __shared__ float partial[kCudaThreads];
-  const int64_t ch = blockIdx.x;
-  const float mean = a.mean[ch];
-  const float inv_std = a.inv_std[ch];
-  float dy_sum = 0.f, dy_xhat_sum = 0.f;
-  for (int64_t i = threadIdx.x; i < a.n * a.spatial; i += kCudaThreads) {
-    const int64_t at = ChannelElement(i, ch, a.channels, a.spatial);
-    dy_sum += a.dy[at];
-    dy_xhat_sum += a.dy[at] * ((a.x[at] - mean) * inv_std);
+// dy and dy * xhat of one element, in double.
+struct BnGradientTerms {
+  double dy = 0, dy_xhat = 0;
+};
+BRAID_HOST_DEVICE inline BnGradientTerms operator+(const BnGradientTerms& a,
+                                                   const BnGradientTerms& b) {
+  return {a.dy + b.dy, a.dy_xhat + b.dy_xhat};
+}
+struct BnGradientTerm {
+  const float* x;
+  const float* dy;
+  double mean, inv_std;
+  BRAID_HOST_DEVICE BnGradientTerms operator()(int64_t at) const {
+    const double g = dy[at];
+    return {g, g * ((x[at] - mean) * inv_std)};
   }
-  const float dbias = BlockSum(dy_sum, partial);
-  const float dscale = BlockSum(dy_xhat_sum, partial);
+};
+
+// One block per channel: dbias and dscale, summed in double.
+__global__ void BnGradientSumsKernel(BnGradientArgs a) {
+  __shared__ double partial[kCudaThreads];
+  const int64_t ch = blockIdx.x;
+  const BnGradientTerm term{a.x, a.dy, a.mean[ch], a.inv_std[ch]};
+  const BnGradientTerms mine = ChannelThreadSum(term, ch, a.n, a.channels, a.spatial,
+                                                static_cast<int>(threadIdx.x), kCudaThreads);
+  const double dbias = BlockSum(mine.dy, partial);
+  const double dscale = BlockSum(mine.dy_xhat, partial);
   if (threadIdx.x == 0) {
-    a.dbias[ch] = dbias;
-    a.dscale[ch] = dscale;
+    a.dbias[ch] = static_cast<float>(dbias);
+    a.dscale[ch] = static_cast<float>(dscale);
   }
 }
 

@@ -6,8 +6,9 @@
 //             running = momentum * running + (1 - momentum) * batch (the variance unbiased by
 //             m / (m - 1), m = N * spatial), Y normalised with the batch statistics;
 //   is_test:  Y = scale * (X - running_mean) / sqrt(running_var + epsilon) + bias.
-// Statistics: one block per channel sums the channel (two passes: the mean, then the squared
-// deviations from it) in a fixed order, so every run computes the same bits.
+// Statistics: one block per channel sums the channel in double (two passes: the mean, then the
+// squared deviations from it) in a fixed order (ops/nn/cuda_channel_reduce.cuh), so every run
+// computes the same bits.
 #include <vector>
 
 #include "ops/common/cuda_kernel.h"
@@ -32,28 +33,33 @@ struct BnStatisticsArgs {
   float* saved_inv_std = nullptr;
 };
 
-// One block per channel: its batch mean and biased variance, then the four [C] outputs.
+// (x - mean)^2 of one element, in double.
+struct SquaredDeviationTerm {
+  const float* x;
+  double mean;
+  BRAID_HOST_DEVICE double operator()(int64_t at) const {
+    const double d = x[at] - mean;
+    return d * d;
+  }
+};
+
+// One block per channel: its batch mean and biased variance (sums in double), then the four [C]
+// outputs from their float values, by the CPU op's float formulas.
 __global__ void BnStatisticsKernel(BnStatisticsArgs a) {
-  __shared__ float partial[kCudaThreads];
+  __shared__ double partial[kCudaThreads];
   const int64_t ch = blockIdx.x;
-  const int64_t m = a.n * a.spatial;
-  float sum = 0.f;
-  for (int64_t i = threadIdx.x; i < m; i += kCudaThreads) {
-    sum += a.x[ChannelElement(i, ch, a.channels, a.spatial)];
-  }
-  const float mean = BlockSum(sum, partial) / static_cast<float>(m);
-  float squares = 0.f;
-  for (int64_t i = threadIdx.x; i < m; i += kCudaThreads) {
-    const float d = a.x[ChannelElement(i, ch, a.channels, a.spatial)] - mean;
-    squares += d * d;
-  }
-  const float var = BlockSum(squares, partial) / static_cast<float>(m);
+  const double m = static_cast<double>(a.n * a.spatial);
+  const double mean = ChannelSum(ValueTerm{a.x}, ch, a.n, a.channels, a.spatial, partial) / m;
+  const double var =
+      ChannelSum(SquaredDeviationTerm{a.x, mean}, ch, a.n, a.channels, a.spatial, partial) / m;
   if (threadIdx.x != 0) return;
-  const float unbias = static_cast<float>(static_cast<double>(m) / static_cast<double>(m - 1));
-  a.saved_mean[ch] = mean;
-  a.saved_inv_std[ch] = 1.f / sqrtf(var + a.epsilon);
-  a.running_mean[ch] = a.momentum * a.running_mean_in[ch] + (1.f - a.momentum) * mean;
-  a.running_var[ch] = a.momentum * a.running_var_in[ch] + (1.f - a.momentum) * unbias * var;
+  const float mean_f = static_cast<float>(mean);
+  const float var_f = static_cast<float>(var);
+  const float unbias = static_cast<float>(m / (m - 1));
+  a.saved_mean[ch] = mean_f;
+  a.saved_inv_std[ch] = 1.f / sqrtf(var_f + a.epsilon);
+  a.running_mean[ch] = a.momentum * a.running_mean_in[ch] + (1.f - a.momentum) * mean_f;
+  a.running_var[ch] = a.momentum * a.running_var_in[ch] + (1.f - a.momentum) * unbias * var_f;
 }
 
 class SpatialBNCudaOp final : public OperatorBase {

@@ -36,14 +36,8 @@ class DropoutCudaOp final : public OperatorBase {
       ThrowInvalidArgument("Dropout with is_test = 0 needs the mask output");
     }
   }
-  ~DropoutCudaOp() override {
-    if (generator_ == nullptr) return;
-    int previous = 0;  // the generator's state lives on the op's device: destroy it there
-    cudaGetDevice(&previous);
-    cudaSetDevice(device().id);
-    curandDestroyGenerator(generator_);
-    cudaSetDevice(previous);
-  }
+  // The generator's state lives on the op's device: destroyed there.
+  ~DropoutCudaOp() override { DestroyCurandGenerator(generator_, device()); }
 
   void Run() override {
     CheckInputType(*this, 0, {DType::kFloat32});
@@ -72,16 +66,10 @@ class DropoutCudaOp final : public OperatorBase {
   }
 
  private:
-  // Made on the first training run, on the op's device (cuRAND allocates its state there).
+  // Made on the first training run, on the op's device (cuRAND allocates its state there, so it is
+  // made holding the device's lock: ops/common/cuda_kernel.h).
   curandGenerator_t Generator() {
-    if (generator_ != nullptr) return generator_;
-    curandGenerator_t made = nullptr;
-    CheckCurand(curandCreateGenerator(&made, CURAND_RNG_PSEUDO_PHILOX4_32_10),
-                "curandCreateGenerator");
-    const curandStatus_t seeded = curandSetPseudoRandomGeneratorSeed(made, rng()());
-    if (seeded != CURAND_STATUS_SUCCESS) curandDestroyGenerator(made);
-    CheckCurand(seeded, "curandSetPseudoRandomGeneratorSeed");
-    generator_ = made;
+    if (generator_ == nullptr) generator_ = CreateCurandGenerator(rng()());
     return generator_;
   }
 

@@ -29,12 +29,13 @@ CosineSchedule ParseCosine(const ArgumentReader& args, const std::string& prefix
   c.max_lr = args.Get<float>(prefix + "max_lr", 1.f);
   c.min_lr = args.Get<float>(prefix + "min_lr", 0.f);
   c.single_decay = prefix.empty() && !args.Has("period") && args.Has("max_iter");
-  c.period =
-      static_cast<double>(args.Get<int64_t>(c.single_decay ? "max_iter" : prefix + "period", 0));
+  c.period = args.Get<int64_t>(c.single_decay ? "max_iter" : prefix + "period", 0);
   c.t_mult = args.Get<float>(prefix + "t_mult", 1.f);
   c.lr_shrink = args.Get<float>(prefix + "lr_shrink", 1.f);
-  Require(c.period > 0 && c.t_mult > 0 && c.max_lr >= c.min_lr, prefix + "cosine",
-          "needs " + prefix + "period (or max_iter) > 0, t_mult > 0 and max_lr >= min_lr");
+  // t_mult < 1 would shrink the cycles to nothing after period / (1 - t_mult) iterations.
+  Require(c.period > 0 && c.t_mult >= 1 && c.max_lr >= c.min_lr, prefix + "cosine",
+          "needs " + prefix + "period (or max_iter) > 0, " + prefix +
+              "t_mult >= 1 and max_lr >= min_lr");
   return c;
 }
 

@@ -13,8 +13,9 @@
 //                    - with `max_iter` (braid): one decay, T = max_iter, t = min(iter, max_iter):
 //                      from max_lr at 0 to min_lr at max_iter, then min_lr;
 //                    - with `period` (Caffe2, SGDR arXiv:1608.03983): restarts; cycle k lasts
-//                      T = period * t_mult^k (t_mult 1), t counts from its start, and the rate is
-//                      scaled by lr_shrink^k (lr_shrink 1)
+//                      T = period * t_mult^k (t_mult 1; at least 1), t counts from its start, and
+//                      the rate is scaled by lr_shrink^k (lr_shrink 1); with period 100 and
+//                      t_mult 2 the restarts are at 100, 300, 700, 1500, ..., exactly
 //   compositeCosine  warmup, then cosine (Caffe2): start_warmup_multiplier (0.1) for
 //                    constant_warmup_num_iter iterations (0), a linear ramp from it to 1 over
 //                    linear_warmup_num_iter more (0), then the SGDR cosine above with arguments

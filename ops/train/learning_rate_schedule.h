@@ -2,7 +2,9 @@
 // the rate at an iteration as one function compiled for the host and, in .cu files, for CUDA
 // devices. The CPU kernel and the CUDA kernel (which reads the iteration counter on the GPU) both
 // call LearningRateAt, so their formulas cannot drift apart; both evaluate it in double and round
-// once to float (CUDA's pow, cos and log are within 2 ulp of the host's, far below that rounding).
+// once to float (CUDA's pow and cos are within 2 ulp of the host's, far below that rounding). Which
+// SGDR cycle an iteration is in is decided by exact comparisons (FindCosineCycle), never by a
+// logarithm, so host and device restart at the same iterations.
 //
 //   const LearningRateSchedule s = ParseLearningRateSchedule(ArgumentReader(def.arg()));
 //   float lr = LearningRateAt(s, /*iter=*/1200);
@@ -14,16 +16,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/common/host_device.h"
 #include "runtime/argument.h"
-
-// Compiled for the host and, under nvcc, for CUDA devices too.
-#ifndef BRAID_HOST_DEVICE
-#ifdef __CUDACC__
-#define BRAID_HOST_DEVICE __host__ __device__
-#else
-#define BRAID_HOST_DEVICE
-#endif
-#endif
 
 namespace braid {
 
@@ -34,8 +28,8 @@ inline constexpr double kLearningRatePi = 3.141592653589793238462643383279502884
 struct CosineSchedule {
   double max_lr = 1;
   double min_lr = 0;
-  double period = 1;  // max_iter for a single decay
-  double t_mult = 1;
+  int64_t period = 1;  // max_iter for a single decay
+  double t_mult = 1;   // >= 1
   double lr_shrink = 1;
   bool single_decay = false;  // max_iter without period: one decay, then min_lr
 };
@@ -72,27 +66,75 @@ BRAID_HOST_DEVICE inline double LinearWarmupMultiplier(double start, int64_t num
   return start + (1 - start) * static_cast<double>(iter) / static_cast<double>(num_iter);
 }
 
-// Where iteration t falls in SGDR's cycles (lengths period, period * t_mult, ...): the cycle's
-// index, its length and t's offset into it.
+// Where iteration t (>= 0) falls in SGDR's cycles: cycle k starts at
+// start(k) = period (1 + m + ... + m^(k-1)) and lasts period * m^k iterations (m = t_mult >= 1).
 struct CosineCycle {
-  double index = 0, length = 1, offset = 0;
+  int64_t index = 0;
+  double length = 1, offset = 0;  // the cycle's length, and t's offset into it
 };
 
-BRAID_HOST_DEVICE inline CosineCycle FindCosineCycle(double t, double period, double t_mult) {
-  if (t_mult == 1.0) {
-    const double index = floor(t / period);
-    return {index, period, t - index * period};
+// start(k) for an integer m >= 2, exact; INT64_MAX when it would not fit.
+BRAID_HOST_DEVICE inline int64_t IntegerCycleStart(int64_t k, int64_t period, int64_t m) {
+  constexpr int64_t kMax = INT64_MAX;
+  int64_t start = 0, length = period;
+  for (int64_t i = 0; i < k; ++i) {
+    if (start > kMax - length || length > kMax / m) return kMax;
+    start += length;
+    length *= m;
   }
-  const double index = floor(log(1 - t / period * (1 - t_mult)) / log(t_mult));
-  return {index, pow(t_mult, index) * period, t - (1 - pow(t_mult, index)) / (1 - t_mult) * period};
+  return start;
+}
+
+// start(k) for another m > 1: period (m^k - 1) / (m - 1), m^k by squaring, with correctly rounded
+// operations only (no libm, no FMA), so that the host and a device compute the same bits.
+BRAID_HOST_DEVICE inline double RealCycleStart(int64_t k, int64_t period, double m) {
+  double power = 1, base = m;
+  for (int64_t e = k; e > 0; e /= 2) {
+    if (e % 2 == 1) power = RoundedProduct(power, base);
+    base = RoundedProduct(base, base);
+  }
+  return RoundedProduct(static_cast<double>(period), power - 1) / (m - 1);
+}
+
+BRAID_HOST_DEVICE inline double CycleStart(int64_t k, int64_t period, double m, bool integer) {
+  return integer ? static_cast<double>(IntegerCycleStart(k, period, static_cast<int64_t>(m)))
+                 : RealCycleStart(k, period, m);
+}
+
+// Cycles starting beyond this are never entered (an iteration counter saturates at INT64_MAX).
+inline constexpr double kLastCycleStart = 9.2e18;
+
+// The cycle's index comes from comparisons of t with cycle starts, not from
+// floor(log(1 + t (m - 1) / period) / log(m)): a logarithm lands an ulp below an exact restart
+// (period 100, t_mult 3: iteration 12100 starts cycle 5, the logarithms say 4), and the host's log
+// and CUDA's differ. A logarithm only guesses the index; the starts decide. With an integer m
+// (t_mult 2, 3, ...) every start is an exact integer; with another m the starts are computed by
+// RealCycleStart, the same bits on host and device, so both pick the same cycle.
+BRAID_HOST_DEVICE inline CosineCycle FindCosineCycle(int64_t t, int64_t period, double t_mult) {
+  if (t < 0) t = 0;
+  if (t_mult <= 1.0) {  // (ParseLearningRateSchedule refuses t_mult < 1)
+    return {t / period, static_cast<double>(period), static_cast<double>(t % period)};
+  }
+  const bool integer =
+      t_mult <= 4e18 && static_cast<double>(static_cast<int64_t>(t_mult)) == t_mult;
+  const double guess = floor(log(1 + static_cast<double>(t) / period * (t_mult - 1)) / log(t_mult));
+  int64_t k = guess > 0 && guess < 4e18 ? static_cast<int64_t>(guess) : 0;
+  const double at = static_cast<double>(t);  // exact below 2^53
+  while (k > 0 && CycleStart(k, period, t_mult, integer) > at) --k;
+  double next = CycleStart(k + 1, period, t_mult, integer);
+  while (next <= at && next < kLastCycleStart) next = CycleStart(++k + 1, period, t_mult, integer);
+  const double start = CycleStart(k, period, t_mult, integer);
+  return {k, next - start, at - start};
 }
 
 BRAID_HOST_DEVICE inline double CosineMultiplier(const CosineSchedule& c, int64_t iter) {
+  const double period = static_cast<double>(c.period);
   const double t = static_cast<double>(iter);
-  const CosineCycle cycle = c.single_decay ? CosineCycle{0, c.period, c.period < t ? c.period : t}
-                                           : FindCosineCycle(t, c.period, c.t_mult);
+  const CosineCycle cycle = c.single_decay ? CosineCycle{0, period, period < t ? period : t}
+                                           : FindCosineCycle(iter, c.period, c.t_mult);
   const double cosine = 0.5 * (1 + cos(kLearningRatePi * cycle.offset / cycle.length));
-  return pow(c.lr_shrink, cycle.index) * (c.min_lr + (c.max_lr - c.min_lr) * cosine);
+  return pow(c.lr_shrink, static_cast<double>(cycle.index)) *
+         (c.min_lr + (c.max_lr - c.min_lr) * cosine);
 }
 
 BRAID_HOST_DEVICE inline double LearningRateMultiplier(const LearningRateSchedule& s,

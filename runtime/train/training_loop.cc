@@ -8,6 +8,7 @@
 #include "runtime/process_group.h"
 #include "runtime/status.h"
 #include "runtime/models/data_parallel.h"
+#include "runtime/models/host_fills.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_footprint.h"
 #include "runtime/train/checkpoint.h"
@@ -151,10 +152,13 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
   }
   SetExecutor(options_, &nets_.train);
   SetExecutor(options_, &nets_.test);
+  std::vector<std::string> host_fills;
+  if (options_.init_on_host) host_fills = MoveRandomFillsToHost(&nets_.params.init_net);
 
   workspace_ = std::make_unique<Workspace>();
   const Status init = workspace_->RunNetOnce(nets_.params.init_net);
   if (!init.ok()) throw Error(init);
+  for (const std::string& blob : host_fills) workspace_->GetBlob(blob)->FreeMemory();
   if (options_.resume) {
     LoadCheckpoint(options_.checkpoint, nets_.CheckpointBlobs(), options_.model, workspace_.get());
     iteration_ = FirstOnHost<int64_t>(*workspace_->GetBlob(nets_.OnDevice(0, nets_.iter)));

@@ -83,6 +83,10 @@ struct TrainingLoopOptions {
   // the ops that may run beside it (runtime/intra_op_threads.h).
   int intra_op_threads = 0;
   uint64_t seed = 1;
+  // Random parameter fills run on the host and are copied to the devices
+  // (runtime/models/host_fills.h): the same seed gives the same initial weights on cpu, sim and
+  // cuda. Off: cuda devices fill with cuRAND (faster for large models, other values).
+  bool init_on_host = true;
   int log_every = 50;
   bool evaluate = true;
   std::string checkpoint;  // "" : none

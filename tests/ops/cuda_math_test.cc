@@ -25,6 +25,7 @@ TEST(CudaMath, CublasIsLoadedOnFirstUse) {
   const CublasLibrary& cublas = Cublas();
   EXPECT_NE(cublas.create, nullptr);
   EXPECT_NE(cublas.set_stream, nullptr);
+  EXPECT_NE(cublas.set_workspace, nullptr);
   EXPECT_NE(cublas.set_math_mode, nullptr);
   EXPECT_NE(cublas.set_pointer_mode, nullptr);
   EXPECT_NE(cublas.sgemm, nullptr);

@@ -38,12 +38,17 @@ TEST(CudaTrain, LearningRateMatchesCpuForEveryPolicy) {
          arg { name: "min_lr" f: 0.01 })",
       R"(arg { name: "policy" s: "cosine" } arg { name: "period" i: 100 }
          arg { name: "t_mult" f: 2 } arg { name: "lr_shrink" f: 0.9 })",
+      R"(arg { name: "policy" s: "cosine" } arg { name: "period" i: 100 }
+         arg { name: "t_mult" f: 3 } arg { name: "min_lr" f: 0.1 })",
+      R"(arg { name: "policy" s: "cosine" } arg { name: "period" i: 4 }
+         arg { name: "t_mult" f: 1.5 })",
       R"(arg { name: "policy" s: "compositeCosine" } arg { name: "constant_warmup_num_iter" i: 10 }
          arg { name: "linear_warmup_num_iter" i: 40 } arg { name: "cosine_period" i: 200 }
          arg { name: "cosine_max_lr" f: 1 } arg { name: "cosine_min_lr" f: 0.05 })",
   };
   for (const std::string& policy : policies) {
-    for (int64_t iter : {0, 1, 9, 29, 30, 75, 150, 999, 1000, 123456}) {
+    // 4000, 12099, 12100: t_mult 3's restarts of cycles 4 and 5 (see train_ops_test.cc).
+    for (int64_t iter : {0, 1, 9, 29, 30, 75, 150, 999, 1000, 4000, 12099, 12100, 123456}) {
       SCOPED_TRACE(policy + " at iteration " + std::to_string(iter));
       ExpectCudaMatchesCpu(R"(type: "LearningRate" input: "iter" output: "lr"
                               arg { name: "base_lr" f: -0.1 } arg { name: "lr_scale" f: 0.5 } )" +

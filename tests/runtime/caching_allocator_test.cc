@@ -120,6 +120,49 @@ TEST(CachingAllocatorTest, ALargerBlockIsSplitAndItsPiecesMergeWhenFreed) {
   a.Free(base, 10 * kMiB);
 }
 
+// An algorithm search's workspace (ops/nn/cudnn_conv_search.cc) is freed this way: its segment
+// goes back to the device, so the reserved bytes fall back to what they were before it.
+TEST(CachingAllocatorTest, FreeAndReleaseReturnsAOneOffBlocksSegmentToTheDevice) {
+  CachingAllocator a(TestDevice(47));
+  void* kept = a.Allocate(4 * kMiB);
+  const int64_t reserved = a.stats().bytes_reserved;
+  const int64_t free_before = TestDevice(47)->free_bytes();
+  void* scratch = a.Allocate(64 * kMiB);
+  EXPECT_EQ(a.stats().bytes_reserved, reserved + static_cast<int64_t>(64 * kMiB));
+  a.FreeAndRelease(scratch, 64 * kMiB);
+  const AllocatorStats s = a.stats();
+  EXPECT_EQ(s.bytes_reserved, reserved);
+  EXPECT_EQ(s.cached_bytes, 0);
+  EXPECT_EQ(s.raw_frees, 1);
+  EXPECT_EQ(s.bytes_in_use, static_cast<int64_t>(4 * kMiB));
+  EXPECT_EQ(TestDevice(47)->free_bytes(), free_before);
+  a.Free(kept, 4 * kMiB);  // plain Free caches
+  EXPECT_EQ(a.stats().bytes_reserved, reserved);
+  EXPECT_EQ(a.stats().raw_frees, 1);
+}
+
+// A block served from the cache goes back to the cache: FreeAndRelease never takes from the
+// device what was cached before (the blocks a net reuses every iteration stay), nor a segment
+// another block shares.
+TEST(CachingAllocatorTest, FreeAndReleaseReturnsABlockServedFromTheCacheToTheCache) {
+  CachingAllocator a(TestDevice());
+  char* base = static_cast<char*>(a.Allocate(10 * kMiB));
+  a.Free(base, 10 * kMiB);
+  void* first = a.Allocate(4 * kMiB);
+  void* second = a.Allocate(6 * kMiB);
+  a.FreeAndRelease(second, 6 * kMiB);
+  a.FreeAndRelease(first, 4 * kMiB);
+  AllocatorStats s = a.stats();
+  EXPECT_EQ(s.bytes_reserved, static_cast<int64_t>(10 * kMiB));
+  EXPECT_EQ(s.cached_bytes, static_cast<int64_t>(10 * kMiB));
+  EXPECT_EQ(s.raw_frees, 0);
+  EXPECT_EQ(a.Allocate(10 * kMiB), base) << "the pieces merged back into the cached segment";
+  a.Free(base, 10 * kMiB);
+  void* small = a.Allocate(4096);  // its own new 2 MiB segment, which it does not span
+  a.FreeAndRelease(small, 4096);
+  EXPECT_EQ(a.stats().raw_frees, 0);
+}
+
 TEST(CachingAllocatorTest, ABlockServesOnlyTheStreamThatAllocatedIt) {
   CachingAllocator a(TestDevice());
   Stream* one = TestDevice()->stream(1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # braid_train end to end on synthetic data: trains, evaluates, checkpoints, resumes from the
 # checkpoint, dumps readable nets, trains data parallel on two devices with a summary and a trace;
-# --algo-cache saves and reloads algorithm choices; bad flags, models and device lists exit 2.
+# fills parameters on the host for a device unless --init-on-host=false; --algo-cache saves and reloads algorithm choices; bad flags, models and device lists exit 2.
 #
 #   braid_train_smoke.sh BRAID_TRAIN
 set -uo pipefail
@@ -46,6 +46,19 @@ expect_line "$dir/dp.log" "^  test net extra +0 B shared"
 expect_line "$dir/dp.log" "^  scratch areas +[0-9.]+ [KMG]iB train, [0-9.]+ ([KMG]i)?B test$"
 expect_line "$dir/dp.log" "^  peak resident +[0-9.]+ [KMG]iB$"
 grep -q '"traceEvents"' "$dir/trace.json" || fail "no trace written"
+
+# On a device (sim here, cuda alike) the random fills run on the host and are copied over, unless
+# --init-on-host=false: the dumped init net says which.
+for init_on_host in true false; do
+  "$braid_train" "${common[@]}" --iters 1 --eval=false --devices sim:0 \
+    --init-on-host="$init_on_host" --dump-nets "$dir/sim_nets_$init_on_host" \
+    >"$dir/sim_$init_on_host.log" 2>&1 ||
+    fail "--init-on-host=$init_on_host run exited $?: $(cat "$dir/sim_$init_on_host.log")"
+done
+grep -q 'output: "host/' "$dir/sim_nets_true/resnet20_init.pbtxt" ||
+  fail "--init-on-host: no fill writes a host blob"
+grep -q 'output: "host/' "$dir/sim_nets_false/resnet20_init.pbtxt" &&
+  fail "--init-on-host=false: a fill writes a host blob"
 
 # --algo-cache: the first run searches and saves its choices, the second loads them and searches
 # nothing; a malformed cache exits 1 naming the file and line.

@@ -1,6 +1,7 @@
 // Data-parallel training on simulated GPUs (TrainingLoop with --devices sim:0,sim:1): the same
-// parameters, bit for bit, as on cpu:0,cpu:1 with the same threads; everything but the reader on
-// the devices; nothing allocated on them after the first iteration; checkpoints through the host.
+// parameters, bit for bit, as on cpu:0,cpu:1 with the same threads, from initial values filled on
+// the host; everything but the reader on the devices; nothing allocated on them after the first
+// iteration; checkpoints through the host.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "runtime/sim_device.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
+#include "runtime/models/host_fills.h"
 #include "runtime/train/training_loop.h"
 
 namespace braid {
@@ -73,6 +75,53 @@ TEST(SimTrainingTest, SimDevicesTrainToTheBitsOfCpuDevices) {
       ExpectSameTraining(cpu_options, sim_options);
     }
   }
+}
+
+// Parameters start from the cpu run's values, because the random fills ran on the host
+// (runtime/models/host_fills.h). sim runs the CPU kernels, so the values alone cannot show where
+// the fills ran: the init net must also have every random fill on the host, the way a cuda run
+// (whose fills would draw from cuRAND) gets the cpu's weights.
+TEST(SimTrainingTest, ParametersStartFromTheCpusValuesFilledOnTheHost) {
+  for (size_t devices : {1, 2}) {
+    SCOPED_TRACE(std::to_string(devices) + " device(s)");
+    TrainingLoopOptions cpu_options = TwoDeviceRun(DeviceType::kCpu, "simple");
+    TrainingLoopOptions sim_options = TwoDeviceRun(DeviceType::kSim, "simple");
+    cpu_options.devices.resize(devices);
+    sim_options.devices.resize(devices);
+    TrainingLoop cpu(cpu_options);
+    TrainingLoop sim(sim_options);
+    int host_fills = 0;
+    for (const OperatorDef& op : sim.nets().params.init_net.op()) {
+      if (!IsRandomFill(op.type())) continue;
+      EXPECT_TRUE(DeviceFromProto(op.device_option()).is_host()) << op.ShortDebugString();
+      EXPECT_EQ(op.output(0).rfind("host/", 0), 0u) << op.output(0);
+      EXPECT_FALSE(sim.workspace().GetBlob(op.output(0))->has_storage()) << "freed after init";
+      ++host_fills;
+    }
+    EXPECT_GT(host_fills, 0);
+    const std::vector<std::string> cpu_blobs = cpu.nets().CheckpointBlobs();
+    const std::vector<std::string> sim_blobs = sim.nets().CheckpointBlobs();
+    ASSERT_EQ(cpu_blobs.size(), sim_blobs.size());
+    for (size_t i = 0; i < cpu_blobs.size(); ++i) {
+      const Tensor* on_sim = sim.workspace().GetBlob(sim_blobs[i]);
+      EXPECT_EQ(on_sim->device().type, DeviceType::kSim) << sim_blobs[i];
+      EXPECT_EQ(HostBytes(*on_sim), HostBytes(*cpu.workspace().GetBlob(cpu_blobs[i])))
+          << sim_blobs[i];
+    }
+  }
+}
+
+TEST(SimTrainingTest, WithoutInitOnHostTheDevicesFillTheirOwnParameters) {
+  TrainingLoopOptions options = TwoDeviceRun(DeviceType::kSim, "simple");
+  options.init_on_host = false;
+  TrainingLoop sim(options);
+  int device_fills = 0;
+  for (const OperatorDef& op : sim.nets().params.init_net.op()) {
+    if (!IsRandomFill(op.type())) continue;
+    EXPECT_EQ(DeviceFromProto(op.device_option()), (Device{DeviceType::kSim, 0}));
+    ++device_fills;
+  }
+  EXPECT_GT(device_fills, 0);
 }
 
 TEST(SimTrainingTest, OnlyTheReaderIsOnTheHostAndArenasAreOnTheDevices) {

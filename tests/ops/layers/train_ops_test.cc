@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/layers/layer_test_util.h"
+#include "ops/train/learning_rate_schedule.h"
 
 namespace braid::test {
 namespace {
@@ -167,6 +168,63 @@ TEST(LearningRateTest, CosineFollowsSgdrWithRestartsAndShrink) {
   EXPECT_NEAR(LearningRateAt(doubling, 300), 1.f, 1e-6);
 }
 
+// Every restart of SGDR with an integer t_mult, found by adding cycle lengths in integers, is
+// where FindCosineCycle starts a cycle, and the iteration before it ends the previous one.
+void ExpectExactRestarts(int64_t period, int64_t t_mult, int64_t last) {
+  int64_t start = 0, length = period;
+  for (int64_t k = 0; start <= last; ++k) {
+    SCOPED_TRACE("period " + std::to_string(period) + " t_mult " + std::to_string(t_mult) +
+                 ": restart " + std::to_string(k) + " at " + std::to_string(start));
+    const CosineCycle at = FindCosineCycle(start, period, static_cast<double>(t_mult));
+    EXPECT_EQ(at.index, k);
+    EXPECT_EQ(at.offset, 0.0);
+    EXPECT_EQ(at.length, static_cast<double>(length));
+    if (k > 0) {
+      const CosineCycle before = FindCosineCycle(start - 1, period, static_cast<double>(t_mult));
+      EXPECT_EQ(before.index, k - 1);
+      EXPECT_EQ(before.offset + 1, before.length);
+    }
+    start += length;
+    length *= t_mult;
+  }
+}
+
+TEST(LearningRateTest, CosineCyclesRestartAtExactIntegerBoundaries) {
+  ExpectExactRestarts(100, 2, int64_t{1} << 50);  // 100, 300, 700, 1500, ...
+  ExpectExactRestarts(100, 3, int64_t{1} << 50);  // 100, 400, 1300, 4000, 12100, ...
+  ExpectExactRestarts(1, 3, int64_t{1} << 50);
+  ExpectExactRestarts(7, 5, int64_t{1} << 50);
+  ExpectExactRestarts(100, 1, 100000);  // 100, 200, 300, ...
+  const CosineCycle late = FindCosineCycle(int64_t{1} << 62, 1, 1.0);
+  EXPECT_EQ(late.index, int64_t{1} << 62);
+  // An iteration counter saturated at INT64_MAX still finds a cycle.
+  EXPECT_GE(FindCosineCycle(INT64_MAX, 100, 2.0).index, 55);
+}
+
+// t_mult 1.5, period 4: cycles of 4, 6, 9, 13.5, ... start at 0, 4, 10, 19, 32.5.
+TEST(LearningRateTest, CosineCyclesWithAFractionalTMult) {
+  const std::vector<std::pair<int64_t, int64_t>> iteration_cycle = {
+      {3, 0}, {4, 1}, {9, 1}, {10, 2}, {18, 2}, {19, 3}, {32, 3}, {33, 4}};
+  for (const auto& [t, k] : iteration_cycle) {
+    EXPECT_EQ(FindCosineCycle(t, 4, 1.5).index, k) << "iteration " << t;
+  }
+  const CosineCycle third = FindCosineCycle(20, 4, 1.5);
+  EXPECT_EQ(third.length, 13.5);
+  EXPECT_EQ(third.offset, 1.0);
+}
+
+// The floating-point cycle index, floor(log(1 + t (t_mult - 1) / period) / log(t_mult)), put
+// iteration 12100 (period 100, t_mult 3: the start of cycle 5, found by scanning every restart for
+// t_mult 2 to 5 and periods 1 to 1000) in cycle 4, at its very end: the rate was min_lr where SGDR
+// restarts at max_lr. t_mult 2 never showed it below 10^15 iterations.
+TEST(LearningRateTest, CosineRestartsAtMaxLrWhereALogarithmSaidThePreviousCycle) {
+  const std::string tripling = R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" }
+      arg { name: "period" i: 100 } arg { name: "t_mult" f: 3 } arg { name: "min_lr" f: 0.1 })";
+  EXPECT_FLOAT_EQ(LearningRateAt(tripling, 12100), 1.f);
+  EXPECT_NEAR(LearningRateAt(tripling, 12099), 0.1f, 1e-6);
+  EXPECT_FLOAT_EQ(LearningRateAt(tripling, 4000), 1.f);
+}
+
 TEST(LearningRateTest, CosineWithMaxIterDecaysOnceThenHoldsMinLr) {
   const std::string decay = R"(arg { name: "base_lr" f: 0.1 } arg { name: "policy" s: "cosine" }
       arg { name: "max_iter" i: 100 } )";
@@ -213,6 +271,9 @@ TEST(LearningRateTest, BadArgumentsAreReportedWhenTheOpIsCreated) {
                        "'step': needs stepsize > 0 and gamma > 0"));
   EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" })"),
                        "'cosine': needs period (or max_iter) > 0"));
+  EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" }
+                                arg { name: "period" i: 10 } arg { name: "t_mult" f: 0.5 })"),
+                       "t_mult >= 1"));
   Feed<int32_t>(&ws, "iter32", {1}, {0});
   EXPECT_TRUE(Contains(RunOpError(&ws, R"(type: "LearningRate" input: "iter32" output: "lr"
       arg { name: "base_lr" f: 1 } arg { name: "policy" s: "fixed" })"),

@@ -1,0 +1,44 @@
+// ConvSearchOptions: how far a CUDA convolution's algorithm search may go, from Caffe2's cuDNN
+// hints on Conv and ConvGradient, which published nets (the model zoo's) carry:
+//   exhaustive_search  0: cuDNN's heuristic decides (cudnnGetConvolution*Algorithm_v7's first
+//                      candidate that fits the workspace limit), nothing is timed;
+//                      1, or absent: the AlgorithmRegistry's mode (runtime/algorithm_registry.h):
+//                      cuDNN's timed find, unless BRAID_ALGORITHM_SEARCH=rule pins every search of
+//                      the process to the heuristic. (Caffe2 defaulted to the heuristic.)
+//   ws_nbytes_limit    the most bytes a candidate's workspace may take (default 1 GiB,
+//                      kDefaultConvWorkspaceLimit); never more than the device can give without
+//                      eating into its caching allocator's reserve (ConvWorkspaceLimit).
+// Without a cap, the first timed search on an 80 GiB GPU would size one workspace at the device's
+// free memory, tens of GiB, for an algorithm that gains a few percent.
+//
+//   const ConvSearchOptions o = ConvSearchOptionsOf(def);
+//   const int64_t limit = ConvWorkspaceLimit(SearchWorkspaceLimit(device), o.workspace_limit);
+//
+// Pure functions; thread-safe. Built with or without the CUDA backend.
+#ifndef BRAID_OPS_NN_CONV_SEARCH_OPTIONS_H_
+#define BRAID_OPS_NN_CONV_SEARCH_OPTIONS_H_
+
+#include <cstdint>
+
+#include "proto/braid.pb.h"
+
+namespace braid {
+
+inline constexpr int64_t kDefaultConvWorkspaceLimit = int64_t{1} << 30;
+
+struct ConvSearchOptions {
+  bool timed = true;  // false: exhaustive_search = 0
+  int64_t workspace_limit = kDefaultConvWorkspaceLimit;
+};
+
+// The options of Conv or ConvGradient op `def`; throws braid::Error (InvalidArgument naming the
+// op) for a negative ws_nbytes_limit.
+ConvSearchOptions ConvSearchOptionsOf(const OperatorDef& def);
+
+// The workspace limit of a search: `cap`, but at most `available` (the device's bytes beyond the
+// reserve; < 0: unknown or unlimited, so `cap` alone).
+int64_t ConvWorkspaceLimit(int64_t available, int64_t cap);
+
+}  // namespace braid
+
+#endif  // BRAID_OPS_NN_CONV_SEARCH_OPTIONS_H_
