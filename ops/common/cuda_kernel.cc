@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -85,6 +86,20 @@ void CheckCurand(curandStatus_t status, const char* call) {
 }
 
 size_t CublasWorkspaceBytes(int major) { return (major >= 9 ? size_t{32} : size_t{4}) << 20; }
+
+bool ParseCudaTf32(const char* value) {
+  const std::string v = value == nullptr ? "" : value;
+  if (v == "1" || v == "on" || v == "true") return true;
+  if (!v.empty() && v != "0" && v != "off" && v != "false") {
+    LOG(WARNING) << "BRAID_CUDA_TF32='" << v << "' is neither 1 nor 0; TF32 stays off";
+  }
+  return false;
+}
+
+bool CudaTf32Allowed() {
+  static const bool allowed = ParseCudaTf32(std::getenv("BRAID_CUDA_TF32"));
+  return allowed;
+}
 
 cublasHandle_t CublasHandle() {
   const CublasLibrary& cublas = Cublas();  // loaded before any lock is taken

@@ -60,6 +60,14 @@ void CheckCublas(cublasStatus_t status, const char* call);
 void CheckCudnn(cudnnStatus_t status, const char* call);
 void CheckCurand(curandStatus_t status, const char* call);
 
+// Whether float32 convolutions and matrix products may use TF32 tensor cores (SM 80 and later:
+// 10 mantissa bits in the products, float32 sums): off unless the environment has
+// BRAID_CUDA_TF32=1 when it is first asked (as PyTorch's allow_tf32 flags; off, results stay within
+// float32 rounding of the CPU kernels'). Read once; ParseCudaTf32 is the rule ("1", "on", "true":
+// on; unset, "0", "off", "false": off; anything else: off, with a warning).
+bool CudaTf32Allowed();
+bool ParseCudaTf32(const char* value);
+
 // The calling thread's handles for the current CUDA device, set to CurrentCudaStream(). The
 // cuBLAS handle is also given that stream's workspace (CublasWorkspaceBytes, allocated once per
 // (device, stream) from the device's caching allocator and kept): cublasSetStream drops a

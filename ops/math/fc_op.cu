@@ -2,8 +2,9 @@
 //
 // cuBLAS is column-major: a row-major [R, C] matrix is its column-major [C, R] transpose, so every
 // row-major product P = A B is computed as P^T = B^T A^T with the operands swapped. The handle is
-// set to CUBLAS_DEFAULT_MATH before each call: float32 products never use TF32, so results stay
-// within float rounding of the CPU's. db is a deterministic column sum (no atomics).
+// set to CUBLAS_DEFAULT_MATH before each call: float32 products use no TF32, so results stay
+// within float rounding of the CPU's (CUBLAS_TF32_TENSOR_OP_MATH with CudaTf32Allowed(),
+// ops/common/cuda_kernel.h). db is a deterministic column sum (no atomics).
 #include <limits>
 #include <string>
 
@@ -30,11 +31,13 @@ void CheckCublasSize(const OperatorDef& def, const FcSizes& s) {
   }
 }
 
-// The thread's handle, set for float32 products without TF32 and alpha, beta on the host (other
-// ops share the handle and may have changed either).
+// The thread's handle, set for float32 products (TF32 only where allowed) and alpha, beta on the
+// host (other ops share the handle and may have changed either).
 cublasHandle_t Fp32CublasHandle() {
   cublasHandle_t handle = CublasHandle();
-  CheckCublas(Cublas().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  CheckCublas(Cublas().set_math_mode(handle, CudaTf32Allowed() ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                               : CUBLAS_DEFAULT_MATH),
+              "cublasSetMathMode");
   CheckCublas(Cublas().set_pointer_mode(handle, CUBLAS_POINTER_MODE_HOST),
               "cublasSetPointerMode");
   return handle;

@@ -121,14 +121,14 @@ bool CudnnConvAlgorithmIsNondeterministic(CudnnConvDirection direction, int algo
 }
 
 std::string CudnnConvAlgorithmKey(const CudnnConvProblem& p, CudnnConvDirection direction,
-                                  const std::string& gpu, size_t cudnn_version) {
+                                  const std::string& gpu, size_t cudnn_version, bool tf32) {
   std::string gpu_name = gpu;
   for (char& ch : gpu_name) {
     if (ch == '\t' || ch == '\n' || ch == '\r' || ch == '|') ch = ' ';
   }
   std::ostringstream key;
   key << "Conv/" << CudnnConvDirectionName(direction) << "|cudnn=" << cudnn_version
-      << "|gpu=" << gpu_name << "|f32|math=fma|x=" << Joined(p.x_dims)
+      << "|gpu=" << gpu_name << "|f32|math=" << (tf32 ? "tf32" : "fma") << "|x=" << Joined(p.x_dims)
       << "|w=" << Joined(p.filter_dims) << "|g=" << p.group << "|bias=" << p.has_bias
       << "|stride=" << Joined(p.stride) << "|dilation=" << Joined(p.dilation)
       << "|pad=" << Joined(p.pad);

@@ -85,9 +85,10 @@ int CudnnConvAlgorithmNamed(CudnnConvDirection direction, const std::string& nam
 bool CudnnConvAlgorithmIsNondeterministic(CudnnConvDirection direction, int algo);
 
 // The registry key of `p` in `direction` on a GPU described by `gpu` (CudnnGpuDescription) with
-// cuDNN `cudnn_version` (cudnnGetVersion()). Pure: the same arguments give the same key.
+// cuDNN `cudnn_version` (cudnnGetVersion()), with TF32 allowed or not (another math, other
+// algorithms). Pure: the same arguments give the same key.
 std::string CudnnConvAlgorithmKey(const CudnnConvProblem& p, CudnnConvDirection direction,
-                                  const std::string& gpu, size_t cudnn_version);
+                                  const std::string& gpu, size_t cudnn_version, bool tf32 = false);
 // "sm_90 NVIDIA H100 80GB HBM3" for CUDA device `cuda_id` (cached per device).
 std::string CudnnGpuDescription(int cuda_id);
 

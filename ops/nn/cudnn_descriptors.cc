@@ -48,7 +48,8 @@ ConvolutionDescriptor MakeConvolutionDescriptor(const Int64Pair& pad, const Int6
              "cudnnSetConvolution2dDescriptor");
   CheckCudnn(cudnnSetConvolutionGroupCount(desc.get(), CudnnInt(group, "group")),
              "cudnnSetConvolutionGroupCount");
-  CheckCudnn(cudnnSetConvolutionMathType(desc.get(), CUDNN_FMA_MATH),
+  CheckCudnn(cudnnSetConvolutionMathType(desc.get(),
+                                         CudaTf32Allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
              "cudnnSetConvolutionMathType");
   return desc;
 }

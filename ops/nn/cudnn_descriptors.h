@@ -68,8 +68,9 @@ FilterDescriptor NchwFilterDescriptor(const std::vector<int64_t>& dims);
 using Int64Pair = std::array<int64_t, 2>;  // (height, width)
 
 // A float32 cross-correlation (Caffe2's Conv) with symmetric `pad`, `group` groups and
-// CUDNN_FMA_MATH: no TF32 tensor-core kernels (CUDNN_DEFAULT_MATH allows them on SM 80 and
-// later), so results stay within float32 rounding of the CPU kernels'.
+// CUDNN_FMA_MATH: no TF32 tensor-core kernels, so results stay within float32 rounding of the CPU
+// kernels'; with CudaTf32Allowed() (ops/common/cuda_kernel.h) CUDNN_DEFAULT_MATH, which allows them
+// on SM 80 and later.
 ConvolutionDescriptor MakeConvolutionDescriptor(const Int64Pair& pad, const Int64Pair& stride,
                                                 const Int64Pair& dilation, int64_t group);
 

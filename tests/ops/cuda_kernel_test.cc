@@ -113,6 +113,14 @@ TEST(CudaKernel, CublasWorkspacesFollowNvidiasRecommendation) {
   EXPECT_EQ(CublasWorkspaceBytes(10), size_t{32} << 20);
 }
 
+TEST(CudaKernel, Tf32IsOnOnlyWhereTheEnvironmentSaysSo) {
+  for (const char* on : {"1", "on", "true"}) EXPECT_TRUE(ParseCudaTf32(on)) << on;
+  for (const char* off : {"0", "off", "false", "", "yes please"}) {
+    EXPECT_FALSE(ParseCudaTf32(off)) << off;
+  }
+  EXPECT_FALSE(ParseCudaTf32(nullptr));  // unset: float32 products stay float32
+}
+
 }  // namespace
 }  // namespace braid::test
 

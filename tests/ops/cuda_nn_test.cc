@@ -260,7 +260,10 @@ TEST(CudnnConvGlue, AlgorithmKeyIsDeterministicAndNamesWhatAffectsTheChoice) {
       CudnnConvAlgorithmKey(dilated, CudnnConvDirection::kForward, gpu, 91900),
       CudnnConvAlgorithmKey(biased, CudnnConvDirection::kForward, gpu, 91900),
       CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, "sm_80 NVIDIA A100-SXM4-40GB", 91900),
-      CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, gpu, 90100)};
+      CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, gpu, 90100),
+      CudnnConvAlgorithmKey(p, CudnnConvDirection::kForward, gpu, 91900, /*tf32=*/true)};
+  EXPECT_NE(forward.find("|math=fma|"), std::string::npos) << forward;
+  EXPECT_NE(keys.back().find("|math=tf32|"), std::string::npos) << keys.back();
   for (size_t i = 0; i < keys.size(); ++i) {
     for (size_t j = i + 1; j < keys.size(); ++j) EXPECT_NE(keys[i], keys[j]) << i << " " << j;
   }

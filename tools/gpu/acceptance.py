@@ -484,8 +484,8 @@ def braid_throughput(run, mode, batch, tf32):
     row = f"resnet50-b{batch}-{mode}"
     out = run.command([run.braid.find("braid_bench_training"), f"--rows={row}", "--json",
                        "--executor=dag", "--devices", run.device(0), "--rounds=1",
-                       "--min_seconds=2", "--max_iters=30", f"--tf32={'true' if tf32 else 'false'}"],
-                      check=False)
+                       "--min_seconds=2", "--max_iters=30"],
+                      env={"BRAID_CUDA_TF32": str(tf32)}, check=False)
     try:
         data = json.loads(out[out.index("{"):out.rindex("}") + 1])
         r = data["rows"][0]
