@@ -279,6 +279,12 @@ int64_t CachingAllocator::LargestFreeLocked() const {
   return largest;
 }
 
+void CachingAllocator::ResetPeakStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  stats_.peak_bytes_reserved = stats_.bytes_reserved;
+}
+
 AllocatorStats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   AllocatorStats s = stats_;

@@ -70,6 +70,9 @@ class CachingAllocator final : public Allocator {
   void FreeAndRelease(void* ptr, size_t bytes);
   // Returns every cached segment with no live block to the device.
   void ReleaseCache();
+  // Restarts stats()' peaks from the present bytes in use and reserved, as PyTorch's
+  // torch.cuda.reset_peak_memory_stats(): a benchmark's peak over its timed iterations alone.
+  void ResetPeakStats();
   // Bytes kept free on the device: `bytes` from now on, or (the default, bytes < 0) 5% of its
   // capacity.
   void set_reserve_bytes(int64_t bytes);

@@ -53,6 +53,7 @@ cmake --install "$build_dir" --prefix "$stage" --component package >"$out_dir/in
   die "cmake --install failed; see $out_dir/install.log"
 if [[ -d $SOURCE_DIR/tools/gpu ]]; then
   mkdir -p "$stage/tools" && cp -a "$SOURCE_DIR/tools/gpu" "$stage/tools/gpu"
+  rm -rf "$stage/tools/gpu/__pycache__"
 fi
 
 # Fashion-MNIST for the acceptance run's ResNet-20 step (tools/gpu/acceptance.py): the first

@@ -141,6 +141,20 @@ TEST(CachingAllocatorTest, FreeAndReleaseReturnsAOneOffBlocksSegmentToTheDevice)
   EXPECT_EQ(a.stats().raw_frees, 1);
 }
 
+TEST(CachingAllocatorTest, ResetPeakStatsRestartsThePeaksFromThePresentBytes) {
+  CachingAllocator a(TestDevice());
+  void* kept = a.Allocate(4 * kMiB);
+  a.FreeAndRelease(a.Allocate(64 * kMiB), 64 * kMiB);  // a search's workspace, gone again
+  EXPECT_EQ(a.stats().peak_bytes_reserved, static_cast<int64_t>(68 * kMiB));
+  a.ResetPeakStats();
+  EXPECT_EQ(a.stats().peak_bytes_in_use, static_cast<int64_t>(4 * kMiB));
+  EXPECT_EQ(a.stats().peak_bytes_reserved, static_cast<int64_t>(4 * kMiB));
+  a.Free(a.Allocate(6 * kMiB), 6 * kMiB);
+  EXPECT_EQ(a.stats().peak_bytes_in_use, static_cast<int64_t>(10 * kMiB));
+  EXPECT_EQ(a.stats().peak_bytes_reserved, static_cast<int64_t>(10 * kMiB));
+  a.Free(kept, 4 * kMiB);
+}
+
 // A block served from the cache goes back to the cache: FreeAndRelease never takes from the
 // device what was cached before (the blocks a net reuses every iteration stay), nor a segment
 // another block shares.

@@ -26,13 +26,15 @@
 //
 // Devices: --devices=cpu:0 (default), cpu:0,cpu:1 (data parallel over two CPU devices, the batch
 // split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/sim_device.h), cuda:0 (a GPU). On sim and
-// cuda the JSON also reports device 0's caching allocator's peak bytes in use and reserved.
+// cuda the JSON also reports device 0's caching allocator's peak bytes in use and reserved over the
+// timed iterations, and its reserved peak during setup and warm-up (algorithm searches included).
 //
 //   braid_bench_training                              # the whole table, a few minutes on 2 cores
 //   braid_bench_training --devices=sim:0,sim:1        # data parallel on two simulated GPUs
 //   braid_bench_training --rows=resnet20,resnet18-b8  # rows whose name contains any item
 //   braid_bench_training --rows=resnet50-b8-train --profile   # + per-op-type time on stderr
 //   braid_bench_training --json                       # for tools/bench/compare_pytorch.py
+//   braid_bench_training --algo_cache=PATH            # the rows share their algorithm choices
 //   braid_bench_training --memory_plan=false          # blobs with storage of their own
 //   braid_bench_training --list                       # row names
 #include <gflags/gflags.h>
@@ -54,6 +56,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "tools/algorithm_cache.h"
 #include "tools/bench/training_rows.h"
 #include "tools/command_line.h"
 
@@ -79,6 +82,10 @@ DEFINE_bool(blocked_layouts, true,
 DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
 DEFINE_bool(json, false, "print the results as JSON instead of a table");
 DEFINE_bool(list, false, "list the selected rows and exit");
+DEFINE_string(algo_cache, "",
+              "algorithm choices loaded from this file by every row's child when it exists and "
+              "saved to it after the row (tools/algorithm_cache.h), so later rows and runs search "
+              "only the shapes not yet in it");
 
 namespace braid::bench {
 namespace {
@@ -155,7 +162,8 @@ std::vector<std::string> ChildArgs(const BenchRow& row, const std::string& execu
           std::string("--memory_plan=") + (FLAGS_memory_plan ? "true" : "false"),
           std::string("--recompute=") + (FLAGS_recompute ? "true" : "false"),
           std::string("--blocked_layouts=") + (FLAGS_blocked_layouts ? "true" : "false"),
-          std::string("--profile=") + (FLAGS_profile ? "true" : "false")};
+          std::string("--profile=") + (FLAGS_profile ? "true" : "false"),
+          "--algo_cache=" + FLAGS_algo_cache};
 }
 
 struct ChildRun {
@@ -202,11 +210,13 @@ bool ParseResultLine(const std::string& out, RowResult* result) {
   RowTiming& t = result->timing;
   long long rss = 0, params = 0, param_bytes = 0, gradient_bytes = 0, activation_bytes = 0;
   long long arena_bytes = 0, scratch_bytes = 0, device_in_use = 0, device_reserved = 0;
+  long long device_warmup_reserved = 0;
   const int fields = std::sscanf(
-      out.c_str() + at, "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld %lld %lld %lld",
+      out.c_str() + at,
+      "result %d %lf %lf %lf %lf %f %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
       &t.iterations, &t.seconds, &t.median_seconds, &t.images_per_second, &t.setup_seconds, &t.loss,
       &rss, &params, &param_bytes, &gradient_bytes, &activation_bytes, &arena_bytes,
-      &scratch_bytes, &device_in_use, &device_reserved);
+      &scratch_bytes, &device_in_use, &device_reserved, &device_warmup_reserved);
   result->peak_rss_bytes = rss;
   t.trainable_params = params;
   t.param_bytes = param_bytes;
@@ -216,18 +226,20 @@ bool ParseResultLine(const std::string& out, RowResult* result) {
   t.scratch_bytes = scratch_bytes;
   t.device_peak_in_use_bytes = device_in_use;
   t.device_peak_reserved_bytes = device_reserved;
-  return fields == 15;
+  t.device_warmup_peak_reserved_bytes = device_warmup_reserved;
+  return fields == 16;
 }
 
 void PrintResultLine(const RowTiming& t) {
-  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
+  std::printf("result %d %.6f %.6f %.6f %.3f %.6g %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
               t.iterations, t.seconds, t.median_seconds, t.images_per_second, t.setup_seconds,
               t.loss, static_cast<long long>(PeakRssBytes()),
               static_cast<long long>(t.trainable_params), static_cast<long long>(t.param_bytes),
               static_cast<long long>(t.gradient_bytes), static_cast<long long>(t.activation_bytes),
               static_cast<long long>(t.arena_bytes), static_cast<long long>(t.scratch_bytes),
               static_cast<long long>(t.device_peak_in_use_bytes),
-              static_cast<long long>(t.device_peak_reserved_bytes));
+              static_cast<long long>(t.device_peak_reserved_bytes),
+              static_cast<long long>(t.device_warmup_peak_reserved_bytes));
 }
 
 RowResult RunRowInChild(const BenchRow& row, const std::string& executor) {
@@ -285,7 +297,9 @@ int RunOneRow(const std::string& name) {
   o.blocked_layouts = FLAGS_blocked_layouts;
   RowTiming t;
   try {
+    AlgorithmCache algorithms(FLAGS_algo_cache);
     t = RunBenchRow(*row, o);
+    algorithms.Save();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "braid_bench_training: row %s failed: %s\n", name.c_str(), e.what());
     return 1;
@@ -398,13 +412,14 @@ void PrintJson(const std::vector<RowResult>& results, bool with_results) {
           "\"others_cores\": %.2f, \"trainable_params\": %lld, \"param_mb\": %.1f, "
           "\"gradient_mb\": %.1f, \"activation_mb\": %.1f, \"arena_mb\": %.1f, "
           "\"scratch_mb\": %.1f, \"peak_device_in_use_bytes\": %lld, "
-          "\"peak_device_reserved_bytes\": %lld",
+          "\"peak_device_reserved_bytes\": %lld, \"warmup_peak_device_reserved_bytes\": %lld",
           t.images_per_second, r.peak_rss_bytes / 1048576.0, t.iterations, t.median_seconds,
           t.setup_seconds, t.loss, r.others_cores, static_cast<long long>(t.trainable_params),
           t.param_bytes / 1048576.0, t.gradient_bytes / 1048576.0, t.activation_bytes / 1048576.0,
           t.arena_bytes / 1048576.0, t.scratch_bytes / 1048576.0,
           static_cast<long long>(t.device_peak_in_use_bytes),
-          static_cast<long long>(t.device_peak_reserved_bytes));
+          static_cast<long long>(t.device_peak_reserved_bytes),
+          static_cast<long long>(t.device_warmup_peak_reserved_bytes));
     } else if (with_results) {
       std::printf(", \"error\": \"%s\"", r.error.c_str());
     }

@@ -193,6 +193,12 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   std::unique_ptr<NetMemory> memory;
   if (options.memory_plan) memory = PlanMemory(row, nets, net, &ws);
   for (int i = 0; i < options.warmup; ++i) RunOrThrow(net);
+  CachingAllocator* device = CachingAllocatorOf(options.devices.at(0));
+  int64_t warmup_peak_reserved = 0;
+  if (device != nullptr) {
+    warmup_peak_reserved = device->stats().peak_bytes_reserved;
+    device->ResetPeakStats();
+  }
 
   RowTiming t;
   t.trainable_params = nets.params.TrainableCount();
@@ -210,9 +216,10 @@ RowTiming RunBenchRow(const BenchRow& row, const RowOptions& options) {
   CountBlobBytes(ws, init_net, &t);
   if (memory != nullptr) t.arena_bytes = memory->allocated_bytes();
   t.scratch_bytes = static_cast<int64_t>(net->scratch_bytes());
-  if (const CachingAllocator* device = CachingAllocatorOf(options.devices.at(0))) {
+  if (device != nullptr) {
     t.device_peak_in_use_bytes = device->stats().peak_bytes_in_use;
     t.device_peak_reserved_bytes = device->stats().peak_bytes_reserved;
+    t.device_warmup_peak_reserved_bytes = warmup_peak_reserved;
   }
   return t;
 }

@@ -93,10 +93,13 @@ struct RowTiming {
   int64_t arena_bytes = 0;
   // The net's scratch areas (runtime/scratch.h): ops' temporary buffers, one area per worker.
   int64_t scratch_bytes = 0;
-  // Devices other than the host (sim, cuda): device 0's caching allocator's peaks over the whole
-  // row (runtime/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report.
+  // Devices other than the host (sim, cuda): device 0's caching allocator's peaks
+  // (runtime/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report, over
+  // the timed iterations (restarted after the warm-up), and the reserved peak of the setup and
+  // warm-up (the first iteration's algorithm searches and their workspaces included).
   int64_t device_peak_in_use_bytes = 0;
   int64_t device_peak_reserved_bytes = 0;
+  int64_t device_warmup_peak_reserved_bytes = 0;
   std::string profile;  // OpTypeProfile::Table() when options.profile
 };
 

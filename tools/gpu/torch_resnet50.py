@@ -9,8 +9,9 @@ torch.inference_mode) on random images of 3x224x224 and 1000 classes, the shapes
    "median_ms": ..., "peak_allocated_bytes": ..., "peak_reserved_bytes": ..., "torch": "2.11.0"}
 
 cudnn.benchmark is on (braid searches its convolution algorithms too); TF32 is set explicitly for
-both cuDNN convolutions and matrix products (--tf32 0 or 1). The peak memory is the caching
-allocator's, from a reset before the first iteration, as braid reports its device allocator's.
+both cuDNN convolutions and matrix products (--tf32 0 or 1). The peaks are the caching allocator's
+over the timed iterations (reset after the warm-up), as braid_bench_training reports its device
+allocator's; warmup_peak_reserved_bytes covers the warm-up (cudnn.benchmark's trials included).
 
   python3 tools/gpu/torch_resnet50.py --mode train --batch 32 --tf32 0
 """
@@ -26,8 +27,8 @@ def main():
     parser.add_argument("--mode", choices=["train", "infer"], required=True)
     parser.add_argument("--batch", type=int, required=True)
     parser.add_argument("--tf32", type=int, choices=[0, 1], default=0)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=10)
     args = parser.parse_args()
 
     import torch
@@ -64,19 +65,24 @@ def main():
             with torch.inference_mode():
                 model(images)
 
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+    warmup_peak_reserved = torch.cuda.max_memory_reserved()
+    torch.cuda.reset_peak_memory_stats()
     times = []
-    for i in range(args.warmup + args.iters):
+    for _ in range(args.iters):
         start = time.perf_counter()
         step()
         torch.cuda.synchronize()
-        if i >= args.warmup:
-            times.append(time.perf_counter() - start)
+        times.append(time.perf_counter() - start)
     median = statistics.median(times)
     print(json.dumps({
         "framework": "pytorch", "mode": args.mode, "batch": args.batch, "tf32": bool(args.tf32),
         "images_per_second": args.batch / median, "median_ms": median * 1e3,
         "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
         "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
+        "warmup_peak_reserved_bytes": warmup_peak_reserved,
         "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
     }))
     return 0
