@@ -19,7 +19,12 @@
 //  - Completion: rank r's block 0 spins until every finished[q] >= generation x blocks, so the
 //    kernel, and the stream behind it, ends only once every slice of its buffer is written.
 //  - Co-residency: a rank's grid is max(1, SMs / n) blocks of kThreads, so the n ranks' blocks fit
-//    on the GPU at once (a spinning block never starves a peer of the SM it needs).
+//    on the GPU at once (a spinning block never starves a peer of the SM it needs), beside the
+//    blocks of other kernels and of a few other collectives in flight.
+//  - Hardware queues: CUDA multiplexes streams onto CUDA_DEVICE_MAX_CONNECTIONS queues (default
+//    8); a rank queued behind work that waits for its peer in a shared queue cannot start. Launch
+//    queues every rank back to back, before anything that waits for them, which leaves only other
+//    threads' launches in between; the timeout turns what remains into an error, never a hang.
 //  - Timeout: each wait reads %globaltimer; past `timeout` (default 60 s, like sim's watchdog) the
 //    block gives up without writing, and block 0 writes what it waited for (the barrier, the first
 //    missing rank, how many were missing, how long) to the rank's record in mapped host memory.
