@@ -246,11 +246,12 @@ std::string SimDevice::name() const {
 }
 
 std::vector<SimDevice*> SimDevice::OnMyCard() const {
-  const int card = CardOf(device_.id);
   std::vector<SimDevice*> devices;
   for (auto& slot : Devices()) {
     SimDevice* device = slot.load(std::memory_order_acquire);
-    if (device != nullptr && CardOf(device->device_.id) == card) devices.push_back(device);
+    if (device != nullptr && SharePhysicalDevice(device->device_, device_)) {
+      devices.push_back(device);
+    }
   }
   return devices;
 }

@@ -276,13 +276,13 @@ void CudaDevice::CopyInKernel(void* dst, const Device& dst_device, const void* s
   if (bytes == 0) return;
   const cudaStream_t stream = CurrentCudaStream();
   if (dst_device.type == DeviceType::kCuda && src_device.type == DeviceType::kCuda) {
-    const int dst_physical = PhysicalId(dst_device), src_physical = PhysicalId(src_device);
-    if (dst_physical != src_physical) {
-      CheckCuda(cudaMemcpyPeerAsync(dst, dst_physical, src, src_physical, bytes, stream),
-                "cudaMemcpyPeerAsync", device_);
-    } else {  // one GPU, whichever logical devices: one context, one address space
+    if (SharePhysicalDevice(dst_device, src_device)) {  // one context, one address space
       CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
                 "cudaMemcpyAsync", device_);
+    } else {
+      CheckCuda(cudaMemcpyPeerAsync(dst, PhysicalId(dst_device), src, PhysicalId(src_device),
+                                    bytes, stream),
+                "cudaMemcpyPeerAsync", device_);
     }
     return;
   }
