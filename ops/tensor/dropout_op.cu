@@ -40,7 +40,7 @@ class DropoutCudaOp final : public OperatorBase {
     if (generator_ == nullptr) return;
     int previous = 0;  // the generator's state lives on the op's device: destroy it there
     cudaGetDevice(&previous);
-    cudaSetDevice(PhysicalDevice(device()).id);  // a logical GPU's (runtime/device_mapping.h)
+    cudaSetDevice(device().id);
     curandDestroyGenerator(generator_);
     cudaSetDevice(previous);
   }
