@@ -1,11 +1,84 @@
 #include "runtime/collective.h"
 
+#include <glog/logging.h>
+
+#include <set>
 #include <utility>
+
+#include "runtime/device_context.h"
 
 #include "runtime/sim_device.h"
 #include "runtime/sim_stream.h"
 
 namespace braid {
+
+const char* CollectiveEngineName(CollectiveEngine engine) {
+  switch (engine) {
+    case CollectiveEngine::kHost:
+      return "host";
+    case CollectiveEngine::kRankKernels:
+      return "rank kernels";
+    case CollectiveEngine::kNccl:
+      return "NCCL";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string Placement(const std::vector<Device>& ranks, const std::vector<Device>& physical) {
+  std::string text;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    text += (r ? ", " : "") + ranks[r].ToString();
+    if (physical[r] == ranks[r]) continue;
+    text += std::string(" (physical ") + (physical[r].type == DeviceType::kSim ? "sim " : "") +
+            "GPU " + std::to_string(physical[r].id) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+Status ChooseCollectiveEngine(const std::vector<Device>& ranks,
+                              const std::vector<Device>& physical, CollectiveEngine* engine) {
+  CHECK_EQ(ranks.size(), physical.size());
+  for (const Device& d : ranks) {
+    if (d.type != ranks.front().type) {
+      return Status::InvalidArgument("a collective over " + Placement(ranks, physical) +
+                                     " mixes device types");
+    }
+  }
+  if (ranks.empty() || ranks.front().is_host()) {
+    *engine = CollectiveEngine::kHost;
+    return Status::OK();
+  }
+  if (ranks.front().type != DeviceType::kCuda) {
+    *engine = CollectiveEngine::kRankKernels;
+    return Status::OK();
+  }
+  std::set<std::pair<int, int>> cards;
+  for (const Device& p : physical) cards.insert({static_cast<int>(p.type), p.id});
+  if (cards.size() == ranks.size()) {
+    *engine = CollectiveEngine::kNccl;
+  } else if (cards.size() == 1) {
+    *engine = CollectiveEngine::kRankKernels;
+  } else {
+    return Status::InvalidArgument(
+        "a collective over " + Placement(ranks, physical) +
+        " has ranks that share a GPU and ranks that do not: NCCL refuses two ranks on one GPU and "
+        "braid's device-side all-reduce spans one GPU; map every rank to one GPU or each to its "
+        "own (BRAID_CUDA_DEVICES)");
+  }
+  return Status::OK();
+}
+
+Status ChooseCollectiveEngine(const std::vector<Device>& ranks, CollectiveEngine* engine) {
+  std::vector<Device> physical;
+  Status s = StatusFromCall([&] {
+    for (const Device& d : ranks) physical.push_back(PhysicalDevice(d));
+  });
+  return s.ok() ? ChooseCollectiveEngine(ranks, physical, engine) : s;
+}
 
 CollectiveRendezvous::CollectiveRendezvous(std::string what, std::vector<Device> ranks)
     : what_(std::move(what)), ranks_(std::move(ranks)), passed_(ranks_.size(), 0) {}

@@ -34,6 +34,26 @@
 
 namespace braid {
 
+// How a collective over `ranks` reduces (ChooseCollectiveEngine).
+enum class CollectiveEngine {
+  kHost,         // every rank a cpu device: one pass on the host
+  kRankKernels,  // braid's own rank kernels that wait for their peers: a CollectiveRendezvous on
+                 // sim, the device-side all-reduce on CUDA ranks that share a physical GPU
+  kNccl,         // CUDA ranks, each on a physical GPU of its own
+};
+const char* CollectiveEngineName(CollectiveEngine engine);  // "host", "rank kernels", "NCCL"
+
+// The engine for ranks on `ranks` (distinct logical devices), rank r running on physical device
+// physical[r] (runtime/device_context.h PhysicalDevice). NCCL refuses two ranks on one GPU, so
+// CUDA ranks use it only when their physical GPUs are distinct, and braid's own device-side
+// all-reduce when they all share one. InvalidArgument for a mix it cannot serve: device types
+// mixed, or CUDA ranks some of which share a GPU and some not (the device-side all-reduce reads
+// its peers' memory on one GPU only). Pure function.
+Status ChooseCollectiveEngine(const std::vector<Device>& ranks,
+                              const std::vector<Device>& physical, CollectiveEngine* engine);
+// The same, with each rank's PhysicalDevice.
+Status ChooseCollectiveEngine(const std::vector<Device>& ranks, CollectiveEngine* engine);
+
 // Where the ranks of one collective meet. Barriers are numbered per run: each rank passes the same
 // sequence of Arrive calls.
 class CollectiveRendezvous {
@@ -82,6 +102,15 @@ class CollectiveOp {
   // EndRanks is called even when a rank failed; it throws braid::Error on failure.
   virtual void BeginRanks() {}
   virtual void EndRanks() {}
+  // Called on the launching thread before the group launch takes the participants' DeviceLocks
+  // (runtime/device_lock.h: a thread holding them may not allocate through an allocator): makes
+  // what the launch needs that allocates (communicators, the device-side all-reduce's flags),
+  // taking the locks itself around raw calls. Throws braid::Error on failure.
+  virtual void PrepareRanks() {}
+  // Called once the run's streams have drained (LaunchPlan::Finish): reports a failure the
+  // devices found after the launch, such as a rank kernel that gave up waiting for its peers.
+  // Throws braid::Error naming the collective and the ranks.
+  virtual void FinishRanks() {}
 };
 
 }  // namespace braid

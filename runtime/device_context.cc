@@ -67,6 +67,7 @@ class CpuContext final : public DeviceContext {
   int64_t capacity_bytes() const override { return -1; }  // the host's: not tracked
   int64_t free_bytes() const override { return -1; }
   Allocator* allocator() override { return CpuAllocator(); }
+  Device physical_device() const override { return Device{}; }  // the host
   void CopyInKernel(void* dst, const Device&, const void* src, const Device&,
                     size_t bytes) override {
     if (bytes > 0) std::memcpy(dst, src, bytes);
@@ -104,6 +105,15 @@ DeviceContext* GetDeviceContext(const Device& device) {
   }
   throw Error(Status::InvalidArgument(device.ToString() +
                                       ": braid was built without the CUDA backend"));
+}
+
+Device PhysicalDevice(const Device& device) {
+  if (device.is_host()) return Device{};
+  return GetDeviceContext(device)->physical_device();
+}
+
+bool SharePhysicalDevice(const Device& a, const Device& b) {
+  return a == b || PhysicalDevice(a) == PhysicalDevice(b);
 }
 
 void SetCudaDeviceContexts(DeviceContext* (*get)(int id)) {

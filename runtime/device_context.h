@@ -105,6 +105,12 @@ class DeviceContext {
   // The allocator tensors on this device take their storage from.
   virtual Allocator* allocator() = 0;
 
+  // The physical device this logical device runs on: itself unless a device mapping
+  // (runtime/device_mapping.h) puts it on another device's card; every cpu device: cpu:0.
+  virtual Device physical_device() const { return device(); }
+  // The device for messages: "cuda:1 (physical GPU 0)" under a device mapping, else "cuda:1".
+  virtual std::string name() const { return device().ToString(); }
+
   // Copies `bytes` from `src` (on `src_device`) to `dst` (on `dst_device`), one of them this
   // device, from a kernel running on this device (so in its stream's order; a host kernel after
   // its executor waited for what wrote `src`). Never waits for the devices.
@@ -120,6 +126,14 @@ class DeviceContext {
 // (a CUDA device in a build without the CUDA backend, or on a machine without one: the error
 // carries CUDA's).
 DeviceContext* GetDeviceContext(const Device& device);
+// The physical device `device` runs on (GetDeviceContext(device)->physical_device(); cpu:0 for
+// every cpu device). Throws as GetDeviceContext.
+Device PhysicalDevice(const Device& device);
+// Whether `a` and `b` run on one physical device: two logical GPUs of one card, or any two cpu
+// devices. The one test of sharing that device locks, sim's shared capacity and drains, CUDA's
+// peer access and copies, and the collectives' engine choice (runtime/collective.h) all use.
+bool SharePhysicalDevice(const Device& a, const Device& b);
+
 // Installs the contexts of CUDA devices (the CUDA backend, runtime/cuda/cuda_device.h, registers
 // itself when libbraid loads): `get(id)` returns cuda:id's or throws braid::Error.
 void SetCudaDeviceContexts(DeviceContext* (*get)(int id));

@@ -13,8 +13,13 @@
 //   DevicesLock group({sim0, sim1});   // a collective's launch
 //   std::unique_lock<std::mutex> raw = LockDevice(sim0);   // CachingAllocator's raw calls
 //
+// A lock belongs to a physical device (runtime/device_context.h PhysicalDevice): logical devices on
+// one card share it, since a raw call on one drains them all (cudaMalloc synchronises the GPU).
+//
 // Lock order: a thread holding device locks takes no allocator lock (launchers size a collective's
-// outputs before taking them); devices are locked in ascending (type, id) order.
+// outputs before taking them, and collectives make what they allocate in
+// CollectiveOp::PrepareRanks, runtime/collective.h); physical devices are locked in ascending
+// (type, id) order, each once however many of its logical devices are named.
 // SetCollectiveAllocationExclusion(false) turns every lock into a no-op: tests use it to show the
 // deadlock the locks prevent. Thread safety: all functions may be called from any thread.
 #ifndef BRAID_RUNTIME_DEVICE_LOCK_H_
@@ -27,10 +32,11 @@
 
 namespace braid {
 
-// The lock of `device`, held (an empty lock while exclusion is off).
+// The lock of `device`'s physical device, held (an empty lock while exclusion is off).
 std::unique_lock<std::mutex> LockDevice(const Device& device);
 
-// The locks of several devices, taken in ascending order and held while it lives.
+// The locks of several devices' physical devices, taken in ascending order and held while it
+// lives.
 class DevicesLock {
  public:
   explicit DevicesLock(std::vector<Device> devices);

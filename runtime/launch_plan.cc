@@ -325,6 +325,8 @@ Status LaunchPlan::Launch(OpLaunch& l) {
 Status LaunchPlan::LaunchRanks(OpLaunch& l) {
   l.rendezvous->Reset();  // the last run's rank kernels have all run (Finish)
   OpEvent* trace = net_->observers_.empty() ? nullptr : &net_->events_[l.op_->net_position()];
+  Status prepared = StatusFromCall([&] { l.collective->PrepareRanks(); });  // before the locks
+  if (!prepared.ok()) return prepared;
   DevicesLock group(l.rendezvous->ranks());
   Status began = StatusFromCall([&] { l.collective->BeginRanks(); });
   if (!began.ok()) return began;
@@ -366,6 +368,11 @@ Status LaunchPlan::RunSynchronously(OpLaunch& l) {
 
 void LaunchPlan::Finish() {
   for (Stream* s : streams_) s->Synchronize();
+  for (const auto& l : ops_) {
+    if (l->collective == nullptr) continue;
+    Status s = StatusFromCall([&] { l->collective->FinishRanks(); });
+    if (!s.ok()) net_->RecordError(Status(s.code(), l->Describe() + ": " + s.message()));
+  }
 }
 
 }  // namespace braid

@@ -1,5 +1,7 @@
 #include "runtime/process_group.h"
 
+#include <atomic>
+
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/common/error.h>
@@ -96,10 +98,20 @@ Status ParseAllreduceAlgorithm(const std::string& name, AllreduceAlgorithm* algo
   return Status::OK();
 }
 
+namespace {
+
+uint64_t NextGroupId() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
+
 ProcessGroup::ProcessGroup(const ProcessGroupOptions& options,
                            std::unique_ptr<RendezvousStore> store,
                            std::shared_ptr<gloo::Context> context, PeerAddresses peers)
-    : options_(options),
+    : id_(NextGroupId()),
+      options_(options),
       rank_(options.rank),
       size_(options.world_size),
       store_(std::move(store)),

@@ -27,7 +27,7 @@
 // (an NCCL unique id) to every rank through it:
 //
 //   std::string id = rank == 0 ? MakeId() : "";
-//   s = group->ShareFromRankZero("nccl/devices0,1/tag7", &id);  // every rank now has rank 0's id
+//   s = group->ShareFromRankZero("nccl/unique_id/grads", &id);  // every rank now has rank 0's id
 //
 // Thread safety: after Connect, AllreduceSum and Barrier may be called from several threads at
 // once with distinct tags, and ShareFromRankZero with distinct keys. The group must outlive every
@@ -84,6 +84,9 @@ class ProcessGroup {
   // Rendezvous and connect; blocks until every rank arrived or `options.timeout` passed.
   static Status Connect(const ProcessGroupOptions& options, std::unique_ptr<ProcessGroup>* group);
 
+  // Names this group within the process: distinct for every group ever made, even one made at
+  // a destroyed group's address (so caches of per-group state, such as NCCL cliques, key by it).
+  uint64_t id() const { return id_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   const ProcessGroupOptions& options() const { return options_; }
@@ -96,7 +99,7 @@ class ProcessGroup {
   // Rank 0 stores *value under `key` (in this job's part of the store); every other rank waits for
   // it (at most the group's timeout: DeadlineExceeded naming the key and URL) and reads it into
   // *value. Every rank calls it with the same key. A key is written once per job: each use needs
-  // a key of its own (name it after what it shares, e.g. the device set and the tag).
+  // a key of its own (name it after what it shares, e.g. the collective it sets up).
   Status ShareFromRankZero(const std::string& key, std::string* value);
 
  private:
@@ -105,6 +108,7 @@ class ProcessGroup {
   // A Status for a Gloo exception thrown by collective `what`, naming the lost ranks.
   Status CollectiveError(const std::string& what, const std::exception& e);
 
+  const uint64_t id_;
   const ProcessGroupOptions options_;
   const int rank_;
   const int size_;

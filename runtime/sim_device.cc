@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime/caching_allocator.h"
+#include "runtime/device_mapping.h"
 #include "runtime/observer.h"
 #include "runtime/sim_stream.h"
 
@@ -24,15 +25,39 @@ size_t Granules(size_t bytes) {
 }
 
 struct Options {
+  Options() {
+    std::vector<int> ids;
+    mapping_error = DeviceMappingFromEnvironment("BRAID_SIM_DEVICES", SimDevice::kMaxDevices, &ids);
+    SetPhysicalIds(ids);
+  }
+  void SetPhysicalIds(const std::vector<int>& ids) {
+    for (size_t i = 0; i < physical.size(); ++i) physical[i].store(i < ids.size() ? ids[i] : -1);
+    mapped.store(static_cast<int>(ids.size()));
+  }
+
   std::atomic<int64_t> capacity_bytes{SimDeviceOptions().capacity_bytes};
   std::atomic<int64_t> watchdog_ms{SimDeviceOptions().watchdog.count()};
   std::atomic<bool> synchronizing_allocation{SimDeviceOptions().synchronizing_allocation};
   std::atomic<int> kernel_jitter_us{0};
+  std::array<std::atomic<int>, SimDevice::kMaxDevices> physical;  // -1: the device's own card
+  std::atomic<int> mapped{0};  // the length of the physical_ids list
+  Status mapping_error;        // BRAID_SIM_DEVICES's, if malformed; written once, at construction
 };
 
 Options& GlobalOptions() {
   static Options* const options = new Options();  // read by detached threads: never destroyed
   return *options;
+}
+
+int CardOf(int id) {
+  const int card = GlobalOptions().physical[id].load(std::memory_order_relaxed);
+  return card < 0 ? id : card;
+}
+
+// Guards each check-and-charge of a card's capacity (its devices allocate concurrently).
+std::mutex& AccountingMutex() {
+  static std::mutex* const mu = new std::mutex();
+  return *mu;
 }
 
 // The driver's lock: raw allocation and free hold it while they drain their device; every launch
@@ -140,6 +165,9 @@ SimDeviceOptions GetSimDeviceOptions() {
   o.watchdog = std::chrono::milliseconds(GlobalOptions().watchdog_ms.load());
   o.synchronizing_allocation = GlobalOptions().synchronizing_allocation.load();
   o.kernel_jitter_us = GlobalOptions().kernel_jitter_us.load();
+  for (int i = 0; i < GlobalOptions().mapped.load(); ++i) {
+    o.physical_ids.push_back(GlobalOptions().physical[i].load());
+  }
   return o;
 }
 
@@ -150,6 +178,9 @@ void SetSimDeviceOptions(const SimDeviceOptions& options) {
   GlobalOptions().watchdog_ms.store(options.watchdog.count());
   GlobalOptions().synchronizing_allocation.store(options.synchronizing_allocation);
   GlobalOptions().kernel_jitter_us.store(std::max(0, options.kernel_jitter_us));
+  CHECK_LE(options.physical_ids.size(), static_cast<size_t>(SimDevice::kMaxDevices));
+  for (int id : options.physical_ids) CHECK(id >= 0 && id < SimDevice::kMaxDevices) << id;
+  GlobalOptions().SetPhysicalIds(options.physical_ids);
   WatchdogWakeup().notify_all();
 }
 
@@ -161,6 +192,7 @@ SimDevice* SimDevice::Get(int id) {
                                         "simulates sim:0 to sim:" +
                                         std::to_string(kMaxDevices - 1) + ")"));
   }
+  if (!GlobalOptions().mapping_error.ok()) throw Error(GlobalOptions().mapping_error);
   std::atomic<SimDevice*>& slot = Devices()[id];
   SimDevice* device = slot.load(std::memory_order_acquire);
   if (device != nullptr) return device;
@@ -206,15 +238,36 @@ void SimDevice::Synchronize() {
   for (size_t i = 0; i < streams.size(); ++i) streams[i]->WaitServed(targets[i]);
 }
 
+Device SimDevice::physical_device() const { return Device{DeviceType::kSim, CardOf(device_.id)}; }
+
+std::string SimDevice::name() const {
+  if (GlobalOptions().mapped.load(std::memory_order_relaxed) == 0) return device_.ToString();
+  return device_.ToString() + " (physical sim GPU " + std::to_string(CardOf(device_.id)) + ")";
+}
+
+std::vector<SimDevice*> SimDevice::OnMyCard() const {
+  std::vector<SimDevice*> devices;
+  for (auto& slot : Devices()) {
+    SimDevice* device = slot.load(std::memory_order_acquire);
+    if (device != nullptr && SharePhysicalDevice(device->device_, device_)) {
+      devices.push_back(device);
+    }
+  }
+  return devices;
+}
+
 void SimDevice::WaitUntilDrained(const std::string& call) {
   CHECK(SimStream::Current() == nullptr)
       << "raw memory of " << device_.ToString() << " is allocated and freed from the host, "
       << "never from a kernel";
+  const std::vector<SimDevice*> card = OnMyCard();  // cudaMalloc synchronises the whole GPU
+  std::string names;
+  for (SimDevice* device : card) names += (names.empty() ? "" : ", ") + device->device_.ToString();
   {
     std::lock_guard<std::mutex> lock(Draining().mu);
-    Draining().what = call + ", which waits for " + device_.ToString() + " to drain";
+    Draining().what = call + ", which waits for " + names + " to drain";
   }
-  Synchronize();
+  for (SimDevice* device : card) device->Synchronize();
   std::lock_guard<std::mutex> lock(Draining().mu);
   Draining().what.clear();
 }
@@ -228,23 +281,10 @@ void* SimDevice::RawAllocate(size_t bytes) {
   std::unique_lock<std::mutex> driver;
   if (GlobalOptions().synchronizing_allocation.load(std::memory_order_relaxed)) {
     driver = std::unique_lock<std::mutex>(DriverMutex());
-    WaitUntilDrained("a raw allocation of " + HumanBytes(Granules(bytes)) + " on " +
-                     device_.ToString());
+    WaitUntilDrained("a raw allocation of " + HumanBytes(Granules(bytes)) + " on " + name());
   }
   const auto size = static_cast<int64_t>(Granules(bytes));
-  const int64_t capacity = capacity_bytes();
-  int64_t used = in_use_.load();
-  do {
-    if (used + size > capacity) {
-      throw Error(Status::ResourceExhausted(
-          "out of memory on " + device_.ToString() + ": cannot allocate " + HumanBytes(size) +
-          " (" + std::to_string(bytes) + " bytes); capacity " + HumanBytes(capacity) + ", " +
-          HumanBytes(used) + " in use, " + HumanBytes(capacity - used) + " free"));
-    }
-  } while (!in_use_.compare_exchange_weak(used, used + size));
-  int64_t peak = peak_.load();
-  while (used + size > peak && !peak_.compare_exchange_weak(peak, used + size)) {
-  }
+  Charge(size, bytes);
   raw_allocations_.fetch_add(1);
   void* ptr = std::aligned_alloc(kSimAlignment, static_cast<size_t>(size));
   if (ptr == nullptr) {
@@ -256,16 +296,40 @@ void* SimDevice::RawAllocate(size_t bytes) {
   return ptr;
 }
 
+void SimDevice::Charge(int64_t size, size_t bytes) {
+  const int64_t capacity = capacity_bytes();
+  std::lock_guard<std::mutex> lock(AccountingMutex());
+  const std::vector<SimDevice*> card = OnMyCard();
+  int64_t used = 0;
+  for (SimDevice* device : card) used += device->in_use_.load();
+  if (used + size > capacity) {
+    std::string held;  // "sim:0 512.00 KiB, sim:1 0 B" when the card has several devices
+    for (SimDevice* device : card) {
+      held += (held.empty() ? "" : ", ") + device->device_.ToString() + " " +
+              HumanBytes(device->in_use_.load());
+    }
+    throw Error(Status::ResourceExhausted(
+        "out of memory on " + name() + ": cannot allocate " + HumanBytes(size) + " (" +
+        std::to_string(bytes) + " bytes); capacity " + HumanBytes(capacity) + ", " +
+        HumanBytes(used) + " in use" + (card.size() > 1 ? " (" + held + ")" : "") + ", " +
+        HumanBytes(capacity - used) + " free"));
+  }
+  const int64_t mine = in_use_.fetch_add(size) + size;
+  if (mine > peak_.load()) peak_.store(mine);  // under AccountingMutex: no lost update
+}
+
 void SimDevice::RawFree(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   std::unique_lock<std::mutex> driver;
   if (GlobalOptions().synchronizing_allocation.load(std::memory_order_relaxed)) {
     driver = std::unique_lock<std::mutex>(DriverMutex());
-    WaitUntilDrained("a raw free of " + HumanBytes(Granules(bytes)) + " on " +
-                     device_.ToString());
+    WaitUntilDrained("a raw free of " + HumanBytes(Granules(bytes)) + " on " + name());
   }
   std::free(ptr);
-  in_use_.fetch_sub(static_cast<int64_t>(Granules(bytes)));
+  {
+    std::lock_guard<std::mutex> lock(AccountingMutex());
+    in_use_.fetch_sub(static_cast<int64_t>(Granules(bytes)));
+  }
   raw_frees_.fetch_add(1);
 }
 
@@ -274,7 +338,9 @@ int64_t SimDevice::capacity_bytes() const {
 }
 
 int64_t SimDevice::free_bytes() const {
-  return std::max<int64_t>(0, capacity_bytes() - in_use_.load());
+  int64_t used = 0;
+  for (const SimDevice* device : OnMyCard()) used += device->in_use_.load();
+  return std::max<int64_t>(0, capacity_bytes() - used);
 }
 
 void SimDevice::CopyInKernel(void* dst, const Device& dst_device, const void* src,

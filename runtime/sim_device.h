@@ -14,6 +14,12 @@
 //    and the bytes in use. Fresh memory holds garbage (0xFF bytes: NaN as float), so a kernel
 //    reading what nothing wrote shows it. Host code that dereferences device memory is refused (Tensor::data,
 //    OperatorBase::Input name the blob and both devices).
+//  - Logical devices (runtime/device_mapping.h): SimDeviceOptions::physical_ids, seeded from
+//    BRAID_SIM_DEVICES (e.g. "0,0": sim:0 and sim:1 on one card), puts several devices on one
+//    simulated card. Each keeps its own streams, allocator and statistics; they share the card's
+//    capacity (an out-of-memory error names every device on the card and what each holds), and a
+//    raw allocation or free on any of them drains all of them, as cudaMalloc synchronises the
+//    whole GPU.
 //  - The driver lock. RawAllocate and RawFree hold a process-wide lock (the driver's) while they
 //    wait until every stream of their device has drained, as cudaMalloc and cudaFree synchronise
 //    the device; every kernel launch on any sim device takes the same lock briefly. This is what
@@ -56,6 +62,11 @@ struct SimDeviceOptions {
   // Each kernel starts after a random delay of up to this many microseconds (0: none), so that
   // streams interleave differently run after run: stress tests use it to expose missing waits.
   int kernel_jitter_us = 0;
+  // Logical sim:i runs on simulated card physical_ids[i] (each in [0, SimDevice::kMaxDevices));
+  // a device beyond the list on the card of its own number; empty: every device on its own card.
+  // At start: BRAID_SIM_DEVICES (runtime/device_mapping.h), read once; a malformed value makes
+  // every SimDevice::Get throw InvalidArgument naming it.
+  std::vector<int> physical_ids;
 };
 
 // The options of every sim device: set them before devices are used (tools, tests); Set applies
@@ -94,6 +105,8 @@ class SimDevice final : public DeviceContext {
   int64_t capacity_bytes() const override;
   int64_t free_bytes() const override;
   Allocator* allocator() override { return allocator_.get(); }
+  Device physical_device() const override;  // sim:<card>
+  std::string name() const override;        // "sim:1 (physical sim GPU 0)" under a mapping
 
   void CopyInKernel(void* dst, const Device& dst_device, const void* src, const Device& src_device,
                     size_t bytes) override;
@@ -127,9 +140,14 @@ class SimDevice final : public DeviceContext {
  private:
   friend class SimWatchdog;
   explicit SimDevice(int id);
-  // Blocks until no stream of this device has work (caller holds the driver lock); `call` names
-  // the raw call for the watchdog's report meanwhile.
+  // Blocks until no stream of any device on this device's card has work (caller holds the driver
+  // lock); `call` names the raw call for the watchdog's report meanwhile.
   void WaitUntilDrained(const std::string& call);
+  // Counts `size` bytes (`bytes` requested) against the card's capacity, or throws
+  // ResourceExhausted naming every device on the card.
+  void Charge(int64_t size, size_t bytes);
+  // The devices made so far that run on this device's card (this one included).
+  std::vector<SimDevice*> OnMyCard() const;
   // Streams made so far (their count grows only).
   std::vector<SimStream*> Streams() const;
 

@@ -1,32 +1,43 @@
-// Allreduce on CUDA devices with NCCL (ops/collective/allreduce_op.h).
+// Allreduce on CUDA devices (ops/collective/allreduce_op.h): NCCL, or braid's device-side
+// all-reduce where the ranks share one physical GPU.
 //
-// Each rank is one GPU. The launcher queues the ranks from one thread inside one group launch
-// (runtime/collective.h: BeginRanks/EndRanks). RunRank only checks its rank and notes its buffers
-// and stream; EndRanks issues every rank's ncclAllReduce between ncclGroupStart and ncclGroupEnd
-// (NCCL requires the group when one thread drives several GPUs) only when every rank got there.
-// A group must be all or nothing: a rank whose ncclAllReduce is queued while a peer's is not
-// spins on its GPU forever, so a rank that failed its checks, or was skipped because the run had
-// already failed, leaves the whole collective unqueued (the failure is reported by that rank).
-// The group launch holds every participant's DeviceLock, so no cudaMalloc (which would wait for
-// the GPUs, where a half-launched all-reduce spins) runs meanwhile on those devices.
+// Each rank is one logical GPU. The launcher queues the ranks from one thread inside one group
+// launch (runtime/collective.h: PrepareRanks, then BeginRanks/RunRank/EndRanks holding the
+// participants' DeviceLocks). PrepareRanks picks the engine (ChooseCollectiveEngine: NCCL when
+// every rank has a physical GPU of its own, braid's DeviceAllreduce when all share one, which NCCL
+// refuses) and makes what it needs: the NCCL communicators, or the device-side all-reduce's flags.
+// RunRank only checks its rank and notes its buffers and stream; EndRanks queues every rank's
+// kernel (NCCL: every ncclAllReduce between ncclGroupStart and ncclGroupEnd, as NCCL requires when
+// one thread drives several GPUs) only when every rank got there. A group must be all or nothing:
+// a rank queued while a peer is not spins on its GPU forever (NCCL) or until its timeout (braid's
+// kernel), so a rank that failed its checks, or was skipped because the run had already failed,
+// leaves the whole collective unqueued (the failure is reported by that rank). The group launch
+// holds every participant's DeviceLock, so no cudaMalloc (which would wait for the GPUs, where a
+// half-launched all-reduce spins) runs meanwhile on those devices. FinishRanks reports a device-
+// side all-reduce that timed out.
 //
-// Communicators: one clique per ordered device set, made with ncclCommInitAll on the first launch
-// and kept for the life of the process (NcclCliques). A net whose ranks are one device has
-// nothing to reduce: Run leaves the blob as it is.
+// Communicators: one clique per ordered set of physical GPUs, made with ncclCommInitAll on the
+// first launch, under the devices' locks (it allocates device memory: a raw call), and kept for
+// the life of the process (NcclClique). A net whose ranks are one device has nothing to reduce:
+// Run leaves the blob as it is. engine "NCCL" insists on NCCL: ranks sharing a GPU are then
+// InvalidArgument.
 //
 // With `processes: 1` the clique spans the local devices of every process of CurrentProcessGroup()
-// (ops/collective/nccl_process_clique.h), one per (device set, `key`). Several local devices go
-// through the same group launch; a single local device is not a group launch (the launcher calls
-// Run), so Run queues its one ncclAllReduce itself, holding the device's DeviceLock as a group
-// launch would. ncclAvg divides by the clique's size, every device of every process.
+// (ops/collective/nccl_process_clique.h), one per `key`. Several local devices go through the same
+// group launch; a single local device is not a group launch (the launcher calls Run), so Run
+// queues its one ncclAllReduce itself, holding the device's DeviceLock as a group launch would.
+// ncclAvg averages over the clique's size, every device of every process (for float32 NCCL
+// multiplies each input by 1/size before summing: allreduce_op.h says what that changes).
 #include <nccl.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "ops/collective/allreduce_op.h"
+#include "ops/collective/device_allreduce.h"
 #include "ops/collective/nccl_process_clique.h"
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
@@ -46,28 +57,32 @@ void CheckNccl(ncclResult_t result, const char* call, const std::vector<Device>&
                                ncclGetErrorString(result)));
 }
 
-// The communicators of each device set (rank r on devices[r]), made once. Never destroyed: a
-// clique lives as long as the process, as the devices do.
+// The communicators of each set of physical GPUs (rank r on devices[r]), made once, under the
+// devices' locks. Never destroyed: a clique lives as long as the process, as the devices do.
 const std::vector<ncclComm_t>& NcclClique(const std::vector<Device>& devices) {
   static auto* const mu = new std::mutex();
   static auto* const cliques = new std::map<std::vector<int>, std::vector<ncclComm_t>>();
-  std::vector<int> ids;
-  for (const Device& d : devices) ids.push_back(d.id);
+  std::vector<int> gpus;
+  for (const Device& d : devices) gpus.push_back(PhysicalDevice(d).id);
   std::lock_guard<std::mutex> lock(*mu);
-  auto it = cliques->find(ids);
+  auto it = cliques->find(gpus);
   if (it != cliques->end()) return it->second;
-  std::vector<ncclComm_t> comms(ids.size());
-  CheckNccl(ncclCommInitAll(comms.data(), static_cast<int>(ids.size()), ids.data()),
-            "ncclCommInitAll", devices);
-  return cliques->emplace(ids, std::move(comms)).first->second;
+  std::vector<ncclComm_t> comms(gpus.size());
+  {
+    DevicesLock raw(devices);  // ncclCommInitAll allocates on every GPU: a raw call
+    CheckNccl(ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), gpus.data()),
+              "ncclCommInitAll", devices);
+  }
+  return cliques->emplace(gpus, std::move(comms)).first->second;
 }
 
-class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
+class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
  public:
-  AllreduceNcclOp(const OperatorDef& def, Workspace* ws)
+  AllreduceCudaOp(const OperatorDef& def, Workspace* ws)
       : OperatorBase(def, ws),
         average_(ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0),
         processes_(ArgumentReader(def.arg()).Get<int64_t>("processes", 0) != 0),
+        nccl_only_(def.engine() == "NCCL"),
         key_(ArgumentReader(def.arg()).Get<std::string>("key", def.output(0))) {}
 
   void Run() override {
@@ -85,18 +100,37 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
     return devices;
   }
 
-  void BeginRanks() override {
-    ranks_.assign(InputSize(), RankCall{});  // nothing from the last launch counts as ready
+  void PrepareRanks() override {
     devices_ = RankDevices();
     for (const Device& d : devices_) {
       if (d.type != DeviceType::kCuda) {
-        ThrowInvalidArgument("NCCL Allreduce spans CUDA devices only, not " + d.ToString());
+        ThrowInvalidArgument("Allreduce's CUDA kernel spans CUDA devices only, not " +
+                             d.ToString());
       }
     }
-    comms_ = processes_ ? &NcclProcessClique(devices_, Group(), key_) : &NcclClique(devices_);
+    Status chosen = ChooseCollectiveEngine(devices_, &engine_);
+    if (!chosen.ok()) throw Error(chosen);
+    if (engine_ == CollectiveEngine::kNccl) {
+      comms_ = processes_ ? &NcclProcessClique(devices_, Group(), key_) : &NcclClique(devices_);
+      return;
+    }
+    if (nccl_only_ || processes_) {
+      ThrowInvalidArgument(std::string("engine NCCL") + (processes_ ? " (processes: 1)" : "") +
+                           " refuses two ranks on one GPU, and " + DescribeDevices(devices_) +
+                           " share one (BRAID_CUDA_DEVICES); the default engine reduces them "
+                           "with braid's device-side all-reduce");
+    }
+    if (device_allreduce_ == nullptr || device_allreduce_->devices() != devices_) {
+      device_allreduce_ = std::make_unique<DeviceAllreduce>("", devices_);
+    }
+    device_allreduce_->Prepare();
   }
 
-  // Queues nothing: an NCCL call here would start a group that a later rank's failure could
+  void BeginRanks() override {
+    ranks_.assign(InputSize(), RankCall{});  // nothing from the last launch counts as ready
+  }
+
+  // Queues nothing: a kernel queued here would start a group that a later rank's failure could
   // leave half-launched (see EndRanks).
   void RunRank(int rank, CollectiveRendezvous&) override {
     CheckInputType(*this, rank, {DType::kFloat32});
@@ -114,6 +148,27 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
     for (const RankCall& r : ranks_) {
       if (!r.ready) return;  // that rank reported its failure; no rank may start alone
     }
+    if (engine_ == CollectiveEngine::kNccl) {
+      QueueNccl();
+    } else {
+      QueueDeviceAllreduce();
+    }
+  }
+
+  void FinishRanks() override {
+    if (device_allreduce_ == nullptr) return;
+    const Status s = device_allreduce_->Check();
+    if (!s.ok()) throw Error(s);
+  }
+
+ private:
+  static std::string DescribeDevices(const std::vector<Device>& devices) {
+    std::string text;
+    for (const Device& d : devices) text += (text.empty() ? "" : ", ") + d.ToString();
+    return text;
+  }
+
+  void QueueNccl() {
     CheckNccl(ncclGroupStart(), "ncclGroupStart", devices_);
     ncclResult_t queued = ncclSuccess;
     for (size_t rank = 0; rank < ranks_.size() && queued == ncclSuccess; ++rank) {
@@ -126,7 +181,18 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
     CheckNccl(ended, "ncclGroupEnd", devices_);
   }
 
- private:
+  // The sum times 1/n, as the cpu pass (allreduce_op.cc) scales it: the same bits.
+  void QueueDeviceAllreduce() {
+    std::vector<float*> buffers;
+    std::vector<cudaStream_t> streams;
+    for (const RankCall& r : ranks_) {
+      buffers.push_back(r.out);  // in place: r.in == r.out
+      streams.push_back(r.stream);
+    }
+    const float scale = average_ ? 1.f / static_cast<float>(ranks_.size()) : 1.f;
+    device_allreduce_->Launch(buffers, static_cast<int64_t>(ranks_[0].count), scale, streams);
+  }
+
   ProcessGroup& Group() const {
     ProcessGroup* group = CurrentProcessGroup();
     if (group == nullptr) {
@@ -150,7 +216,7 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
               "ncclAllReduce", devices_);
   }
 
-  // One rank's ncclAllReduce, noted by RunRank (on the rank's stream) for EndRanks.
+  // One rank's call, noted by RunRank (on the rank's stream) for EndRanks.
   struct RankCall {
     const float* in = nullptr;
     float* out = nullptr;
@@ -161,15 +227,18 @@ class AllreduceNcclOp final : public OperatorBase, public CollectiveOp {
 
   const bool average_;
   const bool processes_;         // the clique spans every process of the current group
+  const bool nccl_only_;         // engine "NCCL": never braid's device-side all-reduce
   const std::string key_;        // names the clique across processes (default: output 0)
   std::vector<Device> devices_;  // per launch, on the launching thread
-  const std::vector<ncclComm_t>* comms_ = nullptr;  // the clique of devices_
-  std::vector<RankCall> ranks_;                     // per launch, on the launching thread
+  CollectiveEngine engine_ = CollectiveEngine::kNccl;  // per launch (PrepareRanks)
+  const std::vector<ncclComm_t>* comms_ = nullptr;     // NCCL: the clique of devices_
+  std::unique_ptr<DeviceAllreduce> device_allreduce_;  // ranks sharing a GPU: made once
+  std::vector<RankCall> ranks_;                        // per launch, on the launching thread
 };
 
 }  // namespace
 
-BRAID_REGISTER_OPERATOR(Allreduce, kCuda, "", AllreduceNcclOp);
-BRAID_REGISTER_OPERATOR(Allreduce, kCuda, "NCCL", AllreduceNcclOp);
+BRAID_REGISTER_OPERATOR(Allreduce, kCuda, "", AllreduceCudaOp);
+BRAID_REGISTER_OPERATOR(Allreduce, kCuda, "NCCL", AllreduceCudaOp);
 
 }  // namespace braid

@@ -14,6 +14,21 @@
 // The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema; across processes,
 // ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces with Gloo.
 //
+// What holds, engine by engine (runtime/collective.h ChooseCollectiveEngine picks one):
+//   cpu, sim   every element in PairwiseSum's order over the inputs in rank order
+//              (ops/collective/pairwise_sum.h), then times 1/n with `average`: cpu and sim give
+//              the same bits, however the work is split across threads or ranks.
+//   braid's device-side all-reduce (CUDA ranks that share one physical GPU, logical GPUs:
+//              ops/collective/device_allreduce.h)   the same order and the same multiply by 1/n:
+//              the same bits as cpu and sim.
+//   NCCL (CUDA ranks on distinct physical GPUs)   NCCL's own ring or tree order, which depends on
+//              the topology, the message size and the NCCL version: the sum is not bit-identical
+//              to the cpu pass (it differs by the rounding of another order, a few ulps of the
+//              terms' magnitude). `average` is ncclAvg, which for float32 multiplies every input by
+//              float(1/n) before summing (NCCL's PreMulSum), where the cpu pass sums first and
+//              multiplies the sum once: for n a power of two the scaling is exact and only the
+//              order differs; otherwise each term carries one more rounding.
+//
 // Arguments:
 //   average (int): 1 for the mean instead of the sum (over every input of every process).
 //   processes (int, engine "NCCL" only): 1 spans the processes of CurrentProcessGroup() (none set:

@@ -4,15 +4,19 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
+#include <utility>
 
 #include "ops/collective/nccl_process_clique.h"
+#include "ops/collective/nccl_store_key.h"
+#include "runtime/device_context.h"
+#include "runtime/device_lock.h"
 #include "runtime/status.h"
 
 namespace braid {
 namespace {
 
 struct Clique {
+  std::vector<int> gpus;  // the local devices' physical GPUs, in rank order
   std::once_flag made;
   Status status;
   std::vector<ncclComm_t> comms;
@@ -24,9 +28,9 @@ struct SharedId {
   int local_devices;
 };
 
-std::string Describe(const std::vector<int>& ids, const std::string& key) {
-  std::string text = "NCCL clique of cuda devices ";
-  for (size_t i = 0; i < ids.size(); ++i) text += (i ? "," : "") + std::to_string(ids[i]);
+std::string Describe(const std::vector<Device>& devices, const std::string& key) {
+  std::string text = "NCCL clique of ";
+  for (size_t i = 0; i < devices.size(); ++i) text += (i ? "," : "") + devices[i].ToString();
   return text + " across processes (key '" + key + "')";
 }
 
@@ -35,46 +39,45 @@ Status NcclStatus(ncclResult_t result, const char* call, const std::string& what
   return Status::Internal(what + ": " + call + ": " + ncclGetErrorString(result));
 }
 
-Status ShareId(const std::vector<int>& ids, ProcessGroup& group, const std::string& key,
+Status ShareId(int local_devices, ProcessGroup& group, const std::string& key,
                const std::string& what, ncclUniqueId* id) {
   SharedId shared{};
   std::string bytes;
   if (group.rank() == 0) {
     Status s = NcclStatus(ncclGetUniqueId(&shared.id), "ncclGetUniqueId", what);
     if (!s.ok()) return s;
-    shared.local_devices = static_cast<int>(ids.size());
+    shared.local_devices = local_devices;
     bytes.assign(reinterpret_cast<const char*>(&shared), sizeof(shared));
   }
-  std::string share_key = "nccl/devices ";
-  for (int d : ids) share_key += std::to_string(d) + ",";
-  Status s = group.ShareFromRankZero(share_key + "/" + key, &bytes);
+  Status s = group.ShareFromRankZero(NcclUniqueIdStoreKey(key), &bytes);
   if (!s.ok()) return Status(s.code(), what + ": " + s.message());
   if (bytes.size() != sizeof(shared)) return Status::Internal(what + ": a malformed unique id");
   std::memcpy(&shared, bytes.data(), sizeof(shared));
-  if (shared.local_devices != static_cast<int>(ids.size())) {
+  if (shared.local_devices != local_devices) {
     return Status::FailedPrecondition(
         what + ": rank 0 has " + std::to_string(shared.local_devices) + " local devices, rank " +
-        std::to_string(group.rank()) + " has " + std::to_string(ids.size()) +
+        std::to_string(group.rank()) + " has " + std::to_string(local_devices) +
         " (every process needs as many)");
   }
   *id = shared.id;
   return Status::OK();
 }
 
-Status Make(const std::vector<int>& ids, ProcessGroup& group, const std::string& key,
-            std::vector<ncclComm_t>* comms) {
-  const std::string what = Describe(ids, key);
+Status Make(const std::vector<Device>& devices, const std::vector<int>& gpus, ProcessGroup& group,
+            const std::string& key, std::vector<ncclComm_t>* comms) {
+  const std::string what = Describe(devices, key);
+  const int local = static_cast<int>(gpus.size());
   ncclUniqueId id;
-  Status s = ShareId(ids, group, key, what, &id);
+  Status s = ShareId(local, group, key, what, &id);  // waits for rank 0: no device lock held
   if (!s.ok()) return s;
-  const int local = static_cast<int>(ids.size());
   comms->assign(local, nullptr);
+  DevicesLock raw(devices);  // ncclCommInitRank allocates device memory: a raw call
   int previous_device = 0;
   cudaGetDevice(&previous_device);
   s = NcclStatus(ncclGroupStart(), "ncclGroupStart", what);
   if (!s.ok()) return s;
   for (int i = 0; i < local && s.ok(); ++i) {
-    cudaSetDevice(ids[i]);
+    cudaSetDevice(gpus[i]);
     s = NcclStatus(
         ncclCommInitRank(&(*comms)[i], local * group.size(), id, group.rank() * local + i),
         "ncclCommInitRank", what);
@@ -88,20 +91,30 @@ Status Make(const std::vector<int>& ids, ProcessGroup& group, const std::string&
 
 const std::vector<ncclComm_t>& NcclProcessClique(const std::vector<Device>& devices,
                                                  ProcessGroup& group, const std::string& key) {
-  using Key = std::tuple<const ProcessGroup*, std::vector<int>, std::string>;
+  // By the group's id, never its address: a group made where a destroyed one was is another.
+  using Key = std::pair<uint64_t, std::string>;
   static auto* const mu = new std::mutex();
   static auto* const cliques = new std::map<Key, std::unique_ptr<Clique>>();
-  std::vector<int> ids;
-  for (const Device& d : devices) ids.push_back(d.id);
+  std::vector<int> gpus;
+  for (const Device& d : devices) gpus.push_back(PhysicalDevice(d).id);
   Clique* clique;
   {
     std::lock_guard<std::mutex> lock(*mu);
-    auto& slot = (*cliques)[Key(&group, ids, key)];
-    if (slot == nullptr) slot = std::make_unique<Clique>();
+    auto& slot = (*cliques)[Key(group.id(), key)];
+    if (slot == nullptr) {
+      slot = std::make_unique<Clique>();
+      slot->gpus = gpus;
+    }
     clique = slot.get();
   }
+  if (clique->gpus != gpus) {
+    throw Error(Status::FailedPrecondition(
+        Describe(devices, key) + ": the key already names a clique of other devices in this "
+        "process group; give each device set a key of its own"));
+  }
   // Outside mu: making a clique waits for the other processes, and other keys must not wait.
-  std::call_once(clique->made, [&] { clique->status = Make(ids, group, key, &clique->comms); });
+  std::call_once(clique->made,
+                 [&] { clique->status = Make(devices, gpus, group, key, &clique->comms); });
   if (!clique->status.ok()) throw Error(clique->status);
   return clique->comms;
 }

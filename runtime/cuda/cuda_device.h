@@ -10,11 +10,21 @@
 //    ResourceExhausted, so the CachingAllocator releases its cache and retries); tensors take
 //    memory through the device's CachingAllocator (runtime/caching_allocator.h). capacity and free
 //    bytes come from cudaMemGetInfo.
-//  - Copies: CopyInKernel queues on the current stream: host to device through pinned staging
-//    buffers (runtime/cuda/pinned_host_pool.h), so the launching thread does not wait; between
-//    GPUs cudaMemcpyPeerAsync (peer access is enabled between every pair of devices braid uses
-//    that allows it); otherwise cudaMemcpyAsync. CopyToHost and CopyFromHost synchronise the
-//    device first, then copy.
+//  - Copies: CopyInKernel queues on the current stream: host to device and device to host through
+//    pinned staging buffers (runtime/cuda/pinned_host_pool.h), so the launching thread does not
+//    wait (a device-to-host copy lands in the host buffer when the stream gets there: readers wait
+//    for the stream's event, as the executors' host ops do); between physical GPUs
+//    cudaMemcpyPeerAsync (peer access is enabled between every pair of GPUs braid uses that
+//    allows it); otherwise cudaMemcpyAsync (device to device between logical devices of one GPU).
+//    CopyToHost and CopyFromHost synchronise the device first, then copy and wait for the copy
+//    (CopyToHost through pinned staging).
+//  - Logical devices (runtime/device_mapping.h): BRAID_CUDA_DEVICES, read once with the GPU count,
+//    lists the physical GPU of cuda:0, cuda:1, ... ("0,0": two logical GPUs on GPU 0; default:
+//    the identity over every GPU). A logical device has its own streams, caching allocator and
+//    pinned pool; every CUDA call runs with its physical GPU current; errors name both
+//    ("cudaMalloc on cuda:1 (physical GPU 0): ..."). Synchronize and a raw allocation synchronise
+//    the physical GPU (every logical device on it). A malformed mapping or a GPU the machine
+//    lacks makes Get throw InvalidArgument naming BRAID_CUDA_DEVICES.
 // Get throws braid::Error carrying the CUDA error (e.g. "no CUDA-capable device is detected") for a
 // device that does not exist. No code in this file has run on a GPU yet (these machines have none).
 //
@@ -34,8 +44,24 @@
 
 namespace braid {
 
-// Number of usable CUDA devices; 0 (with the CUDA error in *why_none) when there is none.
+// Number of usable (logical) CUDA devices; 0 (with the CUDA error, or the mapping's, in *why_none)
+// when there is none. Read once per process, with the mapping.
 int CudaDeviceCount(std::string* why_none = nullptr);
+
+// Makes the physical GPU of logical device `device` (which exists) the calling thread's CUDA
+// device while it lives.
+class CudaDeviceGuard {
+ public:
+  explicit CudaDeviceGuard(const Device& device);
+  ~CudaDeviceGuard();
+  CudaDeviceGuard(const CudaDeviceGuard&) = delete;
+  CudaDeviceGuard& operator=(const CudaDeviceGuard&) = delete;
+
+ private:
+  const Device device_;
+  int previous_ = 0;
+  bool changed_ = false;
+};
 
 // The CUDA stream of the kernel the calling thread launches (null outside CudaStream::Launch: the
 // legacy default stream).
@@ -64,6 +90,8 @@ class CudaDevice final : public DeviceContext {
   int64_t capacity_bytes() const override;
   int64_t free_bytes() const override;
   Allocator* allocator() override { return allocator_.get(); }
+  Device physical_device() const override { return physical_; }
+  std::string name() const override;  // "cuda:1 (physical GPU 0)" under BRAID_CUDA_DEVICES
 
   void CopyInKernel(void* dst, const Device& dst_device, const void* src, const Device& src_device,
                     size_t bytes) override;
@@ -71,9 +99,10 @@ class CudaDevice final : public DeviceContext {
   void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) override;
 
  private:
-  explicit CudaDevice(int id);
+  CudaDevice(int id, int physical);
 
   const Device device_;
+  const Device physical_;  // cuda:<the physical GPU's CUDA ordinal>
   std::unique_ptr<Allocator> allocator_;
   PinnedHostPool pinned_;
   std::mutex streams_mu_;

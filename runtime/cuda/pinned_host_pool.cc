@@ -1,5 +1,6 @@
 #include "runtime/cuda/pinned_host_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/cuda/cuda_device.h"
@@ -35,18 +36,60 @@ PinnedHostPool::Buffer* PinnedHostPool::Acquire(size_t bytes) {
   return made;
 }
 
-void PinnedHostPool::CopyToDevice(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
-  Buffer* b = Acquire(bytes);
-  std::memcpy(b->ptr, src, bytes);
-  const cudaError_t queued = cudaMemcpyAsync(dst, b->ptr, bytes, cudaMemcpyHostToDevice, stream);
+void PinnedHostPool::Release(Buffer* b, cudaError_t queued, const char* call,
+                             cudaStream_t stream) {
   const cudaError_t recorded =
       queued == cudaSuccess ? cudaEventRecord(b->copied, stream) : cudaSuccess;
   {
     std::lock_guard<std::mutex> lock(mu_);
     b->in_use = false;
   }
-  CheckCuda(queued, "cudaMemcpyAsync", device_);
+  CheckCuda(queued, call, device_);
   CheckCuda(recorded, "cudaEventRecord", device_);
+}
+
+void PinnedHostPool::CopyToDevice(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  Buffer* b = Acquire(bytes);
+  std::memcpy(b->ptr, src, bytes);
+  Release(b, cudaMemcpyAsync(dst, b->ptr, bytes, cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync", stream);
+}
+
+void PinnedHostPool::Deliver(void* buffer) {
+  auto* b = static_cast<Buffer*>(buffer);
+  std::memcpy(b->deliver_to, b->ptr, b->deliver_bytes);
+}
+
+void PinnedHostPool::CopyToHostAsync(void* dst, const void* src, size_t bytes,
+                                     cudaStream_t stream) {
+  Buffer* b = Acquire(bytes);
+  b->deliver_to = dst;  // read by Deliver, which the stream runs after this call returns
+  b->deliver_bytes = bytes;
+  cudaError_t queued = cudaMemcpyAsync(b->ptr, src, bytes, cudaMemcpyDeviceToHost, stream);
+  const char* call = "cudaMemcpyAsync";
+  if (queued == cudaSuccess) {
+    queued = cudaLaunchHostFunc(stream, &PinnedHostPool::Deliver, b);
+    call = "cudaLaunchHostFunc";
+  }
+  Release(b, queued, call, stream);
+}
+
+void PinnedHostPool::CopyToHostNow(void* dst, const void* src, size_t bytes) {
+  Buffer* b = Acquire(std::min(bytes, kStagingChunk));
+  cudaError_t copied = cudaSuccess;
+  const char* call = "cudaMemcpyAsync";
+  for (size_t done = 0; done < bytes && copied == cudaSuccess;) {
+    const size_t n = std::min(bytes - done, kStagingChunk);
+    copied = cudaMemcpyAsync(b->ptr, static_cast<const char*>(src) + done, n,
+                             cudaMemcpyDeviceToHost, cudaStreamLegacy);
+    if (copied == cudaSuccess) {
+      copied = cudaStreamSynchronize(cudaStreamLegacy);
+      call = "cudaStreamSynchronize";
+    }
+    if (copied == cudaSuccess) std::memcpy(static_cast<char*>(dst) + done, b->ptr, n);
+    done += n;
+  }
+  Release(b, copied, call, cudaStreamLegacy);
 }
 
 int64_t PinnedHostPool::pinned_bytes() const {

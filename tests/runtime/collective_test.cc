@@ -1,14 +1,18 @@
 // Collectives on sim devices (runtime/collective.h): rank kernels block their streams until every
 // rank has arrived, a failed rank releases its peers with its error, and an Allreduce launched by a
-// net runs one rank kernel per device that sums bit-identically to the cpu devices' single pass.
+// net runs one rank kernel per device that sums bit-identically to the cpu devices' single pass,
+// on logical devices of one card too (whose device lock is the card's).
 #include "runtime/collective.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <numeric>
 #include <thread>
 
+#include "runtime/device_lock.h"
 #include "runtime/net.h"
 #include "runtime/sim_device.h"
 #include "runtime/workspace.h"
@@ -136,6 +140,55 @@ TEST(CollectiveTest, AnAllreduceOfRankKernelsSumsToTheBitsOfTheCpuPass) {
       EXPECT_EQ(sim[d], sim[0]) << type << ": every device holds the sum";
     }
   }
+}
+
+// Puts sim devices `ids` on the card of the first while it lives.
+class OnOneCard {
+ public:
+  explicit OnOneCard(const std::vector<int>& ids) {
+    SimDeviceOptions options = GetSimDeviceOptions();
+    options.physical_ids.resize(*std::max_element(ids.begin(), ids.end()) + 1);
+    std::iota(options.physical_ids.begin(), options.physical_ids.end(), 0);
+    for (int id : ids) options.physical_ids[id] = ids.front();
+    SetSimDeviceOptions(options);
+  }
+  ~OnOneCard() {
+    SimDeviceOptions options = GetSimDeviceOptions();
+    options.physical_ids.clear();
+    SetSimDeviceOptions(options);
+  }
+};
+
+TEST(CollectiveTest, AnAllreduceOverLogicalDevicesOfOneCardSumsToTheBitsOfTheCpuPass) {
+  OnOneCard card({33, 34, 35});
+  EXPECT_EQ(PhysicalDevice(Sim(35)), Sim(33));
+  CollectiveEngine engine = CollectiveEngine::kNccl;
+  ASSERT_TRUE(ChooseCollectiveEngine({Sim(33), Sim(34), Sim(35)}, &engine).ok());
+  EXPECT_EQ(engine, CollectiveEngine::kRankKernels);
+  for (const char* type : {"simple", "dag"}) {
+    const std::vector<std::string> cpu = AllreduceOn({Device{}, Device{DeviceType::kCpu, 1},
+                                                      Device{DeviceType::kCpu, 2}},
+                                                     type);
+    const std::vector<std::string> sim = AllreduceOn({Sim(33), Sim(34), Sim(35)}, type);
+    for (int d = 0; d < 3; ++d) EXPECT_EQ(sim[d], cpu[d]) << type << " device " << d;
+  }
+}
+
+// A raw call on one logical device drains its whole card, so the card has one device lock.
+TEST(CollectiveTest, LogicalDevicesOfOneCardShareOneDeviceLock) {
+  OnOneCard card({36, 37});
+  std::unique_lock<std::mutex> held = LockDevice(Sim(36));
+  std::atomic<bool> locked{false};
+  std::thread other([&] {
+    std::unique_lock<std::mutex> lock = LockDevice(Sim(37));
+    locked = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(locked.load()) << "sim:37 took a lock of its own while sim:36's card was locked";
+  held.unlock();
+  other.join();
+  EXPECT_TRUE(locked.load());
+  DevicesLock both({Sim(37), Sim(36), Sim(38)});  // the card's lock once: no self-deadlock
 }
 
 }  // namespace

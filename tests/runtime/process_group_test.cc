@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
 #include <regex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -284,6 +286,26 @@ TEST(ProcessGroupTest, OneRankNeedsNoPeers) {
   EXPECT_NE(CurrentProcessGroup(), nullptr);
   SetProcessGroup(nullptr);
   EXPECT_EQ(CurrentProcessGroup(), nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+// Caches of per-group state (NCCL cliques) key by id(): a group made where a destroyed one was
+// must not inherit its entries.
+TEST(ProcessGroupTest, GroupsMadeOneAfterAnotherHaveDistinctIdsWhateverTheirAddress) {
+  const std::string dir = MakeTempDir("pg_ids");
+  std::set<uint64_t> ids;
+  std::set<const ProcessGroup*> addresses;
+  for (int i = 0; i < 4; ++i) {
+    ProcessGroupOptions options;
+    options.rendezvous = "file://" + dir;
+    options.job_name = "ids" + std::to_string(i);
+    std::unique_ptr<ProcessGroup> group;
+    const Status s = ProcessGroup::Connect(options, &group);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(ids.insert(group->id()).second) << "id " << group->id() << " again";
+    addresses.insert(group.get());
+  }  // each group is destroyed before the next is made: the allocator may reuse its address
+  std::cout << "4 groups at " << addresses.size() << " distinct address(es)\n";
   std::filesystem::remove_all(dir);
 }
 

@@ -1,10 +1,13 @@
-// The simulated GPU's streams, events, memory, driver lock and watchdog (runtime/sim_device.h).
+// The simulated GPU's streams, events, memory, driver lock, watchdog and logical devices
+// (runtime/sim_device.h).
 #include "runtime/sim_device.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -200,6 +203,89 @@ TEST_F(SimDeviceTest, RawAllocationDrainsItsDeviceHoldingTheDriverLock) {
   SimDevice::Get(4)->RawFree(now, 64);
   DeviceBlockGate().Open();
   SimDevice::Get(4)->Synchronize();
+}
+
+Device Sim(int id) { return Device{DeviceType::kSim, id}; }
+
+// Options that put sim devices `ids` on the card of the first (every other device on its own).
+SimDeviceOptions OnOneCard(const std::vector<int>& ids) {
+  SimDeviceOptions options;
+  options.physical_ids.resize(*std::max_element(ids.begin(), ids.end()) + 1);
+  std::iota(options.physical_ids.begin(), options.physical_ids.end(), 0);
+  for (int id : ids) options.physical_ids[id] = ids.front();
+  return options;
+}
+
+TEST_F(SimDeviceTest, LogicalDevicesOfOneCardShareItsCapacityAndAnErrorNamesEach) {
+  SimDeviceOptions options = OnOneCard({40, 41});
+  options.capacity_bytes = 1 << 20;
+  SetSimDeviceOptions(options);
+  SimDevice* a = SimDevice::Get(40);
+  SimDevice* b = SimDevice::Get(41);
+  EXPECT_EQ(b->physical_device(), Sim(40));
+  EXPECT_TRUE(SharePhysicalDevice(Sim(40), Sim(41)));
+  EXPECT_FALSE(SharePhysicalDevice(Sim(41), Sim(42)));
+  EXPECT_EQ(b->name(), "sim:41 (physical sim GPU 40)");
+  void* held = a->RawAllocate(768 << 10);
+  EXPECT_EQ(b->free_bytes(), 256 << 10) << "sim:40's bytes are the card's";
+  try {
+    b->RawAllocate(512 << 10);
+    FAIL() << "two logical devices held more than their card";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+    const std::string& m = e.status().message();
+    EXPECT_NE(m.find("out of memory on sim:41 (physical sim GPU 40): cannot allocate 512.00 KiB"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("capacity 1.00 MiB, 768.00 KiB in use (sim:40 768.00 KiB, sim:41 0 B)"),
+              std::string::npos)
+        << m;
+  }
+  void* rest = b->RawAllocate(256 << 10);
+  EXPECT_EQ(a->stats().bytes_in_use, 768 << 10);
+  EXPECT_EQ(b->stats().bytes_in_use, 256 << 10);
+  b->RawFree(rest, 256 << 10);
+  a->RawFree(held, 768 << 10);
+
+  // On cards of their own (no mapping) each has the whole capacity.
+  options.physical_ids.clear();
+  SetSimDeviceOptions(options);
+  EXPECT_FALSE(SharePhysicalDevice(Sim(40), Sim(41)));
+  EXPECT_EQ(b->name(), "sim:41");
+  held = a->RawAllocate(768 << 10);
+  rest = b->RawAllocate(768 << 10);
+  b->RawFree(rest, 768 << 10);
+  a->RawFree(held, 768 << 10);
+}
+
+// cudaMalloc synchronises the whole GPU: a raw allocation on sim:42 waits for sim:43's stream when
+// both are on one card, and only then.
+TEST_F(SimDeviceTest, ARawAllocationDrainsEveryLogicalDeviceOfItsCard) {
+  for (bool one_card : {true, false}) {
+    SCOPED_TRACE(one_card ? "one card" : "two cards");
+    SetSimDeviceOptions(one_card ? OnOneCard({42, 43}) : SimDeviceOptions());
+    DeviceBlockGate().Close();
+    FnTask blocked([] { DeviceBlockGate().WaitInSimKernel("gate"); });
+    SimDevice::Get(43)->stream(0)->Launch(&blocked);
+    std::atomic<bool> allocated{false};
+    void* ptr = nullptr;
+    std::thread allocating([&] {
+      ptr = SimDevice::Get(42)->RawAllocate(64);
+      allocated = true;
+    });
+    if (one_card) {
+      std::this_thread::sleep_for(50ms);
+      EXPECT_FALSE(allocated.load()) << "the allocation did not wait for sim:43 to drain";
+    } else {
+      for (int i = 0; i < 500 && !allocated.load(); ++i) std::this_thread::sleep_for(10ms);
+      EXPECT_TRUE(allocated.load()) << "the allocation waited for another card's device";
+    }
+    DeviceBlockGate().Open();
+    allocating.join();
+    SimDevice::Get(42)->RawFree(ptr, 64);
+    SimDevice::Get(43)->Synchronize();
+    EXPECT_TRUE(blocked.ran.load());
+  }
 }
 
 TEST_F(SimDeviceTest, WatchdogTurnsAStuckStreamIntoAnErrorAndTheDeviceRunsOn) {
