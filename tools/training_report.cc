@@ -5,6 +5,7 @@
 
 #include "runtime/caching_allocator.h"
 #include "runtime/device.h"
+#include "runtime/device_context.h"
 #include "runtime/net_args.h"
 #include "runtime/status.h"
 
@@ -20,13 +21,16 @@ int64_t RawAllocations(const std::string& device) {
 
 Json DeviceFigures(const std::string& device, int64_t raw_at_first_report,
                    const TrainingSummary& summary) {
-  Json d = {{"device", device}, {"planned_bytes", nullptr}, {"peak_in_use_bytes", nullptr},
+  const Device parsed = ParseDevice(device);
+  Json d = {{"device", device},
+            {"physical_device", PhysicalDevice(parsed).ToString()},
+            {"planned_bytes", nullptr}, {"peak_in_use_bytes", nullptr},
             {"peak_reserved_bytes", nullptr}, {"raw_allocations", nullptr},
             {"raw_allocations_after_first_report", nullptr}};
   for (const TrainingSummary::Arena& arena : summary.arenas) {
     if (arena.device == device) d["planned_bytes"] = arena.planned_bytes;
   }
-  const CachingAllocator* allocator = CachingAllocatorOf(ParseDevice(device));
+  const CachingAllocator* allocator = CachingAllocatorOf(parsed);
   if (allocator == nullptr) return d;
   const AllocatorStats a = allocator->stats();
   d["peak_in_use_bytes"] = a.peak_bytes_in_use;

@@ -23,11 +23,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define BRAID_HOST_DEVICE __host__ __device__
-#else
-#define BRAID_HOST_DEVICE
-#endif
+#include "ops/common/host_device.h"
 
 namespace braid {
 
@@ -60,7 +56,5 @@ BRAID_HOST_DEVICE inline float PairwiseSum(int n, const Load& load) {
 void PairwiseSumRows(const float* const* rows, int n, int64_t begin, int64_t end, float* out);
 
 }  // namespace braid
-
-#undef BRAID_HOST_DEVICE
 
 #endif  // BRAID_OPS_COLLECTIVE_PAIRWISE_SUM_H_

@@ -41,7 +41,8 @@ Workspace CublasWorkspace(const Device& device, cudaStream_t stream) {
   Workspace& w = (*workspaces)[{device.id, stream}];
   if (w.ptr == nullptr) {
     int major = 0;
-    CheckCuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.id),
+    CheckCuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                     PhysicalDevice(device).id),
               "cudaDeviceGetAttribute", device);
     w.bytes = CublasWorkspaceBytes(major);
     w.ptr = GetDeviceContext(device)->allocator()->Allocate(w.bytes);
@@ -152,7 +153,7 @@ void DestroyCurandGenerator(curandGenerator_t generator, const Device& device) {
   if (generator == nullptr) return;
   int previous = 0;
   cudaGetDevice(&previous);
-  cudaSetDevice(device.id);  // a generator is destroyed on the device it was made on
+  cudaSetDevice(PhysicalDevice(device).id);  // a generator is destroyed on the GPU it was made on
   {
     std::unique_lock<std::mutex> raw_call = LockDevice(device);
     curandDestroyGenerator(generator);

@@ -91,7 +91,8 @@ def step_environment(run):
 def step_cuda_op_tests(run):
     figures = {}
     for mode in ("rule", "measure"):
-        env = {"BRAID_ALGORITHM_SEARCH": mode}
+        # Two logical GPUs on the one physical GPU for the tests of the device-side all-reduce.
+        env = {"BRAID_ALGORITHM_SEARCH": mode, "BRAID_CUDA_DEVICES": "0,0"}
         figures[mode] = add_counts(
             gtest(run, "braid_ops_cuda_tests", "Cuda*", env, f"ops_{mode}"),
             gtest(run, "braid_ops_tests", "CublasLibrary*", env, f"cublas_{mode}"),
