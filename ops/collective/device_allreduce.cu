@@ -170,6 +170,12 @@ void DeviceAllreduce::Prepare() {
   const Device& lead = devices_[0];
   DeviceContext* context = GetDeviceContext(lead);
   CudaDeviceGuard guard(lead);
+  // Loads the rank kernel's module now, outside any launch: under CUDA's lazy loading (the default
+  // since CUDA 12.2) its first launch would load it, which can wait for the device while a rank
+  // already queued spins for this one.
+  cudaFuncAttributes attributes{};
+  CheckCuda(cudaFuncGetAttributes(&attributes, DeviceAllreduceRankKernel), "cudaFuncGetAttributes",
+            lead);
   int sms = 0, per_sm = 0;
   const int physical = PhysicalDevice(lead).id;
   CheckCuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, physical),

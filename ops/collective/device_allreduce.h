@@ -25,6 +25,8 @@
 //    8); a rank queued behind work that waits for its peer in a shared queue cannot start. Launch
 //    queues every rank back to back, before anything that waits for them, which leaves only other
 //    threads' launches in between; the timeout turns what remains into an error, never a hang.
+//  - Module loading: Prepare loads the rank kernel (cudaFuncGetAttributes), so that no launch loads
+//    it lazily while another rank spins.
 //  - Timeout: each wait reads %globaltimer; past `timeout` (default 60 s, like sim's watchdog) the
 //    block gives up without writing, and block 0 writes what it waited for (the barrier, the first
 //    missing rank, how many were missing, how long) to the rank's record in mapped host memory.

@@ -1,5 +1,7 @@
 #include "ops/train/learning_rate_op.h"
 
+#include <cmath>
+
 #include <string>
 
 #include "ops/common/op_checks.h"
@@ -32,10 +34,11 @@ CosineSchedule ParseCosine(const ArgumentReader& args, const std::string& prefix
   c.period = args.Get<int64_t>(c.single_decay ? "max_iter" : prefix + "period", 0);
   c.t_mult = args.Get<float>(prefix + "t_mult", 1.f);
   c.lr_shrink = args.Get<float>(prefix + "lr_shrink", 1.f);
-  // t_mult < 1 would shrink the cycles to nothing after period / (1 - t_mult) iterations.
-  Require(c.period > 0 && c.t_mult >= 1 && c.max_lr >= c.min_lr, prefix + "cosine",
+  // t_mult < 1 shrinks the cycles to nothing at period / (1 - t_mult) iterations (Caffe2 accepts
+  // it; Run refuses an iteration past that end).
+  Require(c.period > 0 && c.t_mult > 0 && c.max_lr >= c.min_lr, prefix + "cosine",
           "needs " + prefix + "period (or max_iter) > 0, " + prefix +
-              "t_mult >= 1 and max_lr >= min_lr");
+              "t_mult > 0 and max_lr >= min_lr");
   return c;
 }
 
@@ -103,7 +106,16 @@ void LearningRateOp::Run() {
   CheckInputType(*this, 0, {DType::kInt64});
   InferLearningRateShape(def(), InputShapeInfos(*this));
   const int64_t iter = Input(0).data<int64_t>()[0];
-  *Output(0, DType::kFloat32, {})->mutable_data<float>() = LearningRateAt(schedule_, iter);
+  const float lr = LearningRateAt(schedule_, iter);
+  if (std::isnan(lr)) {
+    const CosineSchedule& c = schedule_.cosine;
+    ThrowInvalidArgument("iteration " + std::to_string(iter) +
+                         " is past the end of the cosine schedule: with t_mult " +
+                         std::to_string(c.t_mult) + " < 1 its cycles end at period / (1 - t_mult) = " +
+                         std::to_string(static_cast<double>(c.period) / (1 - c.t_mult)) +
+                         " iterations (counted from the warmup's end)");
+  }
+  *Output(0, DType::kFloat32, {})->mutable_data<float>() = lr;
 }
 
 BRAID_OPERATOR_SCHEMA(LearningRate)

@@ -15,7 +15,10 @@
 //                    - with `period` (Caffe2, SGDR arXiv:1608.03983): restarts; cycle k lasts
 //                      T = period * t_mult^k (t_mult 1; at least 1), t counts from its start, and
 //                      the rate is scaled by lr_shrink^k (lr_shrink 1); with period 100 and
-//                      t_mult 2 the restarts are at 100, 300, 700, 1500, ..., exactly
+//                      t_mult 2 the restarts are at 100, 300, 700, 1500, ..., exactly; a t_mult
+//                      below 1 shrinks the cycles, which end at period / (1 - t_mult): an
+//                      iteration there or later is an error on the CPU and NaN on a GPU (NaN in
+//                      Caffe2)
 //   compositeCosine  warmup, then cosine (Caffe2): start_warmup_multiplier (0.1) for
 //                    constant_warmup_num_iter iterations (0), a linear ramp from it to 1 over
 //                    linear_warmup_num_iter more (0), then the SGDR cosine above with arguments

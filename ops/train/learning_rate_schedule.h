@@ -29,7 +29,7 @@ struct CosineSchedule {
   double max_lr = 1;
   double min_lr = 0;
   int64_t period = 1;  // max_iter for a single decay
-  double t_mult = 1;   // >= 1
+  double t_mult = 1;   // > 0
   double lr_shrink = 1;
   bool single_decay = false;  // max_iter without period: one decay, then min_lr
 };
@@ -67,11 +67,30 @@ BRAID_HOST_DEVICE inline double LinearWarmupMultiplier(double start, int64_t num
 }
 
 // Where iteration t (>= 0) falls in SGDR's cycles: cycle k starts at
-// start(k) = period (1 + m + ... + m^(k-1)) and lasts period * m^k iterations (m = t_mult >= 1).
+// start(k) = period (1 + m + ... + m^(k-1)) and lasts period * m^k iterations (m = t_mult > 0).
+// With m < 1 (which Caffe2 accepts) the cycles shrink and their starts approach period / (1 - m),
+// where the schedule ends: index -1 for an iteration there or later (Caffe2's logarithm is then of
+// a number <= 0, its rate NaN).
 struct CosineCycle {
   int64_t index = 0;
   double length = 1, offset = 0;  // the cycle's length, and t's offset into it
 };
+
+// Cycles of a shrinking schedule (m < 1) looked at before an iteration counts as past its end.
+inline constexpr int kMaxShrinkingCycles = 2048;
+
+// FindCosineCycle for 0 < m < 1: the starts added up one cycle at a time with correctly rounded
+// operations, the same bits on host and device.
+BRAID_HOST_DEVICE inline CosineCycle ShrinkingCosineCycle(int64_t t, int64_t period, double m) {
+  const double at = static_cast<double>(t);
+  double start = 0, length = static_cast<double>(period);
+  for (int k = 0; k < kMaxShrinkingCycles && length > 0; ++k) {
+    if (at < start + length) return {k, length, at - start};
+    start += length;
+    length = RoundedProduct(length, m);
+  }
+  return {-1, 1, 0};
+}
 
 // start(k) for an integer m >= 2, exact; INT64_MAX when it would not fit.
 BRAID_HOST_DEVICE inline int64_t IntegerCycleStart(int64_t k, int64_t period, int64_t m) {
@@ -112,9 +131,10 @@ inline constexpr double kLastCycleStart = 9.2e18;
 // RealCycleStart, the same bits on host and device, so both pick the same cycle.
 BRAID_HOST_DEVICE inline CosineCycle FindCosineCycle(int64_t t, int64_t period, double t_mult) {
   if (t < 0) t = 0;
-  if (t_mult <= 1.0) {  // (ParseLearningRateSchedule refuses t_mult < 1)
+  if (t_mult == 1.0) {
     return {t / period, static_cast<double>(period), static_cast<double>(t % period)};
   }
+  if (t_mult < 1.0) return ShrinkingCosineCycle(t, period, t_mult);
   const bool integer =
       t_mult <= 4e18 && static_cast<double>(static_cast<int64_t>(t_mult)) == t_mult;
   const double guess = floor(log(1 + static_cast<double>(t) / period * (t_mult - 1)) / log(t_mult));
@@ -132,6 +152,7 @@ BRAID_HOST_DEVICE inline double CosineMultiplier(const CosineSchedule& c, int64_
   const double t = static_cast<double>(iter);
   const CosineCycle cycle = c.single_decay ? CosineCycle{0, period, period < t ? period : t}
                                            : FindCosineCycle(iter, c.period, c.t_mult);
+  if (cycle.index < 0) return nan("");  // past a shrinking schedule's end, as in Caffe2
   const double cosine = 0.5 * (1 + cos(kLearningRatePi * cycle.offset / cycle.length));
   return pow(c.lr_shrink, static_cast<double>(cycle.index)) *
          (c.min_lr + (c.max_lr - c.min_lr) * cosine);

@@ -213,6 +213,33 @@ TEST(LearningRateTest, CosineCyclesWithAFractionalTMult) {
   EXPECT_EQ(third.offset, 1.0);
 }
 
+// t_mult 0.5, period 100 (Caffe2 accepts it): cycles of 100, 50, 25, ... start at 0, 100, 150, 175,
+// ..., approaching 200, where the schedule ends.
+TEST(LearningRateTest, ShrinkingCosineCyclesEndAtPeriodOverOneMinusTMult) {
+  const std::vector<std::pair<int64_t, int64_t>> iteration_cycle = {
+      {0, 0}, {99, 0}, {100, 1}, {149, 1}, {150, 2}, {175, 3}, {199, 7}};
+  for (const auto& [t, k] : iteration_cycle) {
+    EXPECT_EQ(FindCosineCycle(t, 100, 0.5).index, k) << "iteration " << t;
+  }
+  EXPECT_EQ(FindCosineCycle(150, 100, 0.5).length, 25.0);
+  for (int64_t past : {int64_t{200}, int64_t{201}, int64_t{1} << 40}) {
+    EXPECT_EQ(FindCosineCycle(past, 100, 0.5).index, -1) << "iteration " << past;
+  }
+  const std::string shrinking = R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" }
+      arg { name: "period" i: 100 } arg { name: "t_mult" f: 0.5 })";
+  EXPECT_FLOAT_EQ(LearningRateAt(shrinking, 150), 1.f);  // a restart
+  CosineSchedule past_the_end;  // what a GPU's kernel computes there: NaN, as Caffe2
+  past_the_end.period = 100;
+  past_the_end.t_mult = 0.5;
+  EXPECT_TRUE(std::isnan(CosineMultiplier(past_the_end, 200)));
+  Workspace ws;
+  Feed<int64_t>(&ws, "iter", {1}, {250});
+  const std::string error =
+      RunOpError(&ws, R"(type: "LearningRate" input: "iter" output: "lr" )" + shrinking);
+  EXPECT_NE(error.find("iteration 250 is past the end"), std::string::npos) << error;
+  EXPECT_NE(error.find("200"), std::string::npos) << error;
+}
+
 // The floating-point cycle index, floor(log(1 + t (t_mult - 1) / period) / log(t_mult)), put
 // iteration 12100 (period 100, t_mult 3: the start of cycle 5, found by scanning every restart for
 // t_mult 2 to 5 and periods 1 to 1000) in cycle 4, at its very end: the rate was min_lr where SGDR
@@ -272,8 +299,8 @@ TEST(LearningRateTest, BadArgumentsAreReportedWhenTheOpIsCreated) {
   EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" })"),
                        "'cosine': needs period (or max_iter) > 0"));
   EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" }
-                                arg { name: "period" i: 10 } arg { name: "t_mult" f: 0.5 })"),
-                       "t_mult >= 1"));
+                                arg { name: "period" i: 10 } arg { name: "t_mult" f: 0 })"),
+                       "t_mult > 0"));
   Feed<int32_t>(&ws, "iter32", {1}, {0});
   EXPECT_TRUE(Contains(RunOpError(&ws, R"(type: "LearningRate" input: "iter32" output: "lr"
       arg { name: "base_lr" f: 1 } arg { name: "policy" s: "fixed" })"),
