@@ -8,9 +8,9 @@
 // (runtime/collective.h): rank r waits until every rank's input is ready, sums the r-th of n equal
 // slices of the elements across all inputs into every output (reading its peers' memory, as NCCL
 // does over NVLink), and waits until every rank has written its slice. Both add the inputs in
-// pairwise order for every element (ops/collective/pairwise_sum.h), so the sums are bit-identical
-// whichever way it runs, and a job of two processes of L devices each (L a power of two) adds as one
-// process with 2L devices does.
+// pairwise order for every element (ops/collective/pairwise_sum.h), so cpu and sim give the same
+// bits whichever way the work is split, and a job of two processes of L devices each (L a power of
+// two) adds as one process with 2L devices does. On CUDA, see "What holds" below.
 // The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema; across processes,
 // ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces with Gloo.
 //

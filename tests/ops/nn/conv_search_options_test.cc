@@ -45,8 +45,9 @@ TEST(ConvSearchOptionsTest, ANegativeLimitIsRefusedNamingTheOp) {
   }
 }
 
-// The first timed search on an 80 GiB GPU saw ~74 GiB beyond the allocator's reserve and sized its
-// workspace by that; the cap holds it to the op's limit, and a nearly full device to what it has.
+// Before the cap, the first timed search would have sized its workspace by what the device had
+// beyond the allocator's reserve (~74 GiB of an idle 80 GiB GPU, by arithmetic: no GPU has run
+// this); the cap holds it to the op's limit, and a nearly full device to what it has.
 TEST(ConvSearchOptionsTest, TheWorkspaceLimitIsTheCapOrWhatTheDeviceCanGiveIfLess) {
   EXPECT_EQ(ConvWorkspaceLimit(74 * kGiB, kGiB), kGiB);
   EXPECT_EQ(ConvWorkspaceLimit(300 << 20, kGiB), 300 << 20);
