@@ -11,6 +11,7 @@
 #include "runtime/device.h"
 #include "runtime/gradient.h"
 #include "runtime/status.h"
+#include "testing/host_copies.h"
 
 namespace braid::testing {
 namespace {
@@ -242,13 +243,6 @@ std::string CompareInput(const OperatorDef& op, ForwardEvaluator* forward,
 }
 
 // The host copy of `t` (on any device) as bytes.
-std::string HostBytes(const Tensor& t) {
-  Tensor host;
-  host.CopyFrom(t);
-  return host.numel() == 0 ? "" : std::string(static_cast<const char*>(host.raw_data()),
-                                               host.nbytes());
-}
-
 // Runs `op` and then `grad_ops` on sim:0 (a simulated GPU: the ops' CPU kernels, launched on its
 // stream) from the inputs and output gradients `ws` held for the host run, and compares every blob
 // they write with the host's, bit for bit; "" if all agree.

@@ -19,6 +19,8 @@
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/training_footprint.h"
 #include "runtime/train/training_loop.h"
+#include "testing/host_copies.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -38,33 +40,9 @@ std::string MissingGpus(int gpus) {
   }
 
 TrainingLoopOptions TrainingOn(DeviceType type, int devices) {
-  TrainingLoopOptions o;
-  o.model = "resnet20";
-  o.data = "synthetic";
-  o.synthetic_examples = 64;
-  o.synthetic_test_examples = 32;
-  o.image_size = 12;
-  o.batch_size = 16;
-  o.test_batch_size = 16;
-  o.iters = 4;
-  for (int id = 0; id < devices; ++id) o.devices.push_back(DeviceToProto(Device{type, id}));
-  o.memory_plan = true;
-  o.executor = "dag";
-  o.threads = 2;
-  return o;
-}
-
-std::vector<float> HostFloats(const Tensor& t) {
-  Tensor host;
-  host.CopyFrom(t);
-  const float* p = host.data<float>();
-  return std::vector<float>(p, p + host.numel());
-}
-
-std::string HostBytes(const Tensor& t) {
-  Tensor host;
-  host.CopyFrom(t);
-  return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
+  std::vector<DeviceOption> on;
+  for (int id = 0; id < devices; ++id) on.push_back(DeviceToProto(Device{type, id}));
+  return SmallSyntheticTraining(on);
 }
 
 // Trains cpu and cuda devices 4 steps from the same initial weights, the random fills having run

@@ -16,6 +16,7 @@
 #include "runtime/workspace.h"
 #include "runtime/models/model_builder.h"
 #include "runtime/train/training_loop.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -251,20 +252,10 @@ TEST(DataParallelTest, AnyWorkerCountRunsTheCollectivesToTheSameBits) {
 }
 
 TrainingLoopOptions TwoDeviceRun() {
-  TrainingLoopOptions o;
-  o.data = "synthetic";
-  o.synthetic_examples = 64;
-  o.synthetic_test_examples = 32;
-  o.image_size = 12;
-  o.batch_size = 16;
-  o.test_batch_size = 16;
+  TrainingLoopOptions o = SmallSyntheticTraining({Cpu(0), Cpu(1)});
   o.iters = 6;
   o.optimizer.lr.policy = "fixed";
   o.optimizer.lr.base_lr = 0.05f;
-  o.devices = {Cpu(0), Cpu(1)};
-  o.memory_plan = true;
-  o.executor = "dag";
-  o.threads = 2;
   return o;
 }
 

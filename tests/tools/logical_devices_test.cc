@@ -22,6 +22,8 @@
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
 #include "runtime/train/training_loop.h"
+#include "testing/host_copies.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -83,32 +85,14 @@ NetModel Mlp() {
 }
 
 TrainingLoopOptions TrainingOn(const std::vector<DeviceOption>& devices, bool mlp) {
-  TrainingLoopOptions o;
+  TrainingLoopOptions o = SmallSyntheticTraining(devices);
   if (mlp) {
     o.net_model = Mlp();
     o.num_classes = 4;
     o.optimizer.lr.policy = "fixed";
     o.optimizer.lr.base_lr = 0.05f;
   }
-  o.data = "synthetic";
-  o.synthetic_examples = 64;
-  o.synthetic_test_examples = 32;
-  o.image_size = 12;
-  o.batch_size = 16;
-  o.test_batch_size = 16;
-  o.iters = 4;
-  o.devices = devices;
-  o.memory_plan = true;
-  o.executor = "dag";
-  o.threads = 2;
   return o;
-}
-
-std::vector<float> HostFloats(const Tensor& t) {
-  Tensor host;
-  host.CopyFrom(t);
-  const float* p = host.data<float>();
-  return std::vector<float>(p, p + host.numel());
 }
 
 std::string Bits(const std::vector<float>& v) {

@@ -12,6 +12,8 @@
 #include "runtime/workspace.h"
 #include "runtime/models/host_fills.h"
 #include "runtime/train/training_loop.h"
+#include "testing/host_copies.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -19,26 +21,9 @@ namespace {
 DeviceOption On(DeviceType type, int id) { return DeviceToProto(Device{type, id}); }
 
 TrainingLoopOptions TwoDeviceRun(DeviceType type, const std::string& executor) {
-  TrainingLoopOptions o;
-  o.model = "resnet20";
-  o.data = "synthetic";
-  o.synthetic_examples = 64;
-  o.synthetic_test_examples = 32;
-  o.image_size = 12;
-  o.batch_size = 16;
-  o.test_batch_size = 16;
-  o.iters = 4;
-  o.devices = {On(type, 0), On(type, 1)};
-  o.memory_plan = true;
+  TrainingLoopOptions o = SmallSyntheticTraining({On(type, 0), On(type, 1)});
   o.executor = executor;
-  o.threads = 2;
   return o;
-}
-
-std::string HostBytes(const Tensor& t) {
-  Tensor host;
-  host.CopyFrom(t);
-  return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
 }
 
 // Trains `cpu` and `sim` (the same options on cpu and on sim devices) 4 steps; the losses and

@@ -21,6 +21,7 @@
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
 #include "runtime/train/checkpoint.h"
+#include "testing/host_copies.h"
 
 namespace braid {
 namespace {
@@ -219,12 +220,6 @@ struct DeviceList {
   }
   std::string name() const { return Device{type, 0}.ToString() + " x" + std::to_string(count); }
 };
-
-std::string HostBytes(const Tensor& t) {
-  Tensor host;
-  host.CopyFrom(t);
-  return std::string(static_cast<const char*>(host.raw_data()), host.nbytes());
-}
 
 // The test net (batch 96 on the first device) needs more than the train net's arena there (batch
 // 8 per device): the shared arena grows, and training and evaluation, alternating, keep the bits
