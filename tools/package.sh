@@ -10,9 +10,9 @@
 # OUT/braid-<version>-linux-x86_64/ (the rules and layout are in cmake/package.cmake), tools/gpu/
 # copied when the repository has it, every ELF file stripped and given an $ORIGIN-relative RUNPATH
 # (patchelf), share/braid/nvidia-libraries written (what bin/braid-env looks for), then the folder
-# archived. --compression: xz (default, xz -9: 18.1 MiB, about 2.5 min on 2 cores; unpacks with
-# tar -xJf or python3 -m tarfile -e), zstd (zstd -19 --long: 19.7 MiB, faster to unpack), fast
-# (zstd -9: 22.7 MiB in seconds; ctest's). Prints the archive's path and size, and the largest files.
+# archived. --compression: xz (default, xz -9: 27.5 MiB, about 3 min on 2 cores; unpacks with
+# tar -xJf or python3 -m tarfile -e), zstd (zstd -19 --long: faster to unpack), fast (zstd -9:
+# 32.2 MiB in seconds; ctest's). Prints the archive's path and size, and the largest files.
 set -euo pipefail
 
 SOURCE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
