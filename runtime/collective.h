@@ -37,8 +37,9 @@ namespace braid {
 // How a collective over `ranks` reduces (ChooseCollectiveEngine).
 enum class CollectiveEngine {
   kHost,         // every rank a cpu device: one pass on the host
-  kRankKernels,  // braid's own rank kernels that wait for their peers: a CollectiveRendezvous on
-                 // sim, the device-side all-reduce on CUDA ranks that share a physical GPU
+  kRankKernels,  // braid's own ranks that wait for their peers: kernels meeting at a
+                 // CollectiveRendezvous on sim; on CUDA ranks that share a physical GPU, the
+                 // device-side all-reduce, whose streams wait on each other's events
   kNccl,         // CUDA ranks, each on a physical GPU of its own
 };
 const char* CollectiveEngineName(CollectiveEngine engine);  // "host", "rank kernels", "NCCL"
@@ -104,13 +105,9 @@ class CollectiveOp {
   virtual void EndRanks() {}
   // Called on the launching thread before the group launch takes the participants' DeviceLocks
   // (runtime/device_lock.h: a thread holding them may not allocate through an allocator): makes
-  // what the launch needs that allocates (communicators, the device-side all-reduce's flags),
-  // taking the locks itself around raw calls. Throws braid::Error on failure.
+  // what the launch needs once (communicators, the device-side all-reduce's events), taking the
+  // locks itself around raw calls. Throws braid::Error on failure.
   virtual void PrepareRanks() {}
-  // Called once the run's streams have drained (LaunchPlan::Finish): reports a failure the
-  // devices found after the launch, such as a rank kernel that gave up waiting for its peers.
-  // Throws braid::Error naming the collective and the ranks.
-  virtual void FinishRanks() {}
 };
 
 }  // namespace braid

@@ -368,11 +368,6 @@ Status LaunchPlan::RunSynchronously(OpLaunch& l) {
 
 void LaunchPlan::Finish() {
   for (Stream* s : streams_) s->Synchronize();
-  for (const auto& l : ops_) {
-    if (l->collective == nullptr) continue;
-    Status s = StatusFromCall([&] { l->collective->FinishRanks(); });
-    if (!s.ok()) net_->RecordError(Status(s.code(), l->Describe() + ": " + s.message()));
-  }
 }
 
 }  // namespace braid

@@ -73,8 +73,7 @@ class LaunchPlan {
   // Runs a host op (after its device parents) or launches a device op. Returns an error raised on
   // the calling thread (a host op's, or a launch's); kernels report theirs to the net.
   Status RunOrLaunch(OperatorBase& op);
-  // Blocks until every stream the net launched on has run all it was given, then records what
-  // a collective's devices found to have failed (CollectiveOp::FinishRanks) as the run's error.
+  // Blocks until every stream the net launched on has run all it was given.
   void Finish();
 
   // Whether any op of `def` runs on an asynchronous device (then its executor needs a plan).

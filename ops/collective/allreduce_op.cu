@@ -5,16 +5,18 @@
 // launch (runtime/collective.h: PrepareRanks, then BeginRanks/RunRank/EndRanks holding the
 // participants' DeviceLocks). PrepareRanks picks the engine (ChooseCollectiveEngine: NCCL when
 // every rank has a physical GPU of its own, braid's DeviceAllreduce when all share one, which NCCL
-// refuses) and makes what it needs: the NCCL communicators, or the device-side all-reduce's flags.
-// RunRank only checks its rank and notes its buffers and stream; EndRanks queues every rank's
-// kernel (NCCL: every ncclAllReduce between ncclGroupStart and ncclGroupEnd, as NCCL requires when
-// one thread drives several GPUs) only when every rank got there. A group must be all or nothing:
-// a rank queued while a peer is not spins on its GPU forever (NCCL) or until its timeout (braid's
-// kernel), so a rank that failed its checks, or was skipped because the run had already failed,
-// leaves the whole collective unqueued (the failure is reported by that rank). The group launch
-// holds every participant's DeviceLock, so no cudaMalloc (which would wait for the GPUs, where a
-// half-launched all-reduce spins) runs meanwhile on those devices. FinishRanks reports a device-
-// side all-reduce that timed out.
+// refuses) and makes what it needs: the NCCL communicators, or the device-side all-reduce's
+// events.
+// RunRank only checks its rank and notes its buffers and stream; EndRanks queues every rank only
+// when every rank got there: NCCL, every ncclAllReduce between ncclGroupStart and ncclGroupEnd (as
+// NCCL requires when one thread drives several GPUs); braid's device-side all-reduce, its event
+// waits and slice kernels in one Launch. A group must be all or nothing: an NCCL rank queued while
+// a peer is not spins on its GPU forever, so a rank that failed its checks, or was skipped because
+// the run had already failed, leaves the whole collective unqueued (the failure is reported by
+// that rank). The group launch holds every participant's DeviceLock, so no cudaMalloc (which would
+// wait for the GPUs, where a half-launched NCCL all-reduce spins) runs meanwhile on those devices.
+// The device-side all-reduce has no kernel that waits (its barriers are event waits between the
+// streams), so it cannot hang a GPU.
 //
 // Communicators: one clique per ordered set of physical GPUs, made with ncclCommInitAll on the
 // first launch, under the devices' locks (it allocates device memory: a raw call), and kept for
@@ -153,12 +155,6 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
     } else {
       QueueDeviceAllreduce();
     }
-  }
-
-  void FinishRanks() override {
-    if (device_allreduce_ == nullptr) return;
-    const Status s = device_allreduce_->Check();
-    if (!s.ok()) throw Error(s);
   }
 
  private:

@@ -39,8 +39,9 @@ Status NcclStatus(ncclResult_t result, const char* call, const std::string& what
   return Status::Internal(what + ": " + call + ": " + ncclGetErrorString(result));
 }
 
-Status ShareId(int local_devices, ProcessGroup& group, const std::string& key,
+Status ShareId(const std::vector<Device>& devices, ProcessGroup& group, const std::string& key,
                const std::string& what, ncclUniqueId* id) {
+  const int local_devices = static_cast<int>(devices.size());
   SharedId shared{};
   std::string bytes;
   if (group.rank() == 0) {
@@ -49,7 +50,7 @@ Status ShareId(int local_devices, ProcessGroup& group, const std::string& key,
     shared.local_devices = local_devices;
     bytes.assign(reinterpret_cast<const char*>(&shared), sizeof(shared));
   }
-  Status s = group.ShareFromRankZero(NcclUniqueIdStoreKey(key), &bytes);
+  Status s = group.ShareFromRankZero(NcclUniqueIdStoreKey(devices, key), &bytes);
   if (!s.ok()) return Status(s.code(), what + ": " + s.message());
   if (bytes.size() != sizeof(shared)) return Status::Internal(what + ": a malformed unique id");
   std::memcpy(&shared, bytes.data(), sizeof(shared));
@@ -68,7 +69,7 @@ Status Make(const std::vector<Device>& devices, const std::vector<int>& gpus, Pr
   const std::string what = Describe(devices, key);
   const int local = static_cast<int>(gpus.size());
   ncclUniqueId id;
-  Status s = ShareId(local, group, key, what, &id);  // waits for rank 0: no device lock held
+  Status s = ShareId(devices, group, key, what, &id);  // waits for rank 0: no device lock held
   if (!s.ok()) return s;
   comms->assign(local, nullptr);
   DevicesLock raw(devices);  // ncclCommInitRank allocates device memory: a raw call

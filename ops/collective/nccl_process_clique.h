@@ -4,11 +4,11 @@
 // same number of them (checked: a mismatch is FailedPrecondition). The clique's world is
 // local devices x group size; local device i of group rank g is NCCL rank g * local + i. Rank 0
 // makes the unique id (ncclGetUniqueId) and ShareFromRankZero hands it to every process under
-// NcclUniqueIdStoreKey(key) (ops/collective/nccl_store_key.h: the job's store, the collective's
-// key, nothing about the devices, so processes on different GPUs meet); each process then calls
-// ncclCommInitRank for its devices (their physical GPUs) inside one ncclGroupStart/End, holding
-// their DeviceLocks (communicator creation allocates device memory: a raw call), so the caller
-// holds none. Made once per (ProcessGroup::id(), key) on first use and kept for the life of the
+// NcclUniqueIdStoreKey(devices, key) (ops/collective/nccl_store_key.h: the job's store, the
+// collective's key, nothing about the devices, so processes on different GPUs meet); each process
+// then calls ncclCommInitRank for its devices (their physical GPUs) inside one
+// ncclGroupStart/End, holding their DeviceLocks (communicator creation allocates device memory: a
+// raw call), so the caller holds none. Made once per (ProcessGroup::id(), key) on first use and kept for the life of the
 // process, as the devices are; asking for a key again with other devices is FailedPrecondition.
 //
 //   const std::vector<ncclComm_t>& comms = NcclProcessClique(devices, *group, "grad_fc1_w");

@@ -3,20 +3,29 @@
 //
 // Rank 0 of the process group writes the id under this key of the group's store, which is the
 // job's own (runtime/process_group.h prefixes every key with the job name), and every other rank
-// reads it there. The key names the collective (Allreduce's `key` argument) and nothing about the
-// process's devices, so processes that use different GPUs meet at the same key.
+// reads it there. ShareId (nccl_process_clique.cu) asks with everything it has: the process's
+// local devices and the collective's key (Allreduce's `key` argument). The store key names the
+// collective alone, never the devices: the processes of a job use different GPUs (a process on
+// cuda:0 and one on cuda:1 must meet at one key), and how many local devices each has is checked
+// against rank 0's after the meeting, not by the key.
 //
-//   NcclUniqueIdStoreKey("data_parallel_gradients");   // "nccl/unique_id/data_parallel_gradients"
+//   NcclUniqueIdStoreKey({cuda0}, "grads");   // "nccl/unique_id/grads", as for {cuda1}
 //
 // Thread safety: a pure function. CUDA-free, so tests without the CUDA backend check it.
 #ifndef BRAID_OPS_COLLECTIVE_NCCL_STORE_KEY_H_
 #define BRAID_OPS_COLLECTIVE_NCCL_STORE_KEY_H_
 
 #include <string>
+#include <vector>
+
+#include "runtime/device.h"
 
 namespace braid {
 
-inline std::string NcclUniqueIdStoreKey(const std::string& key) { return "nccl/unique_id/" + key; }
+inline std::string NcclUniqueIdStoreKey([[maybe_unused]] const std::vector<Device>& local_devices,
+                                        const std::string& key) {
+  return "nccl/unique_id/" + key;
+}
 
 }  // namespace braid
 

@@ -62,10 +62,10 @@ struct ThreadHandle {
 
 Device CurrentCudaDevice() {
   const Device& launching = CurrentDevice();
-  if (launching.type == DeviceType::kCuda) return launching;
-  int id = 0;
-  cudaGetDevice(&id);
-  return Device{DeviceType::kCuda, id};
+  CHECK(launching.type == DeviceType::kCuda)
+      << "a CUDA kernel is queued outside CudaStream::RunHere (the current device is "
+      << launching.ToString() << "): CUDA's current GPU cannot tell which logical device it is for";
+  return launching;
 }
 
 void CheckCudaLaunch(const char* kernel) {

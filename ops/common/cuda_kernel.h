@@ -50,8 +50,10 @@ inline unsigned int CudaBlocks(int64_t n) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
-// The device whose kernel the calling thread launches (CurrentDevice(), a logical cuda:N), else
-// CUDA's current device.
+// The device whose kernel the calling thread queues: CurrentDevice(), the logical cuda:N that
+// CudaStream::RunHere sets around every CUDA kernel. CHECKs that it is a CUDA device: CUDA's
+// current device is a physical GPU, which several logical devices may share
+// (runtime/device_mapping.h), so it cannot stand in for one.
 Device CurrentCudaDevice();
 
 // Throws braid::Error naming `kernel` and the device unless the last launch succeeded.

@@ -8,6 +8,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/nn/conv_gradient_op.h"
 #include "ops/nn/conv_op.h"
+#include "runtime/device_context.h"
 
 namespace braid {
 namespace {
@@ -135,17 +136,17 @@ std::string CudnnConvAlgorithmKey(const CudnnConvProblem& p, CudnnConvDirection 
   return key.str();
 }
 
-std::string CudnnGpuDescription(int cuda_id) {
+std::string CudnnGpuDescription(const Device& device) {
   static std::mutex mu;
-  static auto* descriptions = new std::map<int, std::string>();
+  static auto* descriptions = new std::map<int, std::string>();  // by physical GPU
+  const int physical = PhysicalDevice(device).id;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = descriptions->find(cuda_id);
+  auto it = descriptions->find(physical);
   if (it == descriptions->end()) {
     cudaDeviceProp prop{};
-    CheckCuda(cudaGetDeviceProperties(&prop, cuda_id), "cudaGetDeviceProperties",
-              Device{DeviceType::kCuda, cuda_id});
+    CheckCuda(cudaGetDeviceProperties(&prop, physical), "cudaGetDeviceProperties", device);
     const std::string sm = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
-    it = descriptions->emplace(cuda_id, sm + " " + prop.name).first;
+    it = descriptions->emplace(physical, sm + " " + prop.name).first;
   }
   return it->second;
 }

@@ -89,8 +89,9 @@ bool CudnnConvAlgorithmIsNondeterministic(CudnnConvDirection direction, int algo
 // algorithms). Pure: the same arguments give the same key.
 std::string CudnnConvAlgorithmKey(const CudnnConvProblem& p, CudnnConvDirection direction,
                                   const std::string& gpu, size_t cudnn_version, bool tf32 = false);
-// "sm_90 NVIDIA H100 80GB HBM3" for CUDA device `cuda_id` (cached per device).
-std::string CudnnGpuDescription(int cuda_id);
+// "sm_90 NVIDIA H100 80GB HBM3" for the physical GPU of logical CUDA device `device` (cached per
+// GPU); an error names `device`.
+std::string CudnnGpuDescription(const Device& device);
 
 // The device buffers a search may run the direction on (the op's own tensors).
 struct CudnnConvBuffers {

@@ -255,11 +255,8 @@ CudnnConvAlgorithm ChooseCudnnConvAlgorithm(const CudnnConvProblem& p,
                                             CudnnConvDirection direction,
                                             const CudnnConvBuffers& buffers, const Device& device,
                                             const ConvSearchOptions& options) {
-  int cuda_id = 0;
-  CheckCuda(cudaGetDevice(&cuda_id), "cudaGetDevice", device);
-  std::string key =
-      CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(cuda_id), cudnnGetVersion(),
-                            CudaTf32Allowed());
+  std::string key = CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(device),
+                                         cudnnGetVersion(), CudaTf32Allowed());
   if (!options.timed) key += "|search=heuristic";  // exhaustive_search = 0 chooses otherwise
   const AlgorithmRequest request{
       key, device, ConvWorkspaceLimit(SearchWorkspaceLimit(device), options.workspace_limit)};

@@ -286,7 +286,7 @@ void CudaDevice::CopyInKernel(void* dst, const Device& dst_device, const void* s
     }
     return;
   }
-  if (src_device.is_host() && dst_device == device_) {
+  if (src_device.is_host()) {  // to this device, or (rarely) another: read in stream order
     pinned_.CopyToDevice(dst, src, bytes, stream);
     return;
   }
@@ -294,6 +294,7 @@ void CudaDevice::CopyInKernel(void* dst, const Device& dst_device, const void* s
     pinned_.CopyToHostAsync(dst, src, bytes, stream);
     return;
   }
+  // From another GPU to the host: pageable, so cudaMemcpyAsync returns once the host has the bytes.
   CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync",
             device_);
 }

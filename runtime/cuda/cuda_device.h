@@ -12,8 +12,10 @@
 //    bytes come from cudaMemGetInfo.
 //  - Copies: CopyInKernel queues on the current stream: host to device and device to host through
 //    pinned staging buffers (runtime/cuda/pinned_host_pool.h), so the launching thread does not
-//    wait (a device-to-host copy lands in the host buffer when the stream gets there: readers wait
-//    for the stream's event, as the executors' host ops do); between physical GPUs
+//    wait; the host side is read or written when the stream gets there, as on sim (a
+//    device-to-host copy lands in the host buffer then: readers wait for the stream's event, as
+//    the executors' host ops do; a host-to-device copy reads its source then, after the copies
+//    queued before it have delivered theirs); between physical GPUs
 //    cudaMemcpyPeerAsync (peer access is enabled between every pair of GPUs braid uses that
 //    allows it); otherwise cudaMemcpyAsync (device to device between logical devices of one GPU).
 //    CopyToHost and CopyFromHost synchronise the device first, then copy and wait for the copy

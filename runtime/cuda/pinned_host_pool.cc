@@ -36,52 +36,68 @@ PinnedHostPool::Buffer* PinnedHostPool::Acquire(size_t bytes) {
   return made;
 }
 
-void PinnedHostPool::Release(Buffer* b, cudaError_t queued, const char* call,
+void PinnedHostPool::Release(Buffer* b, bool queued_any, cudaError_t result, const char* call,
                              cudaStream_t stream) {
-  const cudaError_t recorded =
-      queued == cudaSuccess ? cudaEventRecord(b->copied, stream) : cudaSuccess;
+  const cudaError_t recorded = queued_any ? cudaEventRecord(b->copied, stream) : cudaSuccess;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    b->in_use = false;
+    b->in_use = recorded != cudaSuccess;  // no event behind its queued work: never reuse it
   }
-  CheckCuda(queued, call, device_);
+  CheckCuda(result, call, device_);
   CheckCuda(recorded, "cudaEventRecord", device_);
+}
+
+void PinnedHostPool::Stage(void* buffer) {
+  auto* b = static_cast<Buffer*>(buffer);
+  std::memcpy(b->ptr, b->stage_from, b->host_bytes);
 }
 
 void PinnedHostPool::CopyToDevice(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
   Buffer* b = Acquire(bytes);
-  std::memcpy(b->ptr, src, bytes);
-  Release(b, cudaMemcpyAsync(dst, b->ptr, bytes, cudaMemcpyHostToDevice, stream),
-          "cudaMemcpyAsync", stream);
+  b->stage_from = src;  // read by Stage, which the stream runs after this call returns
+  b->host_bytes = bytes;
+  cudaError_t result = cudaLaunchHostFunc(stream, &PinnedHostPool::Stage, b);
+  const char* call = "cudaLaunchHostFunc";
+  const bool staged = result == cudaSuccess;
+  if (staged) {
+    // cudaMemcpyDefault: `dst` may be on another GPU (CudaDevice::CopyInKernel's fallback).
+    result = cudaMemcpyAsync(dst, b->ptr, bytes, cudaMemcpyDefault, stream);
+    call = "cudaMemcpyAsync";
+  }
+  Release(b, staged, result, call, stream);
 }
 
 void PinnedHostPool::Deliver(void* buffer) {
   auto* b = static_cast<Buffer*>(buffer);
-  std::memcpy(b->deliver_to, b->ptr, b->deliver_bytes);
+  std::memcpy(b->deliver_to, b->ptr, b->host_bytes);
 }
 
 void PinnedHostPool::CopyToHostAsync(void* dst, const void* src, size_t bytes,
                                      cudaStream_t stream) {
   Buffer* b = Acquire(bytes);
   b->deliver_to = dst;  // read by Deliver, which the stream runs after this call returns
-  b->deliver_bytes = bytes;
-  cudaError_t queued = cudaMemcpyAsync(b->ptr, src, bytes, cudaMemcpyDeviceToHost, stream);
+  b->host_bytes = bytes;
+  cudaError_t result = cudaMemcpyAsync(b->ptr, src, bytes, cudaMemcpyDeviceToHost, stream);
   const char* call = "cudaMemcpyAsync";
-  if (queued == cudaSuccess) {
-    queued = cudaLaunchHostFunc(stream, &PinnedHostPool::Deliver, b);
+  const bool copied = result == cudaSuccess;
+  if (copied) {
+    result = cudaLaunchHostFunc(stream, &PinnedHostPool::Deliver, b);
     call = "cudaLaunchHostFunc";
   }
-  Release(b, queued, call, stream);
+  Release(b, copied, result, call, stream);
 }
 
 void PinnedHostPool::CopyToHostNow(void* dst, const void* src, size_t bytes) {
   Buffer* b = Acquire(std::min(bytes, kStagingChunk));
   cudaError_t copied = cudaSuccess;
   const char* call = "cudaMemcpyAsync";
+  bool queued_any = false;
   for (size_t done = 0; done < bytes && copied == cudaSuccess;) {
     const size_t n = std::min(bytes - done, kStagingChunk);
+    call = "cudaMemcpyAsync";
     copied = cudaMemcpyAsync(b->ptr, static_cast<const char*>(src) + done, n,
                              cudaMemcpyDeviceToHost, cudaStreamLegacy);
+    queued_any = queued_any || copied == cudaSuccess;
     if (copied == cudaSuccess) {
       copied = cudaStreamSynchronize(cudaStreamLegacy);
       call = "cudaStreamSynchronize";
@@ -89,7 +105,7 @@ void PinnedHostPool::CopyToHostNow(void* dst, const void* src, size_t bytes) {
     if (copied == cudaSuccess) std::memcpy(static_cast<char*>(dst) + done, b->ptr, n);
     done += n;
   }
-  Release(b, copied, call, cudaStreamLegacy);
+  Release(b, queued_any, copied, call, cudaStreamLegacy);
 }
 
 int64_t PinnedHostPool::pinned_bytes() const {

@@ -3,15 +3,23 @@
 // cudaMemcpyAsync between pageable memory and a GPU copies through the driver's own staging and
 // returns only when the host side has been read or written, so the launching thread would wait
 // for the GPU to reach the copy. From or to pinned memory the copy is a DMA the stream runs later.
-//  - CopyToDevice copies the pageable source into a pinned buffer on the calling thread (the
-//    source is ready: its host writer has finished before the copy's launch) and queues the DMA.
-//  - CopyToHostAsync queues the DMA into a pinned buffer, then (cudaLaunchHostFunc) a memcpy into
-//    the pageable destination that CUDA's callback thread runs once the DMA has landed. The
-//    destination holds the bytes once the stream has run what was queued so far: a reader waits
-//    for an event recorded on the stream afterwards (the executors' host ops wait for their device
-//    parents' events), never for the launch's return.
+// The host side is read and written in stream order, as a sim kernel's copy reads and writes it
+// on its stream (runtime/sim_device.h): by host functions (cudaLaunchHostFunc) that CUDA's
+// callback thread runs when the stream gets there, and that call no CUDA API.
+//  - CopyToDevice queues a host function that copies the pageable source into a pinned buffer,
+//    then the DMA. The source is read when the stream reaches the copy, after everything queued
+//    before it, on this stream or on streams it waits for: a device-to-host copy queued earlier
+//    has delivered its bytes by then (CopyGPUToCPU on cuda:0, then CopyCPUToGPU of its host
+//    output on cuda:1). The source must stay unchanged until then: the executors' later host
+//    writers wait for the copy's event.
+//  - CopyToHostAsync queues the DMA into a pinned buffer, then a host function that copies it into
+//    the pageable destination. The destination holds the bytes once the stream has run what was
+//    queued so far: a reader waits for an event recorded on the stream afterwards (the executors'
+//    host ops wait for their device parents' events), never for the launch's return.
 //  - CopyToHostNow copies synchronously through one pinned buffer of at most kStagingChunk bytes.
-// A buffer is reused only after its DMA (and delivery) has run (an event recorded behind it).
+// A buffer is reused only after its work (staging, DMA, delivery) has run: an event is recorded
+// behind it whenever any of it was queued, even when a later call failed; a buffer whose event
+// could not be recorded is never reused.
 // Buffers are made on first need (cudaHostAlloc, under the device's DeviceLock, as every raw call)
 // and kept for the process: after the first iteration the pool allocates nothing.
 //
@@ -37,7 +45,8 @@ class PinnedHostPool {
   PinnedHostPool& operator=(const PinnedHostPool&) = delete;
 
   // Queues the copy of `bytes` from host memory `src` to device memory `dst` on `stream` (of
-  // device_, which is current). Throws braid::Error with the CUDA error on failure.
+  // device_, which is current; `dst` may be on another GPU). `src` is read when the stream gets
+  // there (see the file comment). Throws braid::Error with the CUDA error on failure.
   void CopyToDevice(void* dst, const void* src, size_t bytes, cudaStream_t stream);
   // Queues the copy of `bytes` from device memory `src` to host memory `dst` on `stream` (see the
   // file comment: `dst` is written on CUDA's callback thread, after the stream's earlier work).
@@ -54,15 +63,20 @@ class PinnedHostPool {
     size_t bytes = 0;
     cudaEvent_t copied = nullptr;  // recorded behind the last DMA (and delivery) of the buffer
     bool in_use = false;
-    void* deliver_to = nullptr;    // CopyToHostAsync: where the callback copies the bytes
-    size_t deliver_bytes = 0;
+    const void* stage_from = nullptr;  // CopyToDevice: what Stage copies into the buffer
+    void* deliver_to = nullptr;        // CopyToHostAsync: where Deliver copies the buffer
+    size_t host_bytes = 0;             // how many bytes Stage or Deliver copies
   };
   // A free buffer of at least `bytes` whose last DMA has run, marked in use; made when none is.
   Buffer* Acquire(size_t bytes);
-  // Records b's event on `stream` behind `queued` (the buffer's work) and releases it; throws the
-  // first failure.
-  void Release(Buffer* b, cudaError_t queued, const char* call, cudaStream_t stream);
-  // cudaLaunchHostFunc's callback: copies a Buffer's bytes to its deliver_to.
+  // Releases b once its work is covered: records b's event on `stream` when `queued_any` (some of
+  // the buffer's work was queued); a buffer whose event cannot be recorded stays in use for good.
+  // Then throws `result` (naming `call`) or the record's failure.
+  void Release(Buffer* b, bool queued_any, cudaError_t result, const char* call,
+               cudaStream_t stream);
+  // cudaLaunchHostFunc's callbacks (no CUDA API): copy a Buffer's stage_from into it, and it into
+  // its deliver_to.
+  static void Stage(void* buffer);
   static void Deliver(void* buffer);
 
   const Device device_;

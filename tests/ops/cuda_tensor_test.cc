@@ -7,6 +7,9 @@
 
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
+#include "runtime/device_context.h"
+#include "runtime/net.h"
+#include "runtime/status.h"
 #include "runtime/workspace.h"
 
 namespace braid::test {
@@ -43,6 +46,39 @@ TEST(CudaTensor, HostToDeviceAndBackCopiesEveryByte) {
   EXPECT_TRUE(ws.GetBlob("Y")->device().is_host());
   EXPECT_EQ(Fetch<float>(ws, "Y"), values);
   EXPECT_EQ(ShapeOf(ws, "Y"), (std::vector<int64_t>{2, 3}));
+}
+
+// The transfer between devices without peer access: CopyGPUToCPU on cuda:0 writes a host blob H,
+// CopyCPUToGPU on cuda:1 (cuda:0 where there is no cuda:1) reads it. The executor gives the second
+// copy only a wait on its stream, so it must read H in stream order, after the first copy's bytes
+// have landed (runtime/cuda/pinned_host_pool.h), as the sim test
+// DeviceExecutorTest.ADeviceCopyReadsAHostBlobAfterTheDeviceCopyThatWritesIt does on sim. 16 MiB,
+// so the first copy is still in flight when the second is launched; each run feeds other values,
+// so a read at launch would see the last run's.
+TEST(CudaTensor, ADeviceCopyReadsAHostBlobAfterTheDeviceCopyThatWritesIt) {
+  BRAID_REQUIRE_GPU();
+  const bool two = StatusFromCall([] { GetDeviceContext(Device{DeviceType::kCuda, 1}); }).ok();
+  const std::string second = two ? " device_option { device_type: 1 device_id: 1 }" : kOnCuda;
+  const NetDef def =
+      NetOf({std::string(R"(type: "CopyCPUToGPU" input: "X" output: "Xd")") + kOnCuda,
+             std::string(R"(type: "CopyGPUToCPU" input: "Xd" output: "H")") + kOnCuda,
+             std::string(R"(type: "CopyCPUToGPU" input: "H" output: "Yd")") + second,
+             std::string(R"(type: "CopyGPUToCPU" input: "Yd" output: "Y")") + second});
+  constexpr int64_t kNumel = int64_t{4} << 20;
+  Workspace ws;
+  Net* net = nullptr;
+  for (int run = 0; run < 3; ++run) {
+    const float value = 1.5f + static_cast<float>(run);
+    Feed(&ws, "X", {kNumel}, std::vector<float>(kNumel, value));
+    if (net == nullptr) net = ws.CreateNet(def);
+    const Status s = net->Run();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const std::vector<float> y = Fetch<float>(ws, "Y");
+    ASSERT_EQ(static_cast<int64_t>(y.size()), kNumel);
+    EXPECT_EQ(std::count(y.begin(), y.end(), value), kNumel)
+        << "run " << run << " on " << (two ? "cuda:0 and cuda:1" : "cuda:0") << ": Y[0] is "
+        << y[0] << ", not " << value;
+  }
 }
 
 TEST(CudaTensor, ConcatMatchesCpu) {

@@ -1,5 +1,6 @@
-// Where cross-process NCCL cliques share their unique id (ops/collective/nccl_store_key.h): under
-// the collective's key alone, so processes that use different GPUs meet at the same store key.
+// Where cross-process NCCL cliques share their unique id (ops/collective/nccl_store_key.h): the key
+// ShareId asks for with its local devices and the collective's key names the collective alone, so
+// processes that use different GPUs meet at the same store key.
 #include "ops/collective/nccl_store_key.h"
 
 #include <gtest/gtest.h>
@@ -13,14 +14,24 @@
 namespace braid::test {
 namespace {
 
-TEST(NcclStoreKeyTest, TheUniqueIdIsSharedUnderTheCollectivesKeyAlone) {
-  EXPECT_EQ(NcclUniqueIdStoreKey("data_parallel_gradients"),
+Device Cuda(int id) { return Device{DeviceType::kCuda, id}; }
+
+TEST(NcclStoreKeyTest, TheUniqueIdIsSharedUnderTheCollectivesKey) {
+  EXPECT_EQ(NcclUniqueIdStoreKey({Cuda(0)}, "data_parallel_gradients"),
             "nccl/unique_id/data_parallel_gradients");
-  EXPECT_NE(NcclUniqueIdStoreKey("a"), NcclUniqueIdStoreKey("b"));
+  EXPECT_NE(NcclUniqueIdStoreKey({Cuda(0)}, "a"), NcclUniqueIdStoreKey({Cuda(0)}, "b"));
+}
+
+// Two processes of one job, one on cuda:0 and one on cuda:1 (or two local devices each, on
+// different GPUs), ask with their own devices and must meet at one key.
+TEST(NcclStoreKeyTest, ProcessesOnDifferentGpusAskForOneKey) {
+  EXPECT_EQ(NcclUniqueIdStoreKey({Cuda(0)}, "g"), NcclUniqueIdStoreKey({Cuda(1)}, "g"));
+  EXPECT_EQ(NcclUniqueIdStoreKey({Cuda(0), Cuda(1)}, "g"),
+            NcclUniqueIdStoreKey({Cuda(2), Cuda(3)}, "g"));
 }
 
 // The store keys of every NCCL Allreduce in the data-parallel nets of a process on cuda:0 and of
-// one on cuda:1 (nets build without a GPU).
+// one on cuda:1 (nets build without a GPU), each asked for with the op's device, as ShareId asks.
 std::vector<std::string> StoreKeysOfProcessOn(int gpu) {
   FootprintModel model;
   model.device = DeviceToProto(Device{DeviceType::kCuda, gpu});
@@ -32,16 +43,17 @@ std::vector<std::string> StoreKeysOfProcessOn(int gpu) {
   std::vector<std::string> keys;
   for (const OperatorDef& op : dp.train.op()) {
     if (op.type() != "Allreduce") continue;
+    EXPECT_EQ(DeviceFromProto(op.device_option()), (Device{DeviceType::kCuda, gpu}));
     std::string key = op.output(0);  // the default
     for (const Argument& arg : op.arg()) {
       if (arg.name() == "key") key = arg.s();
     }
-    keys.push_back(NcclUniqueIdStoreKey(key));
+    keys.push_back(NcclUniqueIdStoreKey({DeviceFromProto(op.device_option())}, key));
   }
   return keys;
 }
 
-TEST(NcclStoreKeyTest, ProcessesOnDifferentGpusShareTheIdUnderOneKey) {
+TEST(NcclStoreKeyTest, DataParallelProcessesOnDifferentGpusShareTheIdUnderOneKey) {
   const std::vector<std::string> on_gpu0 = StoreKeysOfProcessOn(0);
   ASSERT_FALSE(on_gpu0.empty());
   EXPECT_EQ(StoreKeysOfProcessOn(1), on_gpu0);

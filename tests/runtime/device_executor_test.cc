@@ -128,6 +128,36 @@ TEST_F(DeviceExecutorTest, ConsumersWaitForProducersOnOtherDevicesAndOnTheHost) 
   }
 }
 
+// The classic transfer between devices without peer access: CopyGPUToCPU on sim:0 writes a host
+// blob h, CopyCPUToGPU on sim:1 reads it. The executor gives the second copy only a wait on its
+// stream, so the host blob is read when sim:1's stream gets there, after sim:0's slow producer and
+// its copy to the host; CUDA's copies read and write the host in stream order too
+// (runtime/cuda/pinned_host_pool.h), and ops_cuda.CudaTensor.* runs this chain there. Each run
+// feeds other values, so a read at launch would see the last run's.
+TEST_F(DeviceExecutorTest, ADeviceCopyReadsAHostBlobAfterTheDeviceCopyThatWritesIt) {
+  const NetDef def = NetFromText(
+      "name: \"transfer\" type: \"simple\" "
+      "op { type: \"CopyCPUToGPU\" input: \"in\" output: \"a\" " + On(0) + "}"
+      "op { type: \"TestDelayedCopy\" input: \"a\" output: \"x\" arg { name: \"us\" i: 50000 } " +
+      On(0) + "}"
+      "op { type: \"CopyGPUToCPU\" input: \"x\" output: \"h\" " + On(0) + "}"
+      "op { type: \"CopyCPUToGPU\" input: \"h\" output: \"y\" " + On(1) + "}"
+      "op { type: \"CopyGPUToCPU\" input: \"y\" output: \"z\" " + On(1) + "}");
+  Workspace ws;
+  Net* net = nullptr;
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<float> values(4, 1.5f + static_cast<float>(run));
+    Tensor* in = ws.CreateBlob("in");
+    in->Resize(DType::kFloat32, {4});
+    std::copy(values.begin(), values.end(), in->mutable_data<float>());
+    if (net == nullptr) net = ws.CreateNet(def);
+    const Status s = net->Run();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(ws.GetBlob("y")->device(), (Device{DeviceType::kSim, 1}));
+    EXPECT_EQ(HostValues(ws, "z"), values) << "run " << run;
+  }
+}
+
 // Mutation check: without op 2's wait for op 1, sim:1 copies x before it is written.
 TEST_F(DeviceExecutorTest, AMissingWaitShowsAsWrongResults) {
   if (testing::kThreadSanitizer) {
