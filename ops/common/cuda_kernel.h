@@ -51,9 +51,9 @@ inline unsigned int CudaBlocks(int64_t n) {
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 // The device whose kernel the calling thread queues: CurrentDevice(), the logical cuda:N that
-// CudaStream::RunHere sets around every CUDA kernel. CHECKs that it is a CUDA device: CUDA's
-// current device is a physical GPU, which several logical devices may share
-// (runtime/device_mapping.h), so it cannot stand in for one.
+// CudaStream::RunHere sets around every CUDA kernel. Outside RunHere, cuda:<CUDA's current GPU>,
+// right only where BRAID_CUDA_DEVICES maps ids one to one (runtime/device_mapping.h: a physical GPU
+// may carry several logical devices); braid's own ops always run inside RunHere.
 Device CurrentCudaDevice();
 
 // Throws braid::Error naming `kernel` and the device unless the last launch succeeded.

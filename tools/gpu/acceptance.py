@@ -124,12 +124,13 @@ def step_memcheck(run):
     if sanitizer is None:
         raise Skipped("compute-sanitizer not found")
     subset = ("CudaMath.*:CudaActivation.*:CudaLoss.*:CudaTensor.*:CudaKernel.*:CudaFill.*:"
-              "CudaTrain.*:CudaNn.*Pool*")
+              "CudaTrain.*:CudaNn.*Pool*:CudaDeviceAllreduce.*")
     xml = os.path.join(run.work, "memcheck.xml")
     out = run.command([sanitizer, "--tool", "memcheck", "--error-exitcode", "99",
                        "--leak-check", "no", run.braid.find("braid_ops_cuda_tests"),
                        f"--gtest_filter={subset}", f"--gtest_output=xml:{xml}"],
-                      env={"BRAID_ALGORITHM_SEARCH": "rule"}, check=False)
+                      env={"BRAID_ALGORITHM_SEARCH": "rule", "BRAID_CUDA_DEVICES": "0,0"},
+                      check=False)
     errors = [line for line in out.splitlines() if "ERROR SUMMARY:" in line]
     error_count = int(errors[-1].split("ERROR SUMMARY:")[1].split()[0]) if errors else None
     counts = read_gtest_xml(xml)
