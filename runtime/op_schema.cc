@@ -196,6 +196,7 @@ OpSchema& OpSchema::AnyArgs() {
 const std::vector<ArgSpec>& CommonOpArgs() {
   static const auto* common = new std::vector<ArgSpec>{
       {kBlockedOutputsArg, ArgKind::kInts},
+      {kChannelBlockArg, ArgKind::kInt},
       {kSeedArg, ArgKind::kInt},
   };
   return *common;
@@ -255,6 +256,10 @@ std::string OpSchema::Verify(const OperatorDef& op) const {
     }
   }
   for (const Argument& arg : op.arg()) {
+    if (arg.name() == kChannelBlockArg && arg.i() != 8 && arg.i() != 16) {
+      return std::string(kChannelBlockArg) + " is " + std::to_string(arg.i()) +
+             "; a blocked layout has 8 or 16 channels per block";
+    }
     if (arg.name() != kBlockedOutputsArg) continue;
     const std::vector<int> ports = BlockedPortsOf(op).outputs;
     for (int64_t o : arg.ints()) {

@@ -50,20 +50,26 @@ struct ShapeInfo {
 // device (the kernel reaches them itself: copies between devices, collectives).
 enum class BlobPlace : uint8_t { kOpDevice, kHost, kAnyDevice };
 
-// The argument naming the outputs an op writes in Layout::kBlocked16 (ints; output indices).
+// The argument naming the outputs an op writes in a blocked layout (ints; output indices).
 inline constexpr char kBlockedOutputsArg[] = "blocked_outputs";
+// The channels per block of those outputs (int: 8 or 16, runtime/tensor.h; 16 when absent).
+inline constexpr char kChannelBlockArg[] = "channel_block";
 // The argument seeding an op's random stream (int; planner/op_seed.h).
 inline constexpr char kSeedArg[] = "seed";
-// The arguments every op accepts, which the runtime reads: kBlockedOutputsArg, kSeedArg.
+// The arguments every op accepts, which the runtime reads: kBlockedOutputsArg, kChannelBlockArg,
+// kSeedArg.
 const std::vector<ArgSpec>& CommonOpArgs();
 
 class Tensor;  // runtime/tensor.h
 
 class OpSchema {
  public:
-  // The inputs an op reads in either layout and the outputs it can write blocked.
+  // The inputs an op reads in either layout and the outputs it can write blocked, and the channel
+  // block its kernels work on (8 or 16: the machine's, as oneDNN's convolutions choose it; 0: any,
+  // for elementwise ops, or no blocked layout at all on this machine).
   struct LayoutPorts {
     std::vector<int> inputs, outputs;
+    int64_t channel_block = 0;
   };
   // Output shapes from the op and its input shapes; may throw braid::Error for inconsistent
   // shapes. Outputs it cannot infer are returned with known = false.

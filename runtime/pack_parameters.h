@@ -1,6 +1,7 @@
 // PackParameters: stores an inference net's constant parameters once in the layouts its ops read
 // without a reorder (OpSchema::PackedInput), where the ops would otherwise reorder them on every
-// run: Conv's filters in oneDNN's blocked order (Layout::kFilterBlocked16, runtime/tensor.h).
+// run: Conv's filters in oneDNN's blocked order (Layout::kFilterBlocked16 on AVX-512,
+// kFilterBlocked8 on AVX2, runtime/tensor.h).
 // ResNet-50 at batch 1 reorders its 94 MB of filters on every run unpacked.
 //
 // A blob of `parameters` is packed when

@@ -56,18 +56,47 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape, Device device) : device_
   Resize(dtype, std::move(shape));
 }
 
-bool BlockableShape(DType dtype, const std::vector<int64_t>& dims) {
-  return dtype == DType::kFloat32 && dims.size() == 4 && dims[1] % kLayoutBlock == 0;
+int64_t ChannelBlock(Layout layout) {
+  switch (layout) {
+    case Layout::kPlain: return 0;
+    case Layout::kBlocked8:
+    case Layout::kFilterBlocked8: return 8;
+    case Layout::kBlocked16:
+    case Layout::kFilterBlocked16: return 16;
+  }
+  return 0;
 }
 
-bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims) {
-  return BlockableShape(dtype, dims) && dims[0] % kLayoutBlock == 0;
+bool IsFilterLayout(Layout layout) {
+  return layout == Layout::kFilterBlocked8 || layout == Layout::kFilterBlocked16;
+}
+
+Layout BlockedLayout(int64_t block) {
+  if (block == 8) return Layout::kBlocked8;
+  if (block == 16) return Layout::kBlocked16;
+  throw Error(Status::InvalidArgument("a blocked layout has 8 or 16 channels per block, not " +
+                                      std::to_string(block)));
+}
+
+Layout FilterBlockedLayout(int64_t block) {
+  return BlockedLayout(block) == Layout::kBlocked8 ? Layout::kFilterBlocked8
+                                                    : Layout::kFilterBlocked16;
+}
+
+bool BlockableShape(DType dtype, const std::vector<int64_t>& dims, int64_t block) {
+  return block > 0 && dtype == DType::kFloat32 && dims.size() == 4 && dims[1] % block == 0;
+}
+
+bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims, int64_t block) {
+  return BlockableShape(dtype, dims, block) && dims[0] % block == 0;
 }
 
 const char* LayoutName(Layout layout) {
   switch (layout) {
     case Layout::kPlain: return "plain";
+    case Layout::kBlocked8: return "blocked8";
     case Layout::kBlocked16: return "blocked16";
+    case Layout::kFilterBlocked8: return "filter_blocked8";
     case Layout::kFilterBlocked16: return "filter_blocked16";
   }
   return "?";
@@ -83,15 +112,17 @@ std::string Tensor::ShapeString() const {
 
 void Tensor::set_layout(Layout layout) {
   if (layout == layout_) return;
-  if (layout == Layout::kBlocked16 && !BlockableShape(dtype_, shape_)) {
-    throw Error(Status::InvalidArgument("tensor " + ShapeString() + " cannot be " +
-                                        LayoutName(layout) +
-                                        ": it takes float32 [N,C,H,W] with C a multiple of 16"));
-  }
-  if (layout == Layout::kFilterBlocked16 && !PackableFilterShape(dtype_, shape_)) {
+  const int64_t block = ChannelBlock(layout);
+  if (block > 0 && !IsFilterLayout(layout) && !BlockableShape(dtype_, shape_, block)) {
     throw Error(Status::InvalidArgument(
         "tensor " + ShapeString() + " cannot be " + LayoutName(layout) +
-        ": it takes a float32 filter [M,C,kH,kW] with M and C multiples of 16"));
+        ": it takes float32 [N,C,H,W] with C a multiple of " + std::to_string(block)));
+  }
+  if (IsFilterLayout(layout) && !PackableFilterShape(dtype_, shape_, block)) {
+    throw Error(Status::InvalidArgument(
+        "tensor " + ShapeString() + " cannot be " + LayoutName(layout) +
+        ": it takes a float32 filter [M,C,kH,kW] with M and C multiples of " +
+        std::to_string(block)));
   }
   layout_ = layout;
 }

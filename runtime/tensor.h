@@ -13,20 +13,23 @@
 //   t.Reshape({3, 2});                    // same memory, no allocation
 //
 // Layouts. A tensor's elements are row-major over its shape (Layout::kPlain) unless its writer
-// set Layout::kBlocked16: an NCHW float32 tensor with C % 16 == 0 stored as [N][C/16][H][W][16]
-// (oneDNN's nChw16c), the same bytes in another order, which oneDNN's kernels read and write
-// without a reorder. Every write (raw_mutable_data) and every change of shape resets the layout
-// to kPlain; a writer that writes the blocked order sets it afterwards. data() and raw_data()
-// read plain tensors only (a blocked tensor is an error); ops that handle both layouts read
-// through any_layout_data() and look at layout(). Which blobs of a net are blocked is decided when
-// the net is built (runtime/models/blocked_layouts.h, OpSchema::BlockedPorts), and a net whose op
-// would read one of its blocked blobs plain is refused then (runtime/net_validation.h): that also
-// covers ops running in place, whose write resets the layout before they read. (A blocked tensor
-// made outside the net and given to such an op in place is not caught.) Layout::kFilterBlocked16
-// is a convolution filter [M, C, kH, kW] (float32, M and C multiples of 16) stored as
-// [M/16][C/16][kH][kW][16 c][16 m] (oneDNN's OIhw16i16o), the order its direct convolution reads
-// on AVX-512: an inference net's constant filters are packed so once, when it is loaded
-// (runtime/pack_parameters.h), instead of being reordered on every run.
+// set a blocked layout: Layout::kBlocked8 / kBlocked16 is an NCHW float32 tensor with C a multiple
+// of the block b stored as [N][C/b][H][W][b] (oneDNN's nChw8c / nChw16c), the same bytes in another
+// order, which oneDNN's kernels read and write without a reorder. The block is the machine's:
+// oneDNN's convolutions work on 8-channel blocks on AVX2 and 16-channel ones on AVX-512, and a net
+// is built with the block its ops' kernels ask for (OpSchema::LayoutPorts::channel_block). Every
+// write (raw_mutable_data) and every change of shape resets the layout to kPlain; a writer that
+// writes the blocked order sets it afterwards. data() and raw_data() read plain tensors only (a
+// blocked tensor is an error); ops that handle both layouts read through any_layout_data() and look
+// at layout(). Which blobs of a net are blocked is decided when the net is built
+// (runtime/models/blocked_layouts.h, OpSchema::BlockedPorts), and a net whose op would read one of
+// its blocked blobs plain is refused then (runtime/net_validation.h): that also covers ops running
+// in place, whose write resets the layout before they read. (A blocked tensor made outside the net
+// and given to such an op in place is not caught.) Layout::kFilterBlocked8 / kFilterBlocked16 is a
+// convolution filter [M, C, kH, kW] (float32, M and C multiples of b) stored as
+// [M/b][C/b][kH][kW][b c][b m] (oneDNN's OIhw8i8o / OIhw16i16o), the order its direct convolution
+// reads on AVX2 / AVX-512: an inference net's constant filters are packed so once, when it is
+// loaded (runtime/pack_parameters.h), instead of being reordered on every run.
 //
 // Devices. A tensor lives on a device (runtime/device.h) and its storage comes from that device's
 // allocator. Host code (any thread not running a kernel of a non-host device, see
@@ -55,14 +58,22 @@
 
 namespace braid {
 
-enum class Layout : uint8_t { kPlain, kBlocked16, kFilterBlocked16 };
-// Channels per block of Layout::kBlocked16 (and of both channel dims of kFilterBlocked16).
-inline constexpr int64_t kLayoutBlock = 16;
-// Whether a tensor of `dims` and `dtype` can be kBlocked16: float32, 4-D, channels % 16 == 0.
-bool BlockableShape(DType dtype, const std::vector<int64_t>& dims);
-// Whether it can be kFilterBlocked16: float32, 4-D, dims 0 and 1 multiples of 16.
-bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims);
-const char* LayoutName(Layout layout);  // "plain", "blocked16", "filter_blocked16"
+enum class Layout : uint8_t { kPlain, kBlocked8, kBlocked16, kFilterBlocked8, kFilterBlocked16 };
+// Channels per block of a blocked layout (8 or 16; of both channel dims for a filter); 0 for kPlain.
+int64_t ChannelBlock(Layout layout);
+// Whether `layout` is one of the filter layouts (kFilterBlocked8, kFilterBlocked16).
+bool IsFilterLayout(Layout layout);
+// The activation / filter layout with `block` channels per block; throws braid::Error unless
+// `block` is 8 or 16.
+Layout BlockedLayout(int64_t block);
+Layout FilterBlockedLayout(int64_t block);
+// Whether a tensor of `dims` and `dtype` can be blocked by `block` (8 or 16): float32, 4-D,
+// channels a multiple of the block.
+bool BlockableShape(DType dtype, const std::vector<int64_t>& dims, int64_t block);
+// Whether it can be a filter blocked by `block`: float32, 4-D, dims 0 and 1 multiples of it.
+bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims, int64_t block);
+// "plain", "blocked8", "blocked16", "filter_blocked8", "filter_blocked16".
+const char* LayoutName(Layout layout);
 
 class Storage {
  public:

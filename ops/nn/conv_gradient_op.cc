@@ -208,7 +208,7 @@ BRAID_OPERATOR_SCHEMA(ConvGradient)
       return out;
     })
     .BlockedPorts([](const OperatorDef& def) {
-      OpSchema::LayoutPorts ports{{0, 2}, {}};
+      OpSchema::LayoutPorts ports = DnnlLayoutPorts({0, 2}, {});
       const int dx = def.output_size() - 1;  // dX is last when named (ConvGradientOutputsOf)
       const bool no_bias = ArgumentReader(def.arg()).Get<bool>("no_bias", false);
       if (dx == (no_bias ? 1 : 2)) ports.outputs.push_back(dx);

@@ -57,14 +57,15 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
 bool PackConvFilter(const OperatorDef& op, Tensor* filter) {
   const std::vector<int64_t>& dims = filter->shape();
   if (ArgumentReader(op.arg()).Get<int64_t>("group", 1) != 1 || !filter->device().is_host() ||
-      filter->layout() != Layout::kPlain || !PackableFilterShape(filter->dtype(), dims)) {
+      filter->layout() != Layout::kPlain || !PackableFilterShape(filter->dtype(), dims, 8)) {
     return false;
   }
   const dnnl::memory::desc plain = PlainDesc(ToDnnlDims(dims));
-  const dnnl::memory::desc packed = TensorDesc(dims, Layout::kFilterBlocked16);
+  Layout layout = Layout::kPlain;
   try {
-    // What the direct convolution reads on this CPU, asked of a one-sample probe with the
-    // filter's window (stride and padding do not change the filter's layout).
+    // What the direct convolution reads on this CPU (OIhw16i16o on AVX-512, OIhw8i8o on AVX2),
+    // asked of a one-sample probe with the filter's window (stride and padding do not change the
+    // filter's layout).
     const dnnl::memory::dims x{1, dims[1], dims[2] + 7, dims[3] + 7}, y{1, dims[0], 8, 8};
     const dnnl::convolution_forward::primitive_desc probe(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
@@ -72,7 +73,15 @@ bool PackConvFilter(const OperatorDef& op, Tensor* filter) {
                                         AnyDesc(ToDnnlDims(dims)), dnnl::memory::desc(),
                                         AnyDesc(y), {1, 1}, {0, 0}, {0, 0}),
         Engine());
-    if (probe.weights_desc() != packed || packed.get_size() != plain.get_size()) return false;
+    for (const int64_t block : {16, 8}) {
+      if (PackableFilterShape(filter->dtype(), dims, block) &&
+          probe.weights_desc() == TensorDesc(dims, FilterBlockedLayout(block)) &&
+          probe.weights_desc().get_size() == plain.get_size()) {
+        layout = FilterBlockedLayout(block);
+      }
+    }
+    if (layout == Layout::kPlain) return false;
+    const dnnl::memory::desc packed = TensorDesc(dims, layout);
     const MappedBuffer values(plain.get_size());
     std::memcpy(values.data(), filter->data<float>(), plain.get_size());
     dnnl::memory from(plain, Engine(), values.data());
@@ -83,7 +92,7 @@ bool PackConvFilter(const OperatorDef& op, Tensor* filter) {
     ThrowDnnlError(e, "packing filter '" + op.input(1) + "' " + filter->ShapeString() +
                           " of Conv '" + op.name() + "'");
   }
-  filter->set_layout(Layout::kFilterBlocked16);
+  filter->set_layout(layout);
   return true;
 }
 
@@ -257,7 +266,7 @@ BRAID_OPERATOR_SCHEMA(Conv)
       if (in.size() < 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ComputeConvShapes(def, in).y_dims, true}};
     })
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0}, {0}); })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "

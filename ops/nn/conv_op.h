@@ -10,8 +10,9 @@
 //   arg { name: "kernel" i: 3 } arg { name: "pad" i: 1 } arg { name: "stride" i: 2 }
 //
 // Layouts: oneDNN picks the layouts of src, weights and dst (blocked nChw16c / OIhw16i16o on
-// AVX-512) and the op reorders from and to the tensors' layouts around the convolution: none for
-// an X in Layout::kBlocked16, nor for a Y its blocked_outputs argument asks blocked
+// AVX-512, nChw8c / OIhw8i8o on AVX2) and the op reorders from and to the tensors' layouts around
+// the convolution: none for an X blocked as the primitive reads it, nor for a Y its
+// blocked_outputs argument asks blocked
 // (runtime/tensor.h; runtime/models/blocked_layouts.h decides). For a ResNet-20 layer
 // (64x16x28x28, 16 filters of 3x3, pad 1) on one AVX-512 core, the blocked forward with its
 // reorders takes 0.9 ms against 2.6 ms for oneDNN's plain-NCHW (gemm) convolution, and the
@@ -19,8 +20,8 @@
 // ConvOpTest.ResNet20LayerTimes in tests/ops/nn/conv_op_test.cc.
 //
 // The filter may be plain or, where an inference net's loader packed it (runtime/pack_parameters.h,
-// PackConvFilter below), Layout::kFilterBlocked16: then the direct primitive on AVX-512 reads it as
-// it is, where a plain filter is reordered on every run (about 13% of ResNet-50's convolution time
+// PackConvFilter below), Layout::kFilterBlocked16 (AVX-512) or kFilterBlocked8 (AVX2): then the
+// direct primitive reads it as it is, where a plain filter is reordered on every run (about 13% of ResNet-50's convolution time
 // at batch 1 on one core).
 //
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
@@ -90,9 +91,9 @@ struct ConvForwardPlan {
 inline constexpr int64_t kMaxWinogradChannelProduct = 256 * 256;
 bool WinogradEligible(const ConvShapes& s);
 
-// Packs `filter` (input 1 of Conv `op`, a constant parameter) into Layout::kFilterBlocked16 in
-// place when that is what oneDNN's direct convolution reads on this CPU, for an ungrouped filter
-// whose M and C are multiples of 16; returns whether it did (else `filter` is left as it is). The
+// Packs `filter` (input 1 of Conv `op`, a constant parameter) in place into Layout::kFilterBlocked16
+// or kFilterBlocked8, whichever oneDNN's direct convolution reads on this CPU, for an ungrouped
+// filter whose M and C are multiples of that block; returns whether it did (else `filter` is left as it is). The
 // Conv schema's PackedInput (runtime/op_schema.h).
 bool PackConvFilter(const OperatorDef& op, Tensor* filter);
 

@@ -1,6 +1,7 @@
 #include "ops/nn/dnnl_util.h"
 
 #include <glog/logging.h>
+#include <oneapi/dnnl/dnnl_debug.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -40,26 +41,54 @@ MappedBuffer::MappedBuffer(size_t bytes) : bytes_(bytes) {
 MappedBuffer::~MappedBuffer() { munmap(data_, bytes_); }
 
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout) {
+  using Tag = dnnl::memory::format_tag;
+  Tag tag = Tag::undef;
   switch (layout) {
     case Layout::kPlain: return PlainDesc(ToDnnlDims(dims));
-    case Layout::kBlocked16:
-      return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32,
-                                dnnl::memory::format_tag::aBcd16b);
-    case Layout::kFilterBlocked16:
-      return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32,
-                                dnnl::memory::format_tag::OIhw16i16o);
+    case Layout::kBlocked8: tag = Tag::aBcd8b; break;
+    case Layout::kBlocked16: tag = Tag::aBcd16b; break;
+    case Layout::kFilterBlocked8: tag = Tag::OIhw8i8o; break;
+    case Layout::kFilterBlocked16: tag = Tag::OIhw16i16o; break;
   }
-  throw Error(Status::Internal("TensorDesc: unknown layout"));
+  if (tag == Tag::undef) throw Error(Status::Internal("TensorDesc: unknown layout"));
+  return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32, tag);
 }
 
 Layout RequestedLayout(const OperatorDef& op, int output) {
+  bool listed = false;
+  int64_t block = 16;  // nets written before kChannelBlockArg existed blocked by 16
   for (const Argument& arg : op.arg()) {
+    if (arg.name() == kChannelBlockArg) block = arg.i();
     if (arg.name() != kBlockedOutputsArg) continue;
-    for (int64_t o : arg.ints()) {
-      if (o == output) return Layout::kBlocked16;
-    }
+    for (int64_t o : arg.ints()) listed = listed || o == output;
   }
-  return Layout::kPlain;
+  return listed ? BlockedLayout(block) : Layout::kPlain;
+}
+
+int64_t NativeChannelBlock() {
+  static const int64_t block = [] {
+    // The source layout oneDNN's convolution picks for a typical ResNet layer (3x3, 64 -> 64
+    // channels) when left free: nChw16c on AVX-512, nChw8c on AVX2 and SSE4.1.
+    const dnnl::memory::dims x{2, 64, 14, 14}, w{64, 64, 3, 3}, y{2, 64, 14, 14};
+    try {
+      const dnnl::convolution_forward::primitive_desc probe(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                          dnnl::algorithm::convolution_direct, AnyDesc(x),
+                                          AnyDesc(w), dnnl::memory::desc(), AnyDesc(y), {1, 1},
+                                          {1, 1}, {1, 1}),
+          Engine());
+      for (const int64_t b : {16, 8}) {
+        if (probe.src_desc() == TensorDesc({2, 64, 14, 14}, BlockedLayout(b))) return b;
+      }
+    } catch (const dnnl::error&) {
+    }
+    return int64_t{0};
+  }();
+  return block;
+}
+
+OpSchema::LayoutPorts DnnlLayoutPorts(std::vector<int> inputs, std::vector<int> outputs) {
+  return {std::move(inputs), std::move(outputs), NativeChannelBlock()};
 }
 
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims) {
@@ -78,7 +107,7 @@ int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample) {
 }
 
 int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims) {
-  int64_t bytes = static_cast<int64_t>(sizeof(float)) * ((dims[1] + 15) / 16 * 16);
+  int64_t bytes = static_cast<int64_t>(sizeof(float)) * ((dims[1] + 15) / 16 * 16);  // either block
   for (size_t i = 2; i < dims.size(); ++i) bytes *= dims[i];
   return bytes;
 }
@@ -147,14 +176,50 @@ LayoutBridge::LayoutBridge(const dnnl::memory::desc& plain, const dnnl::memory::
       dnnl::reorder::primitive_desc(Engine(), from, Engine(), to, UserScratchpadAttr()));
 }
 
+namespace {
+
+// DnnlExecutionCounts' entries: never destroyed, so a counter outlives every primitive holding it.
+struct ExecutionCounters {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<std::atomic<int64_t>>> by_name;  // guarded by mu
+};
+
+ExecutionCounters& Counters() {
+  static auto* counters = new ExecutionCounters;
+  return *counters;
+}
+
+}  // namespace
+
+std::atomic<int64_t>* ExecutionCounter(const dnnl::primitive_desc_base& pd) {
+  const std::string name =
+      std::string(dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(pd.get_kind()))) + " " +
+      pd.impl_info_str();
+  ExecutionCounters& counters = Counters();
+  std::lock_guard<std::mutex> lock(counters.mu);
+  std::unique_ptr<std::atomic<int64_t>>& counter = counters.by_name[name];
+  if (counter == nullptr) counter = std::make_unique<std::atomic<int64_t>>(0);
+  return counter.get();
+}
+
+std::map<std::string, int64_t> DnnlExecutionCounts() {
+  ExecutionCounters& counters = Counters();
+  std::lock_guard<std::mutex> lock(counters.mu);
+  std::map<std::string, int64_t> counts;
+  for (const auto& [name, counter] : counters.by_name) {
+    counts[name] = counter->load(std::memory_order_relaxed);
+  }
+  return counts;
+}
+
 BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p, ScratchLayout* scratch)
-    : primitive_(p.primitive) {
+    : primitive_(p.primitive), executions_(p.executions) {
   if (p.scratchpad.get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = scratch->Add(p.scratchpad);
 }
 
 BoundPrimitive::BoundPrimitive(const DnnlPrimitive& p, ScratchLayout* scratch,
                                const BoundPrimitive& sibling)
-    : primitive_(p.primitive) {
+    : primitive_(p.primitive), executions_(p.executions) {
   if (p.scratchpad.get_size() == 0) return;
   auto it = sibling.args_.find(DNNL_ARG_SCRATCHPAD);
   args_[DNNL_ARG_SCRATCHPAD] = it == sibling.args_.end()
@@ -166,6 +231,7 @@ void BoundPrimitive::Run() const {
   dnnl::stream& stream = ThreadStream();
   primitive_.execute(stream, args_);
   stream.wait();
+  if (executions_ != nullptr) executions_->fetch_add(1, std::memory_order_relaxed);
 }
 
 BoundTensor::BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch)

@@ -16,10 +16,11 @@
 //   conv_.Run();
 //
 // Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW) unless a net keeps an
-// activation in Layout::kBlocked16 (nChw16c, runtime/tensor.h): each op reads its inputs in the
-// layout they have and writes an output blocked when its blocked_outputs argument asks
-// (runtime/models/blocked_layouts.h sets it where every reader takes blocked tensors). Conv lets
-// oneDNN choose its layouts (format_tag::any: blocked nChw16c / OIhw16i16o on AVX-512), batch
+// activation blocked (nChw16c on AVX-512, nChw8c on AVX2: the block NativeChannelBlock() finds,
+// runtime/tensor.h): each op reads its inputs in the layout they have and writes an output blocked
+// when its blocked_outputs argument asks (runtime/models/blocked_layouts.h sets it where every
+// reader takes blocked tensors). Conv lets oneDNN choose its layouts (format_tag::any: nChw16c /
+// OIhw16i16o on AVX-512, nChw8c / OIhw8i8o on AVX2), batch
 // norm runs blocked (oneDNN's plain-layout kernel is ~8x slower, ops/nn/spatial_bn_op.h), and each
 // op reorders between a tensor's layout and its primitive's where they differ (a LayoutBridge):
 // one extra pass over the tensor, which the blocked JIT kernels more than pay back (see
@@ -55,9 +56,11 @@
 #ifndef BRAID_OPS_NN_DNNL_UTIL_H_
 #define BRAID_OPS_NN_DNNL_UTIL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -80,10 +83,17 @@ dnnl::stream& ThreadStream();
 // A float32 descriptor with dense row-major strides (nchw, oihw, goihw, x...).
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
 // The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc,
-// nChw16c for Layout::kBlocked16, OIhw16i16o for Layout::kFilterBlocked16.
+// nChw8c / nChw16c for Layout::kBlocked8 / kBlocked16, OIhw8i8o / OIhw16i16o for the filters.
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout);
-// The layout `op` writes output `output` in: kBlocked16 when its kBlockedOutputsArg lists it.
+// The layout `op` writes output `output` in: blocked by its kChannelBlockArg (16 when absent)
+// when its kBlockedOutputsArg lists it, else plain.
 Layout RequestedLayout(const OperatorDef& op, int output);
+// The channel block of this machine's oneDNN convolutions (what they choose when the layout is
+// left to them): 16 on AVX-512, 8 on AVX2; 0 when they choose no blocked layout. Asked of oneDNN
+// once per process (honours ONEDNN_MAX_CPU_ISA).
+int64_t NativeChannelBlock();
+// The layout ports of a oneDNN op: these inputs and outputs, blocked by NativeChannelBlock().
+OpSchema::LayoutPorts DnnlLayoutPorts(std::vector<int> inputs, std::vector<int> outputs);
 // The same dims, layout left to the primitive.
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims);
 dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
@@ -98,7 +108,8 @@ dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // smaller Winograd chunks cost ResNet-18 batch 32 inference some speed (177 -> 149 images/s).
 inline constexpr int64_t kChunkScratchBytes = int64_t{32} << 20;
 int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample);
-// Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a 16-channel-blocked layout.
+// Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a channel-blocked layout, at
+// most (channels rounded up to 16, which covers both blocks).
 int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims);
 
 // Attributes of every primitive made here: user-managed scratchpad (see the thread-safety notes).
@@ -154,10 +165,18 @@ class ScratchLayout {
   void* placed_at_ = nullptr;  // where the buffers point now
 };
 
+// Executions of oneDNN primitives through BoundPrimitive (every primitive an op runs, reorders
+// included), by primitive kind and implementation, e.g. "convolution jit:avx2" or "reorder
+// jit:uni", counted since the process started: how tests and benchmarks see which kernels a step
+// ran (a "ref:" implementation is oneDNN's slow reference code) and how many reorders it made.
+// Take two snapshots and subtract. Thread safety: any thread; the counts are relaxed atomics.
+std::map<std::string, int64_t> DnnlExecutionCounts();
+
 // A primitive with the scratchpad it needs per execution.
 struct DnnlPrimitive {
   dnnl::primitive primitive;
   dnnl::memory::desc scratchpad;
+  std::atomic<int64_t>* executions = nullptr;  // its DnnlExecutionCounts() entry
 
   DnnlPrimitive() = default;
   // DnnlPrimitive::Of<dnnl::convolution_forward>(pd).
@@ -216,6 +235,7 @@ class BoundPrimitive {
 
  private:
   dnnl::primitive primitive_;
+  std::atomic<int64_t>* executions_ = nullptr;
   std::unordered_map<int, dnnl::memory> args_;
 };
 
@@ -291,11 +311,15 @@ class PrimitiveCache {
 // Rethrows a oneDNN error as braid::Error (InvalidArgument) naming what was being built.
 [[noreturn]] void ThrowDnnlError(const dnnl::error& e, const std::string& what);
 
+// The DnnlExecutionCounts() entry of primitives of `pd`'s kind and implementation.
+std::atomic<int64_t>* ExecutionCounter(const dnnl::primitive_desc_base& pd);
+
 template <typename Primitive>
 DnnlPrimitive DnnlPrimitive::Of(const typename Primitive::primitive_desc& pd) {
   DnnlPrimitive p;
   p.primitive = Primitive(pd);
   p.scratchpad = pd.scratchpad_desc();
+  p.executions = ExecutionCounter(pd);
   return p;
 }
 

@@ -114,7 +114,7 @@ BRAID_OPERATOR_SCHEMA(MaxPoolGradient)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolGradientShape(def, in, PoolKind::kMax);
     })
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 1, 2}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0, 1, 2}, {0}); })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc("Gradient of MaxPool: X, Y, dY -> dX (to each window's first maximum).");
 
@@ -125,7 +125,7 @@ BRAID_OPERATOR_SCHEMA(AveragePoolGradient)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolGradientShape(def, in, PoolKind::kAverage);
     })
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 1, 2}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0, 1, 2}, {0}); })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc("Gradient of AveragePool: X, Y, dY -> dX (same count_include_pad rule).");
 

@@ -111,7 +111,7 @@ BRAID_OPERATOR_SCHEMA(MaxPool)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolShape(def, in, PoolKind::kMax);
     })
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0}, {0}); })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D max pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "
@@ -125,7 +125,7 @@ BRAID_OPERATOR_SCHEMA(AveragePool)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       return InferPoolShape(def, in, PoolKind::kAverage);
     })
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0}, {0}); })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D average pooling, NCHW: X [N,C,H,W] -> Y [N,C,outH,outW]. Args: kernel, stride, pad "

@@ -29,34 +29,23 @@ float ApplyOne(float x, float m, float a, float b, const float* residual, int64_
 // Element `hw` of plane (n, c) in `layout` (runtime/tensor.h), for `c` channels of `spatial`.
 int64_t Offset(Layout layout, int64_t n, int64_t ch, int64_t hw, int64_t c, int64_t spatial) {
   if (layout == Layout::kPlain) return (n * c + ch) * spatial + hw;
-  const int64_t block = kLayoutBlock;
+  const int64_t block = ChannelBlock(layout);
   return ((n * (c / block) + ch / block) * spatial + hw) * block + ch % block;
 }
 
-// X, Y and the residual in one layout: a pass in memory order, in runs of elements of one
-// channel (a plane when plain) or of one pixel's 16 channels (blocked).
-template <bool kRelu>
-void ApplySameLayout(const float* x, const Affine& f, const float* residual, int64_t c,
-                     int64_t spatial, int64_t n, Layout layout, float* y) {
+// X, Y and the residual blocked by kBlock channels: a pass in memory order, in runs of one
+// pixel's kBlock channels.
+template <bool kRelu, int64_t kBlock>
+void ApplyBlocked(const float* x, const Affine& f, const float* residual, int64_t c,
+                  int64_t spatial, int64_t n, float* y) {
   const float* mean = f.mean.data();
   const float* a = f.a.data();
   const float* b = f.b.data();
-  if (layout == Layout::kPlain) {
-    ParallelFor(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end;) {
-        const int64_t plane = i / spatial;
-        const int64_t stop = std::min(end, (plane + 1) * spatial);
-        const int64_t ch = plane % c;
-        for (; i < stop; ++i) y[i] = ApplyOne<kRelu>(x[i], mean[ch], a[ch], b[ch], residual, i);
-      }
-    });
-    return;
-  }
-  constexpr int64_t kBlock = kLayoutBlock;
   const int64_t blocks = c / kBlock;
-  // ParallelFor cuts ranges on 64-byte lines (its contract, ops/common/parallel.h), 16 floats:
-  // every range starts at a pixel's lane 0 and ends at one (n is a multiple of 16).
-  static_assert(kBlock * sizeof(float) == 64);
+  // ParallelFor cuts ranges on 64-byte lines (its contract, ops/common/parallel.h), 16 floats, a
+  // multiple of the block: every range starts at a pixel's lane 0 and ends at one (n is a
+  // multiple of the block).
+  static_assert(64 % (kBlock * sizeof(float)) == 0);
   ParallelFor(n, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin / kBlock; p < end / kBlock;) {
       const int64_t plane = p / spatial;  // (sample, channel block)
@@ -68,6 +57,28 @@ void ApplySameLayout(const float* x, const Affine& f, const float* residual, int
           y[i] = ApplyOne<kRelu>(x[i], mean[ch + l], a[ch + l], b[ch + l], residual, i);
         }
       }
+    }
+  });
+}
+
+// X, Y and the residual in one layout: a pass in memory order, in runs of elements of one
+// channel (a plane when plain) or of one pixel's block of channels (blocked).
+template <bool kRelu>
+void ApplySameLayout(const float* x, const Affine& f, const float* residual, int64_t c,
+                     int64_t spatial, int64_t n, Layout layout, float* y) {
+  if (layout == Layout::kBlocked8) return ApplyBlocked<kRelu, 8>(x, f, residual, c, spatial, n, y);
+  if (layout == Layout::kBlocked16) {
+    return ApplyBlocked<kRelu, 16>(x, f, residual, c, spatial, n, y);
+  }
+  const float* mean = f.mean.data();
+  const float* a = f.a.data();
+  const float* b = f.b.data();
+  ParallelFor(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end;) {
+      const int64_t plane = i / spatial;
+      const int64_t stop = std::min(end, (plane + 1) * spatial);
+      const int64_t ch = plane % c;
+      for (; i < stop; ++i) y[i] = ApplyOne<kRelu>(x[i], mean[ch], a[ch], b[ch], residual, i);
     }
   });
 }
@@ -143,7 +154,7 @@ BRAID_OPERATOR_SCHEMA(SpatialBNApply)
     .NumInputs(5, 6)
     .NumOutputs(1)
     .AllowInplace({{0, 0}, {5, 0}})
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 5}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0, 5}, {0}); })
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() < 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ApplyShapes(def, in).x_dims, true}};

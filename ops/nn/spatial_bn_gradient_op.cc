@@ -123,7 +123,7 @@ BRAID_OPERATOR_SCHEMA(SpatialBNGradient)
     .ArgsOf("SpatialBN")
     .NumInputs(5)
     .NumOutputs(3)
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0, 2}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0, 2}, {0}); })
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const SpatialBnShapes s = ComputeSpatialBnGradientShapes(def, in);

@@ -82,12 +82,13 @@ batch_normalization_forward::primitive_desc MakeBnDesc(const dnnl::memory::desc&
 batch_normalization_forward::primitive_desc MakeBnDesc(const SpatialBnShapes& s, float epsilon,
                                                        bool is_test) {
   const dnnl::memory::dims dims = s.DnnlDims();
-  for (const dnnl::memory::format_tag blocked :
-       {dnnl::memory::format_tag::aBcd16b, dnnl::memory::format_tag::aBcd8b}) {
-    const int64_t block = blocked == dnnl::memory::format_tag::aBcd16b ? 16 : 8;
+  // The machine's block first (its JIT kernel reads the net's blocked tensors as they are).
+  const std::vector<int64_t> dims4(dims.begin(), dims.end());
+  const bool native8 = NativeChannelBlock() == 8;
+  for (const int64_t block : {native8 ? int64_t{8} : int64_t{16}, native8 ? int64_t{16} : int64_t{8}}) {
     if (s.channels % block != 0) continue;
-    const batch_normalization_forward::primitive_desc pd = MakeBnDesc(
-        dnnl::memory::desc(dims, dnnl::memory::data_type::f32, blocked), epsilon, is_test);
+    const batch_normalization_forward::primitive_desc pd =
+        MakeBnDesc(TensorDesc(dims4, BlockedLayout(block)), epsilon, is_test);
     if (std::string(pd.impl_info_str()).find("jit") != std::string::npos) return pd;
   }
   return MakeBnDesc(PlainDesc(dims), epsilon, is_test);
@@ -235,7 +236,7 @@ BRAID_OPERATOR_SCHEMA(SpatialBN)
     .NumOutputs(1, 5)
     .AllowInplace({{0, 0}})
     .EnforceInplace({{3, 1}, {4, 2}})
-    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}}; })
+    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0}, {0}); })
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() != 5) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const SpatialBnShapes s = ComputeForwardShapes(def, in);

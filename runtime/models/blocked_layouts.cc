@@ -42,13 +42,30 @@ class BlobClasses {
   std::map<std::string, std::string> parent_;  // roots have no entry
 };
 
-// Blobs some op reads or writes at a position its schema does not take in the blocked layout.
-std::set<std::string> BlobsOffPorts(const NetDef& net) {
+OpSchema::LayoutPorts PortsOf(const OperatorDef& op) {
+  const OpSchema* schema = FindSchema(op.type());
+  return schema != nullptr ? schema->BlockedPortsOf(op) : OpSchema::LayoutPorts{};
+}
+
+// The channel block of the net's blocked layouts: the first one an op's kernels ask for (0: none
+// asks, nothing is blocked).
+int64_t NetChannelBlock(const NetDef& net) {
+  for (const OperatorDef& op : net.op()) {
+    const OpSchema::LayoutPorts ports = PortsOf(op);
+    if (ports.channel_block != 0 && !(ports.inputs.empty() && ports.outputs.empty())) {
+      return ports.channel_block;
+    }
+  }
+  return 0;
+}
+
+// Blobs some op reads or writes at a position its schema does not take in the blocked layout, or
+// through kernels that work on another block than `block`.
+std::set<std::string> BlobsOffPorts(const NetDef& net, int64_t block) {
   std::set<std::string> off;
   for (const OperatorDef& op : net.op()) {
-    const OpSchema* schema = FindSchema(op.type());
-    const OpSchema::LayoutPorts ports =
-        schema != nullptr ? schema->BlockedPortsOf(op) : OpSchema::LayoutPorts{};
+    OpSchema::LayoutPorts ports = PortsOf(op);
+    if (ports.channel_block != 0 && ports.channel_block != block) ports = {};
     for (int i = 0; i < op.input_size(); ++i) {
       if (!Contains(ports.inputs, i)) off.insert(op.input(i));
     }
@@ -61,9 +78,9 @@ std::set<std::string> BlobsOffPorts(const NetDef& net) {
 
 // Blobs that may be blocked as far as their own shape, name and users go.
 std::set<std::string> EligibleBlobs(const NetDef& net,
-                                    const std::map<std::string, ShapeInfo>& known) {
+                                    const std::map<std::string, ShapeInfo>& known, int64_t block) {
   const std::map<std::string, ShapeInfo> shapes = InferBlobShapes(net, known);
-  std::set<std::string> excluded = BlobsOffPorts(net);
+  std::set<std::string> excluded = BlobsOffPorts(net, block);
   excluded.insert(net.external_input().begin(), net.external_input().end());
   excluded.insert(net.external_output().begin(), net.external_output().end());
   std::set<std::string> eligible;
@@ -71,7 +88,7 @@ std::set<std::string> EligibleBlobs(const NetDef& net,
     for (const std::string& blob : op.output()) {
       const auto it = shapes.find(blob);
       if (excluded.count(blob) == 0 && it != shapes.end() && it->second.known &&
-          BlockableShape(it->second.dtype, it->second.dims)) {
+          BlockableShape(it->second.dtype, it->second.dims, block)) {
         eligible.insert(blob);
       }
     }
@@ -103,9 +120,12 @@ std::set<std::string> BlockedBlobs(const NetDef& net, const std::set<std::string
   return blocked;
 }
 
-void SetBlockedOutputs(OperatorDef* op, const std::set<std::string>& blocked) {
+void SetBlockedOutputs(OperatorDef* op, const std::set<std::string>& blocked, int64_t block) {
   for (int a = op->arg_size() - 1; a >= 0; --a) {
-    if (op->arg(a).name() == kBlockedOutputsArg) op->mutable_arg()->DeleteSubrange(a, 1);
+    const std::string& name = op->arg(a).name();
+    if (name == kBlockedOutputsArg || name == kChannelBlockArg) {
+      op->mutable_arg()->DeleteSubrange(a, 1);
+    }
   }
   if (FollowsInputs(*op)) return;  // its outputs take its inputs' layout
   Argument arg;
@@ -113,14 +133,21 @@ void SetBlockedOutputs(OperatorDef* op, const std::set<std::string>& blocked) {
   for (int o = 0; o < op->output_size(); ++o) {
     if (blocked.count(op->output(o)) != 0) arg.add_ints(o);
   }
-  if (arg.ints_size() > 0) *op->add_arg() = std::move(arg);
+  if (arg.ints_size() == 0) return;
+  *op->add_arg() = std::move(arg);
+  Argument channel_block;
+  channel_block.set_name(kChannelBlockArg);
+  channel_block.set_i(block);
+  *op->add_arg() = std::move(channel_block);
 }
 
 }  // namespace
 
 int UseBlockedLayouts(NetDef* net, const std::map<std::string, ShapeInfo>& known) {
-  const std::set<std::string> blocked = BlockedBlobs(*net, EligibleBlobs(*net, known));
-  for (OperatorDef& op : *net->mutable_op()) SetBlockedOutputs(&op, blocked);
+  const int64_t block = NetChannelBlock(*net);
+  const std::set<std::string> blocked =
+      block == 0 ? std::set<std::string>{} : BlockedBlobs(*net, EligibleBlobs(*net, known, block));
+  for (OperatorDef& op : *net->mutable_op()) SetBlockedOutputs(&op, blocked, block);
   return static_cast<int>(blocked.size());
 }
 

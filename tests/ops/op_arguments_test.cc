@@ -60,13 +60,13 @@ TEST(OpArgumentsTest, UnknownArgumentNamesTheOpTheArgumentAndTheAcceptedOnes) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "net 'test' op #0 (Relu 'r'): unknown argument 'foo' (accepted: blocked_outputs, "
-            "order, seed)");
+            "channel_block, order, seed)");
 }
 
 TEST(OpArgumentsTest, AnOpWithNoArgumentsAcceptsOnlyTheCommonOnes) {
   EXPECT_EQ(VerifyArgs(R"(type: "Sigmoid" arg { name: "seed" i: 7 })"), "");
   EXPECT_EQ(VerifyArgs(R"(type: "Sigmoid" arg { name: "axis" i: 1 })"),
-            "unknown argument 'axis' (accepted: blocked_outputs, seed)");
+            "unknown argument 'axis' (accepted: blocked_outputs, channel_block, seed)");
   EXPECT_EQ(VerifyArgs(R"(type: "Sigmoid" arg { name: "seed" f: 7 })"),
             "argument 'seed' must be an int (i), got a float (f) 7.000000");
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn/dnnl_util.h"
 #include "runtime/argument.h"
 #include "runtime/autodiff.h"
 #include "runtime/memory_planning.h"
@@ -43,6 +44,14 @@ std::vector<int64_t> BlockedOutputs(const OperatorDef& op) {
   return ArgumentReader(op.arg()).GetList<int64_t>(kBlockedOutputsArg);
 }
 
+// The block the nn ops ask for on this CPU (16 on AVX-512, 8 on AVX2), and its layout.
+int64_t Block() { return NativeChannelBlock(); }
+Layout Blocked() { return BlockedLayout(Block()); }
+
+constexpr char kWhyNothingIsBlocked[] =
+    "oneDNN's convolutions on this CPU choose no channel-blocked layout (NativeChannelBlock() is 0), "
+    "so UseBlockedLayouts blocks nothing, as it should";
+
 int CountBlockedOutputsArgs(const OperatorDef& op) {
   return static_cast<int>(std::count_if(op.arg().begin(), op.arg().end(), [](const Argument& a) {
     return a.name() == kBlockedOutputsArg;
@@ -71,6 +80,7 @@ Shapes ChainShapes(int64_t channels = 16) {
 }
 
 TEST(BlockedLayoutsTest, ActivationsBetweenConvBnAndReluAreBlocked) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   NetDef net = NetFromText(kChain);
   EXPECT_EQ(UseBlockedLayouts(&net, ChainShapes()), 3);             // x, y, r
   EXPECT_EQ(BlockedOutputs(net.op(0)), (std::vector<int64_t>{0}));  // Conv -> x
@@ -80,6 +90,7 @@ TEST(BlockedLayoutsTest, ActivationsBetweenConvBnAndReluAreBlocked) {
 }
 
 TEST(BlockedLayoutsTest, ASumAndReluOfBlockedBlobsAreBlocked) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   // A ResNet block's output: conv + shortcut conv, Relu. The control input orders only.
   NetDef net = NetFromText(R"(name: "residual"
     external_output: "out"
@@ -98,6 +109,7 @@ TEST(BlockedLayoutsTest, ASumAndReluOfBlockedBlobsAreBlocked) {
 }
 
 TEST(BlockedLayoutsTest, ExternalBlobsStayPlainEvenWhenWrittenAtPorts) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   // x is fetched by the caller; h is fed by the caller and overwritten.
   NetDef net = NetFromText(R"(name: "external"
     external_input: "data" external_input: "w1" external_input: "w2" external_input: "h"
@@ -113,6 +125,7 @@ TEST(BlockedLayoutsTest, ExternalBlobsStayPlainEvenWhenWrittenAtPorts) {
 }
 
 TEST(BlockedLayoutsTest, AReaderWithoutPortsKeepsEverythingItsElementwiseOpsTouchPlain) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   // r feeds an FC, so r, and x through the Relu, stay plain.
   NetDef fc = NetFromText(R"(name: "fc"
     op { type: "Conv" input: "data" input: "w1" output: "x" arg { name: "pad" i: 1 } }
@@ -141,13 +154,53 @@ TEST(BlockedLayoutsTest, AReaderWithoutPortsKeepsEverythingItsElementwiseOpsTouc
   EXPECT_EQ(BlockedOutputs(sum.op(4)), (std::vector<int64_t>{0}));
 }
 
-TEST(BlockedLayoutsTest, ChannelsNotAMultipleOf16StayPlain) {
+TEST(BlockedLayoutsTest, ChannelsNotAMultipleOfTheBlockStayPlain) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   NetDef net = NetFromText(kChain);
-  EXPECT_EQ(UseBlockedLayouts(&net, ChainShapes(8)), 0);
+  EXPECT_EQ(UseBlockedLayouts(&net, ChainShapes(4)), 0);
   for (const OperatorDef& op : net.op()) EXPECT_EQ(CountBlockedOutputsArgs(op), 0) << op.type();
+  // 8 channels: one block on AVX2, not a whole one on AVX-512.
+  NetDef eight = NetFromText(kChain);
+  EXPECT_EQ(UseBlockedLayouts(&eight, ChainShapes(8)), Block() == 8 ? 3 : 0);
+}
+
+TEST(BlockedLayoutsTest, TheBlockIsTheOneTheOpsAskForAndIsRecordedBesideTheOutputs) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
+  NetDef net = NetFromText(kChain);
+  ASSERT_EQ(UseBlockedLayouts(&net, ChainShapes()), 3);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(ArgumentReader(net.op(i).arg()).Get<int64_t>(kChannelBlockArg, 0), Block()) << i;
+  }
+  for (int i : {2, 3}) EXPECT_FALSE(ArgumentReader(net.op(i).arg()).Has(kChannelBlockArg)) << i;
+}
+
+// Two test schemas whose kernels would work on different blocks: the net takes the first op's, and
+// blobs an op of the other block touches stay plain.
+BRAID_OPERATOR_SCHEMA(BlockedLayoutsTestBy16)
+    .NumInputs(1).NumOutputs(1).IdenticalTypeAndShape().NoArgs()
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}, 16}; })
+    .SetDoc("Test only: blocked ports by 16 channels.");
+BRAID_OPERATOR_SCHEMA(BlockedLayoutsTestBy8)
+    .NumInputs(1).NumOutputs(1).IdenticalTypeAndShape().NoArgs()
+    .BlockedPorts([](const OperatorDef&) { return OpSchema::LayoutPorts{{0}, {0}, 8}; })
+    .SetDoc("Test only: blocked ports by 8 channels.");
+
+TEST(BlockedLayoutsTest, OpsOfAnotherBlockKeepTheirBlobsPlain) {
+  NetDef net = NetFromText(R"(name: "mixed"
+    external_input: "data" external_output: "out"
+    op { type: "BlockedLayoutsTestBy16" input: "data" output: "a" }
+    op { type: "BlockedLayoutsTestBy16" input: "a" output: "b" }
+    op { type: "BlockedLayoutsTestBy8" input: "b" output: "c" }
+    op { type: "BlockedLayoutsTestBy8" input: "c" output: "d" }
+    op { type: "BlockedLayoutsTestBy16" input: "d" output: "out" })");
+  EXPECT_EQ(UseBlockedLayouts(&net, Float32Shapes({{"data", {2, 16, 4, 4}}})), 1);  // a
+  EXPECT_EQ(BlockedOutputs(net.op(0)), (std::vector<int64_t>{0}));
+  EXPECT_EQ(ArgumentReader(net.op(0).arg()).Get<int64_t>(kChannelBlockArg, 0), 16);
+  for (int i = 1; i < net.op_size(); ++i) EXPECT_EQ(CountBlockedOutputsArgs(net.op(i)), 0) << i;
 }
 
 TEST(BlockedLayoutsTest, ABlobUsedAtAPositionThatIsNotAPortStaysPlain) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   // x [16,16,3,3] is blockable and read by a Conv as its data, but another Conv reads it as its
   // filter, which must be plain.
   NetDef net = NetFromText(R"(name: "filter"
@@ -162,6 +215,7 @@ TEST(BlockedLayoutsTest, ABlobUsedAtAPositionThatIsNotAPortStaysPlain) {
 }
 
 TEST(BlockedLayoutsTest, ReplacesExistingBlockedOutputsArguments) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   NetDef net = NetFromText(kChain);
   const auto add_blocked = [](OperatorDef* op, std::vector<int64_t> outputs) {
     Argument* arg = op->add_arg();
@@ -230,16 +284,18 @@ void ExpectSameValues(const Workspace& plain, const Workspace& blocked, const st
 }
 
 TEST(BlockedLayoutsTest, RewrittenInferenceNetBuildsAndComputesTheSameOutput) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   const NetDef net = NetFromText(kChain);
   int num_blocked = 0;
   const auto plain = RunOnce(net, ChainShapes(), false);
   const auto blocked = RunOnce(net, ChainShapes(), true, &num_blocked);
   EXPECT_EQ(num_blocked, 3);
-  for (const char* blob : {"x", "y", "r"}) ExpectLayout(*blocked, blob, Layout::kBlocked16);
+  for (const char* blob : {"x", "y", "r"}) ExpectLayout(*blocked, blob, Blocked());
   ExpectSameValues(*plain, *blocked, "out");
 }
 
 TEST(BlockedLayoutsTest, RewrittenTrainingNetBuildsAndComputesTheSameGradients) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   NetDef net = NetFromText(R"(name: "train"
     external_input: "data" external_input: "w1" external_input: "w2"
     external_input: "s" external_input: "b" external_input: "rm" external_input: "rv"
@@ -266,7 +322,7 @@ TEST(BlockedLayoutsTest, RewrittenTrainingNetBuildsAndComputesTheSameGradients) 
   // Forward x, y, r; backward r_grad, y_grad (through ReluGradient), x_grad and data_grad.
   EXPECT_EQ(num_blocked, 7);
   for (const char* blob : {"x", "y", "r", "r_grad", "y_grad", "x_grad", "data_grad"}) {
-    ExpectLayout(*blocked, blob, Layout::kBlocked16);
+    ExpectLayout(*blocked, blob, Blocked());
   }
   ExpectLayout(*blocked, "out_grad", Layout::kPlain);  // AveragedLossGradient has no ports
   for (const std::string& blob : fetched) ExpectSameValues(*plain, *blocked, blob);
@@ -340,6 +396,7 @@ void ExpectSameTraining(const TrainingNets& plain, const TrainingNets& blocked) 
 // With recomputation, a planned arena, the dag executor and the test net in a child workspace,
 // the blocked nets train to the parameters (and running statistics) the plain ones train to.
 TEST(BlockedLayoutsTest, ResNetTrainsAsWithoutBlockedLayouts) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   const TrainingNets plain = SmallResNet(false), blocked = SmallResNet(true);
   EXPECT_EQ(CountBlockedOutputs(plain.train), 0);
   EXPECT_GT(CountBlockedOutputs(blocked.train), 50);
@@ -348,6 +405,7 @@ TEST(BlockedLayoutsTest, ResNetTrainsAsWithoutBlockedLayouts) {
 }
 
 TEST(BlockedLayoutsTest, DataParallelResNetTrainsAsWithoutBlockedLayouts) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   DeviceOption cpu0, cpu1;
   cpu1.set_device_id(1);
   ExpectSameTraining(ReplicateForDevices(SmallResNet(false), {cpu0, cpu1}),

@@ -1,4 +1,5 @@
-// Tensors in Layout::kBlocked16 (runtime/tensor.h): every op that declares blocked ports
+// Tensors in a blocked layout (runtime/tensor.h), by 8 and by 16 channels whatever this CPU's own
+// block: every op that declares blocked ports
 // (OpSchema::BlockedPorts) or LayoutFollowsInputs gives, for blocked inputs and outputs asked
 // blocked, the same values as for plain ones; plain readers refuse blocked tensors; the tensor
 // rules (writes reset the layout, shape checks) hold.
@@ -18,29 +19,30 @@
 namespace braid::test {
 namespace {
 
-// Plain NCHW <-> nChw16c, written out here independently of oneDNN.
-int64_t BlockedIndex(const std::vector<int64_t>& d, int64_t n, int64_t c, int64_t hw) {
+// Plain NCHW <-> nChw8c / nChw16c, written out here independently of oneDNN.
+int64_t BlockedIndex(const std::vector<int64_t>& d, int64_t b, int64_t n, int64_t c, int64_t hw) {
   const int64_t spatial = d[2] * d[3];
-  return ((n * (d[1] / 16) + c / 16) * spatial + hw) * 16 + c % 16;
+  return ((n * (d[1] / b) + c / b) * spatial + hw) * b + c % b;
 }
 
-std::vector<float> ToBlocked(const std::vector<float>& plain, const std::vector<int64_t>& d) {
+std::vector<float> ToBlocked(const std::vector<float>& plain, const std::vector<int64_t>& d,
+                             int64_t b) {
   std::vector<float> out(plain.size());
   const int64_t spatial = d[2] * d[3];
   for (int64_t n = 0; n < d[0]; ++n)
     for (int64_t c = 0; c < d[1]; ++c)
       for (int64_t hw = 0; hw < spatial; ++hw)
-        out[BlockedIndex(d, n, c, hw)] = plain[(n * d[1] + c) * spatial + hw];
+        out[BlockedIndex(d, b, n, c, hw)] = plain[(n * d[1] + c) * spatial + hw];
   return out;
 }
 
-std::vector<float> ToPlain(const float* blocked, const std::vector<int64_t>& d) {
+std::vector<float> ToPlain(const float* blocked, const std::vector<int64_t>& d, int64_t b) {
   const int64_t spatial = d[2] * d[3];
   std::vector<float> out(d[0] * d[1] * spatial);
   for (int64_t n = 0; n < d[0]; ++n)
     for (int64_t c = 0; c < d[1]; ++c)
       for (int64_t hw = 0; hw < spatial; ++hw)
-        out[(n * d[1] + c) * spatial + hw] = blocked[BlockedIndex(d, n, c, hw)];
+        out[(n * d[1] + c) * spatial + hw] = blocked[BlockedIndex(d, b, n, c, hw)];
   return out;
 }
 
@@ -51,20 +53,20 @@ std::vector<float> Random(std::mt19937* rng, int64_t n, float lo = -1.f, float h
   return v;
 }
 
-// Rewrites a fed tensor's values in the blocked order and marks it blocked.
-void MakeBlocked(Workspace* ws, const std::string& name) {
+// Rewrites a fed tensor's values in the order blocked by `b` channels and marks it so.
+void MakeBlocked(Workspace* ws, const std::string& name, int64_t b) {
   Tensor* t = ws->GetBlob(name);
   const std::vector<float> plain = Fetch<float>(*ws, name);
-  const std::vector<float> blocked = ToBlocked(plain, t->shape());
+  const std::vector<float> blocked = ToBlocked(plain, t->shape(), b);
   std::copy(blocked.begin(), blocked.end(), t->mutable_data<float>());
-  t->set_layout(Layout::kBlocked16);
+  t->set_layout(BlockedLayout(b));
 }
 
 // A blob's values in plain order, whatever its layout.
 std::vector<float> FetchAnyLayout(const Workspace& ws, const std::string& name) {
   const Tensor* t = ws.GetBlob(name);
   const float* data = t->any_layout_data<float>();
-  if (t->layout() == Layout::kBlocked16) return ToPlain(data, t->shape());
+  if (t->layout() != Layout::kPlain) return ToPlain(data, t->shape(), ChannelBlock(t->layout()));
   return std::vector<float>(data, data + t->numel());
 }
 
@@ -78,17 +80,17 @@ struct LayoutCase {
   bool exact = true;  // false: a different oneDNN kernel runs (pooling on another layout)
 };
 
-std::string WithBlockedOutputs(const std::string& op, const std::vector<int>& outputs) {
+std::string WithBlockedOutputs(const std::string& op, const std::vector<int>& outputs, int64_t b) {
   if (outputs.empty()) return op;
   std::string arg = " arg { name: \"blocked_outputs\"";
   for (int o : outputs) arg += " ints: " + std::to_string(o);
-  return op + arg + " }";
+  return op + arg + " } arg { name: \"channel_block\" i: " + std::to_string(b) + " }";
 }
 
-// Runs the case's op with plain tensors, then in a second workspace with its blocked inputs and
-// outputs (twice, then plain again: the op re-prepares on a layout change), and compares every
-// output.
-void ExpectSameValues(const LayoutCase& c) {
+// Runs the case's op with plain tensors, then in a second workspace with its inputs and outputs
+// blocked by `b` (twice, then plain again: the op re-prepares on a layout change), and compares
+// every output.
+void ExpectSameValues(const LayoutCase& c, int64_t b) {
   const OperatorDef def = ParseOp(c.op);
   Workspace plain_ws;
   c.feed(&plain_ws);
@@ -96,12 +98,12 @@ void ExpectSameValues(const LayoutCase& c) {
 
   Workspace ws;
   c.feed(&ws);
-  const std::string blocked_op = WithBlockedOutputs(c.op, c.blocked_outputs);
+  const std::string blocked_op = WithBlockedOutputs(c.op, c.blocked_outputs, b);
   Net* net = ws.CreateNet(NetOf({blocked_op}));
   ASSERT_NE(net, nullptr);
   for (int run = 0; run < 2; ++run) {
     c.feed(&ws);
-    for (const std::string& in : c.blocked_inputs) MakeBlocked(&ws, in);
+    for (const std::string& in : c.blocked_inputs) MakeBlocked(&ws, in, b);
     const Status s = net->Run();
     ASSERT_TRUE(s.ok()) << s.message();
   }
@@ -109,7 +111,7 @@ void ExpectSameValues(const LayoutCase& c) {
     const std::string& name = def.output(o);
     const bool asked = std::count(c.blocked_outputs.begin(), c.blocked_outputs.end(), o) > 0;
     const bool follows = FindSchema(def.type())->layout_follows_inputs() && !c.blocked_inputs.empty();
-    EXPECT_EQ(ws.GetBlob(name)->layout(), asked || follows ? Layout::kBlocked16 : Layout::kPlain)
+    EXPECT_EQ(ws.GetBlob(name)->layout(), asked || follows ? BlockedLayout(b) : Layout::kPlain)
         << name;
     const std::vector<float> want = FetchAnyLayout(plain_ws, name);
     const std::vector<float> got = FetchAnyLayout(ws, name);
@@ -196,18 +198,29 @@ constexpr char kBnGrad[] = R"(type: "SpatialBNGradient" input: "X" input: "s" in
 constexpr char kApply[] = R"(type: "SpatialBNApply" input: "X" input: "s" input: "b"
     input: "sm" input: "siv" input: "R" output: "Y" arg { name: "relu" i: 1 })";
 
-TEST(BlockedLayoutTest, ConvReadsAndWritesEitherLayoutWithTheSameValues) {
+// Each test runs for both blocks (the parameter), whichever this CPU's kernels prefer: oneDNN
+// reorders where its primitive wants the other one, and the values must not change.
+class BlockedLayoutTest : public ::testing::TestWithParam<int64_t> {
+ protected:
+  int64_t b() const { return GetParam(); }
+  void ExpectSameValues(const LayoutCase& c) const { test::ExpectSameValues(c, b()); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Blocks, BlockedLayoutTest, ::testing::Values(8, 16),
+                         [](const auto& info) { return "By" + std::to_string(info.param); });
+
+TEST_P(BlockedLayoutTest, ConvReadsAndWritesEitherLayoutWithTheSameValues) {
   ExpectSameValues({kConv, FeedConvBn, {"X"}, {0}});
   ExpectSameValues({kConv, FeedConvBn, {}, {0}});
   ExpectSameValues({kConv, FeedConvBn, {"X"}, {}});
 }
 
-TEST(BlockedLayoutTest, ConvGradientReadsAndWritesEitherLayoutWithTheSameValues) {
+TEST_P(BlockedLayoutTest, ConvGradientReadsAndWritesEitherLayoutWithTheSameValues) {
   ExpectSameValues({kConvGrad, FeedConvBn, {"X", "dY"}, {1}});
   ExpectSameValues({kConvGrad, FeedConvBn, {"dY"}, {}});
 }
 
-TEST(BlockedLayoutTest, SpatialBNAndItsGradientReadAndWriteEitherLayoutWithTheSameValues) {
+TEST_P(BlockedLayoutTest, SpatialBNAndItsGradientReadAndWriteEitherLayoutWithTheSameValues) {
   ExpectSameValues({kBn, FeedConvBn, {"X"}, {0}});
   ExpectSameValues({kBnTest, FeedConvBn, {"X"}, {}});
   ExpectSameValues({kBnInPlace, FeedConvBn, {"X"}, {0}});
@@ -218,7 +231,7 @@ TEST(BlockedLayoutTest, SpatialBNAndItsGradientReadAndWriteEitherLayoutWithTheSa
   ExpectSameValues({kBnGrad, FeedConvBn, {"dY"}, {}});
 }
 
-TEST(BlockedLayoutTest, SpatialBNApplyMixesLayoutsWithTheSameValues) {
+TEST_P(BlockedLayoutTest, SpatialBNApplyMixesLayoutsWithTheSameValues) {
   ExpectSameValues({kApply, FeedConvBn, {"X", "R"}, {0}});  // one layout: the fast path
   ExpectSameValues({kApply, FeedConvBn, {"X"}, {}});        // mixed: element by element
   ExpectSameValues({kApply, FeedConvBn, {"R"}, {0}});
@@ -233,19 +246,19 @@ TEST(BlockedLayoutTest, SpatialBNApplyMixesLayoutsWithTheSameValues) {
   ExpectSameValues({on_x, FeedLarge, {}, {}});
 }
 
-TEST(BlockedLayoutTest, SpatialBNApplyRefusesInPlaceAcrossLayoutsBeforeWriting) {
+TEST_P(BlockedLayoutTest, SpatialBNApplyRefusesInPlaceAcrossLayoutsBeforeWriting) {
   Workspace ws;
   FeedLarge(&ws);
-  MakeBlocked(&ws, "X");
+  MakeBlocked(&ws, "X", b());
   const std::vector<float> before = FetchAnyLayout(ws, "X");
   const std::string error = RunOpError(&ws, R"(type: "SpatialBNApply" input: "X" input: "s"
       input: "b" input: "sm" input: "siv" input: "R" output: "X")");
   EXPECT_NE(error.find("in place only when"), std::string::npos) << error;
-  EXPECT_EQ(ws.GetBlob("X")->layout(), Layout::kBlocked16);
+  EXPECT_EQ(ws.GetBlob("X")->layout(), BlockedLayout(b()));
   EXPECT_EQ(FetchAnyLayout(ws, "X"), before);
 }
 
-TEST(BlockedLayoutTest, PoolingRunsOnTheInputsLayout) {
+TEST_P(BlockedLayoutTest, PoolingRunsOnTheInputsLayout) {
   const std::string max = R"(type: "MaxPool" input: "X" output: "Y"
       arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 })";
   const std::string avg = R"(type: "AveragePool" input: "X" output: "G"
@@ -261,7 +274,7 @@ TEST(BlockedLayoutTest, PoolingRunsOnTheInputsLayout) {
   ExpectSameValues({avg_grad, FeedPool, {"X"}, {0}, false});  // dY plain (from an FC)
 }
 
-TEST(BlockedLayoutTest, ElementwiseOpsGiveTheirOutputsTheInputsLayout) {
+TEST_P(BlockedLayoutTest, ElementwiseOpsGiveTheirOutputsTheInputsLayout) {
   ExpectSameValues({R"(type: "Relu" input: "X" output: "Y")", FeedConvBn, {"X"}, {}});
   ExpectSameValues({R"(type: "Relu" input: "X" output: "X")", FeedConvBn, {"X"}, {}});
   ExpectSameValues(
@@ -270,19 +283,19 @@ TEST(BlockedLayoutTest, ElementwiseOpsGiveTheirOutputsTheInputsLayout) {
   ExpectSameValues({R"(type: "Copy" input: "X" output: "Y")", FeedConvBn, {"X"}, {}});
 }
 
-TEST(BlockedLayoutTest, ElementwiseOpsRefuseInputsOfDifferentLayouts) {
+TEST_P(BlockedLayoutTest, ElementwiseOpsRefuseInputsOfDifferentLayouts) {
   Workspace ws;
   FeedConvBn(&ws);
-  MakeBlocked(&ws, "X");
+  MakeBlocked(&ws, "X", b());
   const std::string error = RunOpError(&ws, R"(type: "Sum" input: "X" input: "R" output: "Y")");
   EXPECT_NE(error.find("must have one layout"), std::string::npos) << error;
   EXPECT_NE(error.find("'R'"), std::string::npos) << error;
 }
 
-TEST(BlockedLayoutTest, PlainReadersRefuseBlockedTensorsNamingTheOp) {
+TEST_P(BlockedLayoutTest, PlainReadersRefuseBlockedTensorsNamingTheOp) {
   Workspace ws;
   FeedConvBn(&ws);
-  MakeBlocked(&ws, "X");
+  MakeBlocked(&ws, "X", b());
   const std::string error =
       RunOpError(&ws, R"(type: "Flatten" name: "flat" input: "X" output: "F")");
   EXPECT_NE(error.find("Flatten"), std::string::npos) << error;
@@ -291,10 +304,10 @@ TEST(BlockedLayoutTest, PlainReadersRefuseBlockedTensorsNamingTheOp) {
 
 // Checked when the net is built, through elementwise ops, for readers in place too (their write
 // would reset the layout before they read, so the tensor could not tell).
-TEST(BlockedLayoutTest, NetsWhoseOpsWouldReadABlockedBlobPlainAreRefused) {
+TEST_P(BlockedLayoutTest, NetsWhoseOpsWouldReadABlockedBlobPlainAreRefused) {
   Workspace ws;
   FeedConvBn(&ws);
-  const std::string conv = WithBlockedOutputs(kConv, {0});
+  const std::string conv = WithBlockedOutputs(kConv, {0}, b());
   for (const std::vector<std::string>& ops : std::vector<std::vector<std::string>>{
            {conv, R"(type: "Sigmoid" name: "sig" input: "Y" output: "Y")"},
            {conv, R"(type: "Relu" input: "Y" output: "Z")",
@@ -318,12 +331,12 @@ TEST(BlockedLayoutTest, NetsWhoseOpsWouldReadABlockedBlobPlainAreRefused) {
   EXPECT_NE(ws.CreateNet(NetOf({kConv, R"(type: "Sigmoid" input: "Y" output: "Y")"})), nullptr);
 }
 
-TEST(BlockedLayoutTest, BlockedOutputsOutsideTheOpsPortsAreRejectedWhenTheNetIsBuilt) {
+TEST_P(BlockedLayoutTest, BlockedOutputsOutsideTheOpsPortsAreRejectedWhenTheNetIsBuilt) {
   Workspace ws;
   FeedConvBn(&ws);
   for (const std::string& op :
-       {WithBlockedOutputs(kBn, {1}), WithBlockedOutputs(R"(type: "Relu" input: "X" output: "Y")",
-                                                         {0})}) {
+       {WithBlockedOutputs(kBn, {1}, b()),
+        WithBlockedOutputs(R"(type: "Relu" input: "X" output: "Y")", {0}, b())}) {
     try {
       ws.CreateNet(NetOf({op}));
       ADD_FAILURE() << "accepted " << op;
@@ -334,7 +347,7 @@ TEST(BlockedLayoutTest, BlockedOutputsOutsideTheOpsPortsAreRejectedWhenTheNetIsB
   }
 }
 
-TEST(BlockedLayoutTest, TensorLayoutRules) {
+TEST(TensorLayoutTest, Rules) {
   Tensor t(DType::kFloat32, {2, 32, 3, 3});
   t.mutable_data<float>();
   t.set_layout(Layout::kBlocked16);
@@ -360,9 +373,31 @@ TEST(BlockedLayoutTest, TensorLayoutRules) {
 
   EXPECT_THROW(t.set_layout(Layout::kBlocked16), Error);  // 3-D
   Tensor eight(DType::kFloat32, {2, 8, 3, 3});
+  eight.mutable_data<float>();
   EXPECT_THROW(eight.set_layout(Layout::kBlocked16), Error);  // C % 16 != 0
+  eight.set_layout(Layout::kBlocked8);                         // C % 8 == 0
+  EXPECT_NE(eight.ShapeString().find("(blocked8)"), std::string::npos);
+  Tensor twelve(DType::kFloat32, {2, 12, 3, 3});
+  EXPECT_THROW(twelve.set_layout(Layout::kBlocked8), Error);  // C % 8 != 0
   Tensor ints(DType::kInt32, {2, 16, 3, 3});
   EXPECT_THROW(ints.set_layout(Layout::kBlocked16), Error);
+  EXPECT_THROW(BlockedLayout(4), Error);
+}
+
+TEST(TensorLayoutTest, ABlockedOutputsArgumentAsksForAnEightOrSixteenChannelBlock) {
+  Workspace ws;
+  std::mt19937 rng(3);
+  Feed<float>(&ws, "X", {2, 32, 6, 6}, Random(&rng, 2 * 32 * 36));
+  Feed<float>(&ws, "W", {32, 32, 3, 3}, Random(&rng, 32 * 32 * 9));
+  const std::string conv = WithBlockedOutputs(kConv, {0}, 12);
+  try {
+    ws.CreateNet(NetOf({conv}));
+    ADD_FAILURE() << "accepted " << conv;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("channel_block is 12; a blocked layout has 8 or 16"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
@@ -46,22 +47,31 @@ std::vector<float> RunAndFetch(Workspace* ws, const NetDef& net, const std::stri
   return Fetch<float>(*ws, y);
 }
 
-// Whether this CPU's direct convolution reads the blocked filter; where it does not, packing is
-// declined and the tests that need it skip, saying why.
-bool PackingApplies() {
-  Workspace ws;
-  FeedConvBlobs(&ws, 16, 16, {"W"});
-  return !PackParameters(NetOf({Conv("W", "Y")}), {"W", "W_b"}, &ws).empty();
-}
+// The filter layout this CPU's direct convolution reads: OIhw16i16o on AVX-512, OIhw8i8o on AVX2.
+// Only where oneDNN blocks no layout at all (an SSE-only CPU) is nothing packed, and the tests that
+// need packing skip, saying why.
+Layout PackedLayout() { return FilterBlockedLayout(NativeChannelBlock()); }
 
 constexpr char kWhyNothingIsPacked[] =
-    "PackParameters packs filters only into OIhw16i16o (Layout::kFilterBlocked16), the layout "
-    "oneDNN's direct convolution reads on AVX-512 CPUs; on this CPU (no AVX-512, e.g. AVX2, where "
-    "it reads OIhw8i8o) it asks oneDNN, gets another layout and packs nothing, as it should";
+    "oneDNN's convolutions on this CPU choose no channel-blocked layout (NativeChannelBlock() is "
+    "0: neither AVX-512's 16-channel nor AVX2's 8-channel blocks), so PackParameters packs nothing, "
+    "as it should";
+
+TEST(PackParametersTest, PacksOnEveryCpuWhoseConvolutionsBlockChannels) {
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
+  Workspace ws;
+  FeedConvBlobs(&ws, 16, 16, {"W"});
+  EXPECT_EQ(PackParameters(NetOf({Conv("W", "Y")}), {"W", "W_b"}, &ws),
+            std::vector<std::string>{"W"});
+  EXPECT_EQ(ws.GetBlob("W")->layout(), PackedLayout());
+}
 
 TEST(PackParametersTest, AConvReadsItsPackedFilterAndComputesExactlyWhatItDidPlain) {
-  if (!PackingApplies()) GTEST_SKIP() << kWhyNothingIsPacked;
-  for (const std::string& blocked : {"", "arg { name: 'blocked_outputs' ints: 0 }"}) {
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
+  const std::string block = std::to_string(NativeChannelBlock());
+  for (const std::string& blocked :
+       {std::string(), "arg { name: 'blocked_outputs' ints: 0 } arg { name: 'channel_block' i: " +
+                           block + " }"}) {
     Workspace ws;
     FeedConvBlobs(&ws, 32, 48, {"W"});
     // A 1x1 max pool reads Y in either layout and writes R plain: the identity.
@@ -70,7 +80,7 @@ TEST(PackParametersTest, AConvReadsItsPackedFilterAndComputesExactlyWhatItDidPla
     net.add_external_output("R");
     const std::vector<float> plain = RunAndFetch(&ws, net, "R");
     EXPECT_EQ(PackParameters(net, {"W", "W_b"}, &ws), std::vector<std::string>{"W"});
-    EXPECT_EQ(ws.GetBlob("W")->layout(), Layout::kFilterBlocked16);
+    EXPECT_EQ(ws.GetBlob("W")->layout(), PackedLayout());
     EXPECT_EQ(ws.GetBlob("W_b")->layout(), Layout::kPlain);  // a bias is read plain
     EXPECT_EQ(RunAndFetch(&ws, net, "R"), plain) << blocked;
     // Read plain, the packed filter is an error, not other numbers.
@@ -79,7 +89,7 @@ TEST(PackParametersTest, AConvReadsItsPackedFilterAndComputesExactlyWhatItDidPla
 }
 
 TEST(PackParametersTest, OnlyFiltersEveryReaderOfWhichIsAConvAreEverPacked) {
-  if (!PackingApplies()) GTEST_SKIP() << kWhyNothingIsPacked;
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
   Workspace ws;
   FeedConvBlobs(&ws, 16, 32, {"Shared", "AlsoRelu", "Written", "Output", "NotAParam"});
   Feed<float>(&ws, "G", {32, 4, 3, 3}, Random(32 * 4 * 9, 9));
@@ -108,7 +118,7 @@ TEST(PackParametersTest, OnlyFiltersEveryReaderOfWhichIsAConvAreEverPacked) {
 }
 
 TEST(PackParametersTest, AFilterWrittenAfterPackingIsReadPlainAgain) {
-  if (!PackingApplies()) GTEST_SKIP() << kWhyNothingIsPacked;
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
   Workspace ws;
   FeedConvBlobs(&ws, 16, 16, {"W"});
   const NetDef net = NetOf({Conv("W", "Y")});
@@ -125,7 +135,7 @@ TEST(PackParametersTest, AFilterWrittenAfterPackingIsReadPlainAgain) {
 }
 
 TEST(PackParametersTest, AGradientOfAPackedFilterIsRefusedNamingTheLayout) {
-  if (!PackingApplies()) GTEST_SKIP() << kWhyNothingIsPacked;
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
   Workspace ws;
   FeedConvBlobs(&ws, 16, 16, {"W"});
   ASSERT_EQ(PackParameters(NetOf({Conv("W", "Y")}), {"W"}, &ws).size(), 1u);
@@ -133,13 +143,18 @@ TEST(PackParametersTest, AGradientOfAPackedFilterIsRefusedNamingTheLayout) {
   ExpectRunFails(&ws,
                  "type: 'ConvGradient' input: 'X' input: 'W' input: 'dY' output: 'dW' "
                  "output: 'db' output: 'dX' arg { name: 'pad' i: 1 }",
-                 "filter_blocked16");
+                 LayoutName(PackedLayout()));
 }
 
 TEST(PackParametersTest, TensorsRefuseTheFilterLayoutForOtherShapes) {
   Tensor t(DType::kFloat32, {16, 24, 3, 3});
   t.mutable_data<float>();
   EXPECT_THROW(t.set_layout(Layout::kFilterBlocked16), Error);  // 24 input channels
+  t.set_layout(Layout::kFilterBlocked8);                         // 24 = 3 blocks of 8
+  EXPECT_STREQ(LayoutName(t.layout()), "filter_blocked8");
+  Tensor twelve(DType::kFloat32, {12, 16, 3, 3});
+  twelve.mutable_data<float>();
+  EXPECT_THROW(twelve.set_layout(Layout::kFilterBlocked8), Error);  // 12 filters
   Tensor ok(DType::kFloat32, {32, 16, 1, 1});
   ok.mutable_data<float>();
   ok.set_layout(Layout::kFilterBlocked16);
