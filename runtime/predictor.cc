@@ -12,6 +12,8 @@
 #include "runtime/element_count.h"
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
+#include "runtime/models/fold_batch_norm.h"
+#include "runtime/models/fuse_conv_relu.h"
 #include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/pack_parameters.h"
@@ -198,6 +200,11 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
     }
     DescribeNet(state->parameters, &state->spec);
     const std::vector<std::string> parameter_names = state->parameters.LocalBlobNames();
+    if (options.optimize_graph) {
+      FoldBatchNorm(&state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
+                    &state->parameters);
+      FuseConvRelu(&state->spec.predict_net);
+    }
     PackParameters(state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
                    &state->parameters);  // no one else reads them
     for (const std::string& name : parameter_names) {

@@ -275,7 +275,13 @@ convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
       dnnl::prop_kind::forward_training, algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
       AnyDesc(s.DnnlWeightDims()), bias, AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
       w.DnnlDilation(), w.PadBegin(), w.PadEnd());
-  return convolution_forward::primitive_desc(desc, UserScratchpadAttr(), Engine());
+  dnnl::primitive_attr attr = UserScratchpadAttr();
+  if (s.relu) {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(relu);
+  }
+  return convolution_forward::primitive_desc(desc, attr, Engine());
 }
 
 convolution_backward_weights::primitive_desc MakeConvBackwardWeightsDesc(

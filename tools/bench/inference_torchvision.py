@@ -105,7 +105,8 @@ def run_torch_child(request):
     torch.set_num_threads(request["opts"]["threads"])
     data = np.random.RandomState(0).uniform(-1, 1, request["shape"]).astype(np.float32)
     rss_before = proc_status_bytes("VmRSS:")
-    model = torch.load(request["module"]).eval()
+    # A whole saved module (PyTorch 2.x loads weights only unless told otherwise).
+    model = torch.load(request["module"], weights_only=False).eval()
     x = torch.from_numpy(data)
 
     def step():

@@ -12,6 +12,8 @@ into the convolution before it), with the input named "data" and the output "log
 
 Needs PyTorch and torchvision (Debian: python3-torch, python3-torchvision).
 """
+import inspect
+
 import torch
 import torchvision
 
@@ -64,7 +66,9 @@ def calibrate_batch_norms(model, size, seed):
 
 def export_onnx(model, example_input, path):
     """Writes `model` as ONNX opset 13 with example_input's (fixed) shape to `path`."""
+    # PyTorch 2.x's default (dynamo) exporter writes opset 18 whatever is asked: use the legacy one.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     with torch.no_grad():
         torch.onnx.export(model, (example_input,), path, opset_version=13,
                           input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
-                          do_constant_folding=True)
+                          do_constant_folding=True, **legacy)

@@ -1,0 +1,144 @@
+// FuseConvRelu (runtime/models/fuse_conv_relu.h) with Conv's fused_relu (ops/nn/conv_op.h): which
+// Relu ops an inference net's loader gives to the Conv before them, that the fused net computes
+// what the unfused one does, in either layout, and that a fused Conv has no gradient.
+#include "runtime/models/fuse_conv_relu.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/nn/dnnl_util.h"
+#include "ops/op_test_util.h"
+#include "runtime/autodiff.h"
+#include "runtime/workspace.h"
+
+namespace braid::test {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+void FeedConvs(Workspace* ws) {
+  Feed<float>(ws, "X", {2, 16, 9, 9}, Random(2 * 16 * 81, 1));
+  Feed<float>(ws, "W1", {16, 16, 3, 3}, Random(16 * 16 * 9, 2));
+  Feed<float>(ws, "b1", {16}, Random(16, 3));
+  Feed<float>(ws, "W2", {32, 16, 1, 1}, Random(32 * 16, 4));
+}
+
+const char kConv1[] =
+    "type: 'Conv' input: 'X' input: 'W1' input: 'b1' output: 'x1' arg { name: 'pad' i: 1 }";
+
+// Conv + bias -> Relu -> 1x1 Conv -> Relu in place -> out.
+NetDef TwoLayers() {
+  NetDef net = NetOf({kConv1, "type: 'Relu' input: 'x1' output: 'r1'",
+                      "type: 'Conv' input: 'r1' input: 'W2' output: 'x2'",
+                      "type: 'Relu' input: 'x2' output: 'x2'", "type: 'Copy' input: 'x2' output: 'out'"});
+  net.add_external_output("out");
+  return net;
+}
+
+std::vector<std::string> Types(const NetDef& net) {
+  std::vector<std::string> types;
+  for (const OperatorDef& op : net.op()) types.push_back(op.type());
+  return types;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  float scale = 0;
+  for (float v : want) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << i;
+}
+
+TEST(FuseConvReluTest, GivesEachReluToItsConvAndComputesTheSameOutput) {
+  Workspace plain;
+  FeedConvs(&plain);
+  ASSERT_TRUE(plain.RunNetOnce(TwoLayers()).ok());
+  const std::vector<float> want = Fetch<float>(plain, "out");
+  ASSERT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.f; }));
+
+  NetDef net = TwoLayers();
+  EXPECT_EQ(FuseConvRelu(&net), 2);
+  EXPECT_EQ(Types(net), (std::vector<std::string>{"Conv", "Conv", "Copy"}));
+  EXPECT_EQ(net.op(0).output(0), "r1");
+  EXPECT_EQ(net.op(1).output(0), "x2");
+  Workspace ws;
+  FeedConvs(&ws);
+  ASSERT_TRUE(ws.RunNetOnce(net).ok());
+  ExpectClose(Fetch<float>(ws, "out"), want);
+  for (float v : Fetch<float>(ws, "r1")) ASSERT_GE(v, 0.f);
+}
+
+// The fused ReLU is applied before the reorder out of the primitive's layout, so a blocked Y and a
+// plain one hold the same values.
+TEST(FuseConvReluTest, AFusedConvWritesEitherLayoutWithTheSameValues) {
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << "no blocked layout on this CPU";
+  const std::string fused = std::string(kConv1) + " arg { name: 'fused_relu' i: 1 }";
+  const std::string blocked = fused + " arg { name: 'blocked_outputs' ints: 0 } " +
+                              "arg { name: 'channel_block' i: " +
+                              std::to_string(NativeChannelBlock()) + " }";
+  Workspace a, b;
+  FeedConvs(&a);
+  FeedConvs(&b);
+  ASSERT_TRUE(a.RunNetOnce(NetOf({fused, "type: 'Copy' input: 'x1' output: 'y'"})).ok());
+  // MaxPool with a 1x1 window reads the blocked Y and writes it plain: the identity.
+  ASSERT_TRUE(b.RunNetOnce(NetOf({blocked, "type: 'MaxPool' input: 'x1' output: 'y' "
+                                           "arg { name: 'kernel' i: 1 }"}))
+                  .ok());
+  EXPECT_EQ(Fetch<float>(a, "y"), Fetch<float>(b, "y"));
+}
+
+TEST(FuseConvReluTest, LeavesEveryReluItCannotFuseAsItIs) {
+  struct Case {
+    std::string why;
+    std::vector<std::string> ops;
+    std::vector<std::string> outputs;
+  };
+  const std::vector<Case> cases = {
+      {"X read by another op",
+       {kConv1, "type: 'Relu' input: 'x1' output: 'r'", "type: 'Sigmoid' input: 'x1' output: 's'"},
+       {"r", "s"}},
+      {"X fetched", {kConv1, "type: 'Relu' input: 'x1' output: 'r'"}, {"r", "x1"}},
+      {"Y read between the two",
+       {"type: 'Copy' input: 'X' output: 'r'", kConv1, "type: 'Sigmoid' input: 'r' output: 's'",
+        "type: 'Relu' input: 'x1' output: 'r'"},
+       {"r", "s"}},
+      {"a Sum between", {kConv1, "type: 'Sum' input: 'x1' input: 'X' output: 'x1'",
+                         "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
+      {"on CUDA", {std::string(kConv1) + " device_option { device_type: 1 }",
+                   "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
+      {"already fused", {std::string(kConv1) + " arg { name: 'fused_relu' i: 1 }",
+                         "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
+  };
+  for (const Case& c : cases) {
+    NetDef net = NetOf(c.ops);
+    for (const std::string& out : c.outputs) net.add_external_output(out);
+    const std::string before = net.DebugString();
+    EXPECT_EQ(FuseConvRelu(&net), 0) << c.why;
+    EXPECT_EQ(net.DebugString(), before) << c.why;
+  }
+}
+
+TEST(FuseConvReluTest, AFusedConvHasNoGradient) {
+  NetDef net = NetOf({std::string(kConv1) + " name: 'c1' arg { name: 'fused_relu' i: 1 }",
+                      "type: 'AveragedLoss' input: 'x1' output: 'loss'"});
+  try {
+    AddGradientOperators(&net, {"loss"});
+    ADD_FAILURE() << "a gradient for a fused Conv";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Conv 'c1' has fused_relu"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace braid::test
