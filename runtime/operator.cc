@@ -8,6 +8,17 @@
 
 namespace braid {
 
+Layout RequestedLayout(const OperatorDef& op, int output) {
+  bool listed = false;
+  int64_t block = 16;  // nets written before kChannelBlockArg existed blocked by 16
+  for (const Argument& arg : op.arg()) {
+    if (arg.name() == kChannelBlockArg) block = arg.i();
+    if (arg.name() != kBlockedOutputsArg) continue;
+    for (int64_t o : arg.ints()) listed = listed || o == output;
+  }
+  return listed ? BlockedLayout(block) : Layout::kPlain;
+}
+
 OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
     : def_(def), device_(DeviceFromProto(def.device_option())), args_(def_.arg()) {
   if (const OpSchema* schema = FindSchema(def_.type())) {

@@ -37,6 +37,10 @@ namespace braid {
 
 class Workspace;
 
+// The layout `op` is to write output `output` in: blocked by its kChannelBlockArg (16 when absent)
+// when its kBlockedOutputsArg lists the output (runtime/op_schema.h), else plain.
+Layout RequestedLayout(const OperatorDef& op, int output);
+
 class OperatorBase {
  public:
   OperatorBase(const OperatorDef& def, Workspace* ws);

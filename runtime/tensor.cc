@@ -91,6 +91,13 @@ bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims, int64_t 
   return BlockableShape(dtype, dims, block) && dims[0] % block == 0;
 }
 
+int64_t NchwOffset(Layout layout, int64_t n, int64_t c, int64_t hw, int64_t channels,
+                   int64_t spatial) {
+  const int64_t b = ChannelBlock(layout);
+  if (b == 0) return (n * channels + c) * spatial + hw;
+  return ((n * (channels / b) + c / b) * spatial + hw) * b + c % b;
+}
+
 const char* LayoutName(Layout layout) {
   switch (layout) {
     case Layout::kPlain: return "plain";

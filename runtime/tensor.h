@@ -74,6 +74,10 @@ bool BlockableShape(DType dtype, const std::vector<int64_t>& dims, int64_t block
 bool PackableFilterShape(DType dtype, const std::vector<int64_t>& dims, int64_t block);
 // "plain", "blocked8", "blocked16", "filter_blocked8", "filter_blocked16".
 const char* LayoutName(Layout layout);
+// The element offset of (n, c, hw) in an NCHW tensor of `channels` channels and `spatial` pixels
+// per channel stored in activation layout `layout` (plain, kBlocked8 or kBlocked16).
+int64_t NchwOffset(Layout layout, int64_t n, int64_t c, int64_t hw, int64_t channels,
+                   int64_t spatial);
 
 class Storage {
  public:

@@ -54,17 +54,6 @@ dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout) {
   return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32, tag);
 }
 
-Layout RequestedLayout(const OperatorDef& op, int output) {
-  bool listed = false;
-  int64_t block = 16;  // nets written before kChannelBlockArg existed blocked by 16
-  for (const Argument& arg : op.arg()) {
-    if (arg.name() == kChannelBlockArg) block = arg.i();
-    if (arg.name() != kBlockedOutputsArg) continue;
-    for (int64_t o : arg.ints()) listed = listed || o == output;
-  }
-  return listed ? BlockedLayout(block) : Layout::kPlain;
-}
-
 int64_t NativeChannelBlock() {
   static const int64_t block = [] {
     // The source layout oneDNN's convolution picks for a typical ResNet layer (3x3, 64 -> 64

@@ -85,9 +85,6 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
 // The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc,
 // nChw8c / nChw16c for Layout::kBlocked8 / kBlocked16, OIhw8i8o / OIhw16i16o for the filters.
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout);
-// The layout `op` writes output `output` in: blocked by its kChannelBlockArg (16 when absent)
-// when its kBlockedOutputsArg lists it, else plain.
-Layout RequestedLayout(const OperatorDef& op, int output);
 // The channel block of this machine's oneDNN convolutions (what they choose when the layout is
 // left to them): 16 on AVX-512, 8 on AVX2; 0 when they choose no blocked layout. Asked of oneDNN
 // once per process (honours ONEDNN_MAX_CPU_ISA).

@@ -26,13 +26,6 @@ float ApplyOne(float x, float m, float a, float b, const float* residual, int64_
   return kRelu ? std::max(v, 0.f) : v;
 }
 
-// Element `hw` of plane (n, c) in `layout` (runtime/tensor.h), for `c` channels of `spatial`.
-int64_t Offset(Layout layout, int64_t n, int64_t ch, int64_t hw, int64_t c, int64_t spatial) {
-  if (layout == Layout::kPlain) return (n * c + ch) * spatial + hw;
-  const int64_t block = ChannelBlock(layout);
-  return ((n * (c / block) + ch / block) * spatial + hw) * block + ch % block;
-}
-
 // X, Y and the residual blocked by kBlock channels: a pass in memory order, in runs of one
 // pixel's kBlock channels.
 template <bool kRelu, int64_t kBlock>
@@ -93,9 +86,9 @@ void ApplyMixedLayouts(const float* x, Layout x_layout, const Affine& f, const f
       const int64_t n = plane / c, ch = plane % c;
       for (int64_t hw = 0; hw < spatial; ++hw) {
         const float v =
-            ApplyOne<kRelu>(x[Offset(x_layout, n, ch, hw, c, spatial)], f.mean[ch], f.a[ch],
-                            f.b[ch], residual, Offset(r_layout, n, ch, hw, c, spatial));
-        y[Offset(y_layout, n, ch, hw, c, spatial)] = v;
+            ApplyOne<kRelu>(x[NchwOffset(x_layout, n, ch, hw, c, spatial)], f.mean[ch], f.a[ch],
+                            f.b[ch], residual, NchwOffset(r_layout, n, ch, hw, c, spatial));
+        y[NchwOffset(y_layout, n, ch, hw, c, spatial)] = v;
       }
     }
   });

@@ -23,6 +23,21 @@ GradientOps ConcatGradientOps(const GradientRequest& r) {
       std::vector<bool>(op.input_size(), true)};
 }
 
+// Along the channels of 4-D NCHW tensors, concat_result and every input may be blocked (by any
+// block, runtime/tensor.h); along another axis, none.
+OpSchema::LayoutPorts ConcatLayoutPorts(const OperatorDef& def) {
+  OpSchema::LayoutPorts ports;
+  try {
+    const AxisLayout layout = ResolveConcatAxis(def, 4);
+    if (layout.axis != 1 || layout.add_axis) return ports;
+  } catch (const Error&) {
+    return ports;
+  }
+  for (int i = 0; i < def.input_size(); ++i) ports.inputs.push_back(i);
+  ports.outputs = {0};
+  return ports;
+}
+
 }  // namespace
 
 AxisLayout ComputeConcatLayout(const OperatorDef& def, const std::vector<ShapeInfo>& in) {
@@ -55,14 +70,50 @@ void ConcatOp::Run() {
   const AxisLayout layout = ComputeConcatLayout(def(), InputShapeInfos(*this));
   const DType dtype = Input(0).dtype();
   const size_t bytes = DTypeSize(dtype);
-  char* whole = static_cast<char*>(Output(0, dtype, layout.whole_dims)->raw_mutable_data(dtype));
+  // Layouts before the write (an input may be the output).
+  const Layout out_layout = RequestedLayout(def(), 0);
+  std::vector<Layout> layouts;
+  bool one_layout = true;
+  for (int i = 0; i < InputSize(); ++i) {
+    layouts.push_back(Input(i).layout());
+    one_layout = one_layout && layouts.back() == out_layout;
+  }
   std::vector<const char*> pieces;
   for (int i = 0; i < InputSize(); ++i) {
-    pieces.push_back(static_cast<const char*>(Input(i).raw_data()));
+    pieces.push_back(layouts[i] == Layout::kPlain
+                         ? static_cast<const char*>(Input(i).raw_data())
+                         : reinterpret_cast<const char*>(Input(i).any_layout_data<float>()));
   }
-  ForEachBlock(layout, [&](int64_t whole_at, int piece, int64_t piece_at, int64_t count) {
-    std::memcpy(whole + whole_at * bytes, pieces[piece] + piece_at * bytes, count * bytes);
-  });
+  Tensor* out = Output(0, dtype, layout.whole_dims);
+  char* whole = static_cast<char*>(out->raw_mutable_data(dtype));
+  out->set_layout(out_layout);  // throws for a shape that cannot be blocked
+  if (one_layout) {
+    // Along the channels of NCHW tensors, each sample of each input is one contiguous piece in
+    // either layout, and the whole's sample is those pieces in order: the plain copy.
+    ForEachBlock(layout, [&](int64_t whole_at, int piece, int64_t piece_at, int64_t count) {
+      std::memcpy(whole + whole_at * bytes, pieces[piece] + piece_at * bytes, count * bytes);
+    });
+  } else {
+    // Blocked inputs beside plain ones (ports allow it only along NCHW channels): element by
+    // element through each tensor's offsets.
+    const std::vector<int64_t>& d = layout.whole_dims;
+    const int64_t spatial = d[2] * d[3];
+    float* y = reinterpret_cast<float*>(whole);
+    int64_t first = 0;
+    for (int i = 0; i < InputSize(); ++i) {
+      const float* x = reinterpret_cast<const float*>(pieces[i]);
+      const int64_t c = layout.sizes[i];
+      for (int64_t n = 0; n < d[0]; ++n) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          for (int64_t hw = 0; hw < spatial; ++hw) {
+            y[NchwOffset(out_layout, n, first + ch, hw, d[1], spatial)] =
+                x[NchwOffset(layouts[i], n, ch, hw, c, spatial)];
+          }
+        }
+      }
+      first += c;
+    }
+  }
   int32_t* split_info = Output(1, DType::kInt32, {InputSize()})->mutable_data<int32_t>();
   for (int i = 0; i < InputSize(); ++i) split_info[i] = static_cast<int32_t>(layout.sizes[i]);
 }
@@ -73,6 +124,7 @@ BRAID_OPERATOR_SCHEMA(Concat)
     .Arg("order", ArgKind::kString)
     .NumInputs(1, OpSchema::kUnbounded)
     .NumOutputs(2)
+    .BlockedPorts(ConcatLayoutPorts)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.empty()) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       const AxisLayout layout = ComputeConcatLayout(def, in);

@@ -9,6 +9,11 @@
 //
 // Gradient: Split(d concat_result, split_info) with the same arguments gives every input's
 // gradient.
+//
+// Layouts (runtime/tensor.h): along the channels of NCHW float32 tensors the inputs and
+// concat_result may be blocked (runtime/models/blocked_layouts.h decides), as oneDNN's
+// convolutions and pooling read them: one layout throughout is the plain copy (each sample of each
+// input is one contiguous piece in either layout); a mix of layouts is copied element by element.
 #ifndef BRAID_OPS_TENSOR_CONCAT_OP_H_
 #define BRAID_OPS_TENSOR_CONCAT_OP_H_
 

@@ -108,6 +108,28 @@ TEST(BlockedLayoutsTest, ASumAndReluOfBlockedBlobsAreBlocked) {
   EXPECT_EQ(CountBlockedOutputsArgs(net.op(4)), 0);
 }
 
+TEST(BlockedLayoutsTest, AnInceptionConcatAlongTheChannelsIsBlocked) {
+  if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
+  NetDef net = NetFromText(R"(name: "inception"
+    external_output: "out" external_output: "flat"
+    op { type: "Conv" input: "data" input: "w1" output: "x1" arg { name: "pad" i: 1 } }
+    op { type: "Conv" input: "data" input: "w2" output: "x2" arg { name: "pad" i: 1 } }
+    op { type: "Concat" input: "x1" input: "x2" output: "cat" output: "split" }
+    op { type: "MaxPool" input: "cat" output: "out" arg { name: "kernel" i: 2 } }
+    op { type: "Concat" input: "x1" input: "x2" output: "wide" output: "split2"
+         arg { name: "axis" i: 3 } }
+    op { type: "Flatten" input: "wide" output: "flat" })");
+  // x1 and x2 feed the axis-3 Concat too, whose ports are none: only cat is blocked.
+  EXPECT_EQ(UseBlockedLayouts(&net, ChainShapes()), 1);
+  EXPECT_EQ(BlockedOutputs(net.op(2)), (std::vector<int64_t>{0}));
+  EXPECT_EQ(CountBlockedOutputsArgs(net.op(0)), 0);
+  net.mutable_op()->DeleteSubrange(4, 2);  // without the other Concat, its inputs are blocked too
+  net.clear_external_output();
+  net.add_external_output("out");
+  EXPECT_EQ(UseBlockedLayouts(&net, ChainShapes()), 3);
+  EXPECT_EQ(BlockedOutputs(net.op(0)), (std::vector<int64_t>{0}));
+}
+
 TEST(BlockedLayoutsTest, ExternalBlobsStayPlainEvenWhenWrittenAtPorts) {
   if (Block() == 0) GTEST_SKIP() << kWhyNothingIsBlocked;
   // x is fetched by the caller; h is fed by the caller and overwritten.

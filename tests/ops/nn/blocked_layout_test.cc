@@ -283,6 +283,48 @@ TEST_P(BlockedLayoutTest, ElementwiseOpsGiveTheirOutputsTheInputsLayout) {
   ExpectSameValues({R"(type: "Copy" input: "X" output: "Y")", FeedConvBn, {"X"}, {}});
 }
 
+// Concat along the channels: one layout throughout (the plain copy) or a mix (element by element),
+// against the plain Concat.
+TEST_P(BlockedLayoutTest, ConcatAlongChannelsJoinsEitherLayoutWithTheSameValues) {
+  const std::string concat =
+      R"(type: "Concat" input: "X" input: "R" output: "Y" output: "split" arg { name: "axis" i: 1 })";
+  Workspace plain_ws;
+  FeedConvBn(&plain_ws);
+  ASSERT_TRUE(plain_ws.RunNetOnce(NetOf({concat})).ok());
+  const std::vector<float> want = Fetch<float>(plain_ws, "Y");
+  struct Case {
+    std::set<std::string> blocked_inputs;
+    bool blocked_output;
+  };
+  for (const Case& c : std::vector<Case>{{{"X", "R"}, true}, {{"X"}, true}, {{"R"}, false},
+                                         {{}, true}, {{"X", "R"}, false}}) {
+    Workspace ws;
+    FeedConvBn(&ws);
+    for (const std::string& in : c.blocked_inputs) MakeBlocked(&ws, in, b());
+    const std::string op = c.blocked_output ? WithBlockedOutputs(concat, {0}, b()) : concat;
+    const Status s = ws.RunNetOnce(NetOf({op}));
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(ws.GetBlob("Y")->layout(), c.blocked_output ? BlockedLayout(b()) : Layout::kPlain);
+    EXPECT_EQ(FetchAnyLayout(ws, "Y"), want) << c.blocked_inputs.size() << c.blocked_output;
+    EXPECT_EQ(Fetch<int32_t>(ws, "split"), (std::vector<int32_t>{32, 32}));
+  }
+}
+
+TEST_P(BlockedLayoutTest, ConcatAlongAnotherAxisTakesNoBlockedPorts) {
+  Workspace ws;
+  FeedConvBn(&ws);
+  const std::string op = WithBlockedOutputs(
+      R"(type: "Concat" input: "X" input: "R" output: "Y" output: "split" arg { name: "axis" i: 2 })",
+      {0}, b());
+  try {
+    ws.CreateNet(NetOf({op}));
+    ADD_FAILURE() << "accepted " << op;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("blocked_outputs names output 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_P(BlockedLayoutTest, ElementwiseOpsRefuseInputsOfDifferentLayouts) {
   Workspace ws;
   FeedConvBn(&ws);
