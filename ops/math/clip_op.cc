@@ -27,25 +27,31 @@ ClipBounds ClipBoundsOf(const OperatorDef& def) {
 void ClipOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   const Tensor& x = Input(0);
-  float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
-  const float* xs = x.data<float>();  // after mutable_data: Y may be X
+  const Layout layout = InputsLayout(*this);  // before the write: Y may be X
+  Tensor* out = Output(0, DType::kFloat32, x.shape());
+  float* y = out->mutable_data<float>();
+  const float* xs = x.any_layout_data<float>();  // after mutable_data: Y may be X
   const ClipBounds b = bounds_;
   ParallelFor(x.numel(), [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = std::min(std::max(xs[i], b.min), b.max);
   });
+  out->set_layout(layout);
 }
 
 void ClipGradientOp::Run() {
   CheckInputType(*this, 0, {DType::kFloat32});
   CheckInputType(*this, 1, {DType::kFloat32});
   InferOutputGradientShape(def(), InputShapeInfos(*this));
-  float* dx = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
-  const float* y = Input(0).data<float>();  // after mutable_data: dX may be dY
-  const float* dy = Input(1).data<float>();
+  const Layout layout = InputsLayout(*this);  // before the write: dX may be dY
+  Tensor* out = Output(0, DType::kFloat32, Input(0).shape());
+  float* dx = out->mutable_data<float>();
+  const float* y = Input(0).any_layout_data<float>();  // after mutable_data: dX may be dY
+  const float* dy = Input(1).any_layout_data<float>();
   const ClipBounds b = bounds_;
   ParallelFor(Input(0).numel(), [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > b.min && y[i] < b.max ? dy[i] : 0.f;
   });
+  out->set_layout(layout);
 }
 
 namespace {
@@ -63,6 +69,7 @@ BRAID_OPERATOR_SCHEMA(Clip)
     .NumInputs(1)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
+    .LayoutFollowsInputs()
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       ClipBoundsOf(def);
       return InferUnaryShape(def, in);
@@ -74,6 +81,7 @@ BRAID_OPERATOR_SCHEMA(ClipGradient)
     .NumInputs(2)
     .NumOutputs(1)
     .AllowInplace({{1, 0}})
+    .LayoutFollowsInputs()
     .TensorInference(InferOutputGradientShape)
     .SetDoc("dX = dY where `min` < Y < `max`, else 0, from the Clip output Y and its gradient dY.");
 

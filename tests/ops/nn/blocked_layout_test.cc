@@ -281,6 +281,12 @@ TEST_P(BlockedLayoutTest, ElementwiseOpsGiveTheirOutputsTheInputsLayout) {
       {R"(type: "ReluGradient" input: "R" input: "dY" output: "dX")", FeedConvBn, {"R", "dY"}, {}});
   ExpectSameValues({R"(type: "Sum" input: "X" input: "R" output: "Y")", FeedConvBn, {"X", "R"}, {}});
   ExpectSameValues({R"(type: "Copy" input: "X" output: "Y")", FeedConvBn, {"X"}, {}});
+  // ReLU6 (MobileNet-V2's Clip 0..6) and its gradient, in place too.
+  const std::string clip = R"(arg { name: "min" f: 0 } arg { name: "max" f: 0.5 })";
+  ExpectSameValues({R"(type: "Clip" input: "X" output: "Y" )" + clip, FeedConvBn, {"X"}, {}});
+  ExpectSameValues({R"(type: "Clip" input: "X" output: "X" )" + clip, FeedConvBn, {"X"}, {}});
+  ExpectSameValues({R"(type: "ClipGradient" input: "R" input: "dY" output: "dX" )" + clip,
+                    FeedConvBn, {"R", "dY"}, {}});
 }
 
 // Concat along the channels: one layout throughout (the plain copy) or a mix (element by element),
