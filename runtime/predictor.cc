@@ -13,7 +13,7 @@
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/models/fold_batch_norm.h"
-#include "runtime/models/fuse_conv_relu.h"
+#include "runtime/models/fuse_conv_activation.h"
 #include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/pack_parameters.h"
@@ -203,7 +203,7 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
     if (options.optimize_graph) {
       FoldBatchNorm(&state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
                     &state->parameters);
-      FuseConvRelu(&state->spec.predict_net);
+      FuseConvActivation(&state->spec.predict_net);
     }
     PackParameters(state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
                    &state->parameters);  // no one else reads them

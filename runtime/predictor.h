@@ -89,8 +89,8 @@ struct PredictorOptions {
   // Plan each context's activations into one arena (off: every blob allocates its own memory).
   bool plan_memory = true;
   // Rewrite the predict net when the model is loaded: fold each inference SpatialBN that follows a
-  // Conv into the Conv's filter and bias (runtime/models/fold_batch_norm.h), then give each Relu
-  // that follows a Conv to the Conv's primitive (runtime/models/fuse_conv_relu.h): ops and passes
+  // Conv into the Conv's filter and bias (runtime/models/fold_batch_norm.h), then give each Relu or
+  // Clip that follows a Conv to the Conv's primitive (runtime/models/fuse_conv_activation.h): ops and passes
   // over activations less per layer; outputs change by rounding only.
   bool optimize_graph = true;
 };

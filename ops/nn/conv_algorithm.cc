@@ -276,10 +276,12 @@ convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
       AnyDesc(s.DnnlWeightDims()), bias, AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
       w.DnnlDilation(), w.PadBegin(), w.PadEnd());
   dnnl::primitive_attr attr = UserScratchpadAttr();
-  if (s.relu) {
-    dnnl::post_ops relu;
-    relu.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(relu);
+  if (s.activation.kind != FusedActivation::Kind::kNone) {
+    const bool relu = s.activation.kind == FusedActivation::Kind::kRelu;
+    dnnl::post_ops post;
+    post.append_eltwise(1.f, relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip,
+                        relu ? 0.f : s.activation.min, relu ? 0.f : s.activation.max);
+    attr.set_post_ops(post);
   }
   return convolution_forward::primitive_desc(desc, attr, Engine());
 }

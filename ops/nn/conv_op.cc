@@ -115,7 +115,7 @@ ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo
   s.window = ComputeConvPoolWindow(def, in[0], WindowKind::kConv,
                                    ConvPoolWindow::Pair{in[1].dims[2], in[1].dims[3]});
   s.has_bias = in.size() > 2;
-  s.relu = ArgumentReader(def.arg()).Get<bool>(kFusedReluArg, false);
+  s.activation = FusedActivationOf(def);
   s.x_dims = in[0].dims;
   s.filter_dims = in[1].dims;
   s.y_dims = {in[0].dims[0], in[1].dims[0], s.window.output[0], s.window.output[1]};
@@ -182,7 +182,9 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
                               .Add(s.filter_dims)
                               .Add(s.group)
                               .Add(s.has_bias)
-                              .Add(s.relu)
+                              .Add(static_cast<int64_t>(s.activation.kind))
+                              .AddFloat(s.activation.min)
+                              .AddFloat(s.activation.max)
                               .Add(s.window.Strides())
                               .Add(s.window.DnnlDilation())
                               .Add(s.window.PadBegin())
@@ -238,10 +240,11 @@ void ConvOp::Run() {
 namespace {
 
 GradientOps ConvGradientOps(const GradientRequest& r) {
-  if (ArgumentReader(r.op.arg()).Get<bool>(kFusedReluArg, false)) {
+  if (ArgumentReader(r.op.arg()).Has(kFusedActivationArg)) {
     throw Error(Status::InvalidArgument(
-        "Conv '" + r.op.name() + "' has " + kFusedReluArg +
-        " (an inference fusion), which has no gradient: train the net with a Relu op after it"));
+        "Conv '" + r.op.name() + "' has " + kFusedActivationArg +
+        " (an inference fusion), which has no gradient: train the net with the activation op "
+        "after it"));
   }
   const bool has_bias = r.op.input_size() == 3;
   std::vector<std::string> outputs{r.input_grads[1]};
@@ -266,7 +269,9 @@ GradientOps ConvGradientOps(const GradientRequest& r) {
 BRAID_OPERATOR_SCHEMA(Conv)
     .Args(ConvPoolWindowArgs(WindowKind::kConv))
     .Arg("group", ArgKind::kInt)
-    .Arg(kFusedReluArg, ArgKind::kInt)
+    .Arg(kFusedActivationArg, ArgKind::kString)
+    .Arg(kFusedMinArg, ArgKind::kFloat)
+    .Arg(kFusedMaxArg, ArgKind::kFloat)
     .NumInputs(2, 3)
     .NumOutputs(1)
     .PackedInput(1, PackConvFilter)
@@ -279,7 +284,8 @@ BRAID_OPERATOR_SCHEMA(Conv)
     .SetDoc(
         "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "
         "Y [N,M,outH,outW]. Args: kernel, stride, pad, dilation (Caffe2 spellings), legacy_pad, "
-        "group, order=NCHW; fused_relu (braid's inference fusion: Y = max(Y, 0)).");
+        "group, order=NCHW; fused_activation Relu or Clip with fused_min/fused_max (braid's "
+        "inference fusion).");
 
 BRAID_REGISTER_CPU_OPERATOR(Conv, ConvOp);
 BRAID_REGISTER_GRADIENT(Conv, ConvGradientOps);

@@ -7,7 +7,7 @@
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "ops/nn/cudnn_conv.h"
-#include "runtime/models/fuse_conv_relu.h"
+#include "runtime/models/fuse_conv_activation.h"
 #include "runtime/op_registry.h"
 
 namespace braid {
@@ -50,9 +50,9 @@ class ConvCudaOp final : public OperatorBase {
 
  private:
   void Prepare() {
-    if (args().Get<bool>(kFusedReluArg, false)) {
-      ThrowInvalidArgument("fused_relu is an inference fusion of CPU and sim devices; on CUDA "
-                           "run a Relu op after the Conv");
+    if (args().Has(kFusedActivationArg)) {
+      ThrowInvalidArgument("fused_activation is an inference fusion of CPU and sim devices; on "
+                           "CUDA run the activation op after the Conv");
     }
     problem_ = CudnnConvProblemOf(def(), InputShapeInfos(*this));
     descriptors_.reset();  // made on the first non-empty run: cuDNN refuses empty tensors

@@ -38,7 +38,7 @@
 
 #include "ops/nn/conv_pool_window.h"
 #include "ops/nn/dnnl_util.h"
-#include "runtime/models/fuse_conv_relu.h"
+#include "runtime/models/fuse_conv_activation.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
 
@@ -50,7 +50,8 @@ struct ConvShapes {
   ConvPoolWindow window;
   int64_t group = 1;
   bool has_bias = false;
-  bool relu = false;  // kFusedReluArg (runtime/models/fuse_conv_relu.h): the primitive's post-op
+  // Applied by the primitive as it writes Y (runtime/models/fuse_conv_activation.h).
+  FusedActivation activation;
   std::vector<int64_t> x_dims, filter_dims, y_dims;
   // Tensor layouts, set by the op (not by ComputeConvShapes): X, the filter and Y for Conv; X, dY
   // and dX for ConvGradient.

@@ -1,6 +1,6 @@
 // BlobUses: which ops of a net read and write each blob, for the graph rewrites that must prove a
 // blob has no other user before they change its producer (runtime/models/fold_batch_norm.h,
-// runtime/models/fuse_conv_relu.h).
+// runtime/models/fuse_conv_activation.h).
 //
 //   const std::map<std::string, BlobUses> uses = UsesOf(net);
 //   if (OnlyOp(uses.at("x").readers, j)) ...  // op j is x's only reader

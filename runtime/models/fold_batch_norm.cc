@@ -7,7 +7,7 @@
 
 #include "runtime/argument.h"
 #include "runtime/models/blob_uses.h"
-#include "runtime/models/fuse_conv_relu.h"
+#include "runtime/models/fuse_conv_activation.h"
 #include "runtime/tensor.h"
 
 namespace braid {
@@ -54,7 +54,7 @@ class Folder {
     if (conv < 0) return fold;
     const OperatorDef& op = net_->op(conv);
     if (op.type() != "Conv" || op.output_size() != 1 || op.input_size() < 2 || !Nchw(op) ||
-        ArgumentReader(op.arg()).Get<bool>(kFusedReluArg, false)) {  // ReLU before the BN
+        ArgumentReader(op.arg()).Has(kFusedActivationArg)) {  // an activation before the BN
       return fold;
     }
     // X: written by the Conv (and the SpatialBN in place), read by the SpatialBN (and, in place,

@@ -8,7 +8,7 @@
 //
 // A Conv (op i) and a SpatialBN (op j > i) are folded when
 //   - the SpatialBN has is_test = 1, reads the Conv's output X as its input 0, and its order is
-//     NCHW, as the Conv's is; the Conv has no fused ReLU (runtime/models/fuse_conv_relu.h);
+//     NCHW, as the Conv's is; the Conv has no fused activation (runtime/models/fuse_conv_activation.h);
 //   - no op but the SpatialBN reads X (an in-place SpatialBN, X -> X, may be read after it: that is
 //     its output), no op between them writes X, and X is not an external output unless the
 //     SpatialBN writes it in place;

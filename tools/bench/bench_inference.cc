@@ -49,7 +49,7 @@
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/models/fold_batch_norm.h"
-#include "runtime/models/fuse_conv_relu.h"
+#include "runtime/models/fuse_conv_activation.h"
 #include "runtime/net.h"
 #include "runtime/net_args.h"
 #include "runtime/pack_parameters.h"
@@ -73,8 +73,8 @@ DEFINE_bool(memory_plan, true, "bind the recyclable blobs into one planned arena
 DEFINE_bool(blocked_layouts, true,
             "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
 DEFINE_bool(optimize_graph, true,
-            "fold inference SpatialBN ops into the Convs before them and Relu ops into the Convs' "
-            "primitives (runtime/models/fold_batch_norm.h, runtime/models/fuse_conv_relu.h), as "
+            "fold inference SpatialBN ops into the Convs before them and Relu/Clip ops into the Convs' "
+            "primitives (runtime/models/fold_batch_norm.h, runtime/models/fuse_conv_activation.h), as "
             "the Predictor does");
 DEFINE_bool(pack_parameters, true,
             "store Conv filters once in the layout oneDNN reads (runtime/pack_parameters.h)");
@@ -100,7 +100,7 @@ struct InferenceResult {
   int64_t naive_bytes = 0;
   int64_t scratch_bytes = 0;
   int folded_batch_norms = 0;
-  int fused_relus = 0;
+  int fused_activations = 0;
   int blocked_blobs = 0;
   int packed_parameters = 0;
 };
@@ -169,7 +169,7 @@ NetDef PrepareModel(const std::string& path, Workspace* ws, InferenceResult* r) 
   NetDef def = std::move(model.predict_net);
   if (FLAGS_optimize_graph) {
     r->folded_batch_norms = FoldBatchNorm(&def, parameters, ws);
-    r->fused_relus = FuseConvRelu(&def);
+    r->fused_activations = FuseConvActivation(&def);
   }
   if (FLAGS_blocked_layouts) {
     r->blocked_blobs = UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *ws));
@@ -212,7 +212,7 @@ InferenceResult Measure(const std::string& path) {
 void PrintJson(const InferenceResult& r) {
   std::printf(
       "result {\"input_shape\": \"%s\", \"batch\": %lld, \"ops\": %d, \"executor\": \"%s\", "
-      "\"threads\": %d, \"folded_batch_norms\": %d, \"fused_relus\": %d, "
+      "\"threads\": %d, \"folded_batch_norms\": %d, \"fused_activations\": %d, "
       "\"blocked_blobs\": %d, "
       "\"packed_parameters\": %d, "
       "\"iterations\": %d, \"median_ms\": %.4f, "
@@ -221,7 +221,8 @@ void PrintJson(const InferenceResult& r) {
       "\"arena_bytes\": %lld, \"lower_bound_bytes\": %lld, \"naive_bytes\": %lld, "
       "\"scratch_bytes\": %lld}\n",
       r.input_shape.c_str(), static_cast<long long>(r.batch), r.ops, FLAGS_executor.c_str(),
-      FLAGS_threads, r.folded_batch_norms, r.fused_relus, r.blocked_blobs, r.packed_parameters, r.iterations,
+      FLAGS_threads, r.folded_batch_norms, r.fused_activations, r.blocked_blobs,
+      r.packed_parameters, r.iterations,
       r.median_ms, r.p90_ms, r.images_per_second,
       r.setup_seconds, static_cast<long long>(r.rss_before_load),
       static_cast<long long>(r.peak_rss), static_cast<long long>(r.param_bytes),
@@ -232,10 +233,10 @@ void PrintJson(const InferenceResult& r) {
 void PrintReport(const InferenceResult& r) {
   const auto mib = [](int64_t bytes) { return bytes / (1024.0 * 1024.0); };
   std::printf(
-      "input %s, %d ops, executor %s, %d threads, %d batch norms folded, %d relus fused, %d blobs "
+      "input %s, %d ops, executor %s, %d threads, %d batch norms folded, %d activations fused, %d blobs "
       "blocked, %d parameters packed\n",
       r.input_shape.c_str(), r.ops, FLAGS_executor.c_str(), FLAGS_threads, r.folded_batch_norms,
-      r.fused_relus, r.blocked_blobs, r.packed_parameters);
+      r.fused_activations, r.blocked_blobs, r.packed_parameters);
   std::printf("latency: median %.2f ms, p90 %.2f ms over %d iterations; %.1f images/s\n",
               r.median_ms, r.p90_ms, r.iterations, r.images_per_second);
   std::printf("peak RSS %.1f MiB, %.1f MiB above the %.1f MiB before loading\n", mib(r.peak_rss),

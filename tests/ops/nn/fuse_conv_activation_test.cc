@@ -1,7 +1,8 @@
-// FuseConvRelu (runtime/models/fuse_conv_relu.h) with Conv's fused_relu (ops/nn/conv_op.h): which
-// Relu ops an inference net's loader gives to the Conv before them, that the fused net computes
-// what the unfused one does, in either layout, and that a fused Conv has no gradient.
-#include "runtime/models/fuse_conv_relu.h"
+// FuseConvActivation (runtime/models/fuse_conv_activation.h) with Conv's fused_activation
+// (ops/nn/conv_op.h): which Relu and Clip ops an inference net's loader gives to the Conv before
+// them, that the fused net computes what the unfused one does, in either layout, and that a fused
+// Conv has no gradient.
+#include "runtime/models/fuse_conv_activation.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
+#include "runtime/argument.h"
 #include "runtime/autodiff.h"
 #include "runtime/workspace.h"
 
@@ -37,11 +39,13 @@ void FeedConvs(Workspace* ws) {
 const char kConv1[] =
     "type: 'Conv' input: 'X' input: 'W1' input: 'b1' output: 'x1' arg { name: 'pad' i: 1 }";
 
-// Conv + bias -> Relu -> 1x1 Conv -> Relu in place -> out.
+// Conv + bias -> Relu -> 1x1 Conv -> ReLU6-like Clip in place -> out.
 NetDef TwoLayers() {
   NetDef net = NetOf({kConv1, "type: 'Relu' input: 'x1' output: 'r1'",
                       "type: 'Conv' input: 'r1' input: 'W2' output: 'x2'",
-                      "type: 'Relu' input: 'x2' output: 'x2'", "type: 'Copy' input: 'x2' output: 'out'"});
+                      "type: 'Clip' input: 'x2' output: 'x2' arg { name: 'min' f: 0 } "
+                      "arg { name: 'max' f: 0.5 }",
+                      "type: 'Copy' input: 'x2' output: 'out'"});
   net.add_external_output("out");
   return net;
 }
@@ -59,7 +63,7 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) 
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << i;
 }
 
-TEST(FuseConvReluTest, GivesEachReluToItsConvAndComputesTheSameOutput) {
+TEST(FuseConvActivationTest, GivesEachReluAndClipToItsConvAndComputesTheSameOutput) {
   Workspace plain;
   FeedConvs(&plain);
   ASSERT_TRUE(plain.RunNetOnce(TwoLayers()).ok());
@@ -67,7 +71,7 @@ TEST(FuseConvReluTest, GivesEachReluToItsConvAndComputesTheSameOutput) {
   ASSERT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.f; }));
 
   NetDef net = TwoLayers();
-  EXPECT_EQ(FuseConvRelu(&net), 2);
+  EXPECT_EQ(FuseConvActivation(&net), 2);
   EXPECT_EQ(Types(net), (std::vector<std::string>{"Conv", "Conv", "Copy"}));
   EXPECT_EQ(net.op(0).output(0), "r1");
   EXPECT_EQ(net.op(1).output(0), "x2");
@@ -76,13 +80,16 @@ TEST(FuseConvReluTest, GivesEachReluToItsConvAndComputesTheSameOutput) {
   ASSERT_TRUE(ws.RunNetOnce(net).ok());
   ExpectClose(Fetch<float>(ws, "out"), want);
   for (float v : Fetch<float>(ws, "r1")) ASSERT_GE(v, 0.f);
+  const std::vector<float> out = Fetch<float>(ws, "out");
+  EXPECT_EQ(*std::max_element(out.begin(), out.end()), 0.5f);  // the clip ran
+  EXPECT_EQ(ArgumentReader(net.op(1).arg()).Get<std::string>("fused_activation", ""), "Clip");
 }
 
 // The fused ReLU is applied before the reorder out of the primitive's layout, so a blocked Y and a
 // plain one hold the same values.
-TEST(FuseConvReluTest, AFusedConvWritesEitherLayoutWithTheSameValues) {
+TEST(FuseConvActivationTest, AFusedConvWritesEitherLayoutWithTheSameValues) {
   if (NativeChannelBlock() == 0) GTEST_SKIP() << "no blocked layout on this CPU";
-  const std::string fused = std::string(kConv1) + " arg { name: 'fused_relu' i: 1 }";
+  const std::string fused = std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }";
   const std::string blocked = fused + " arg { name: 'blocked_outputs' ints: 0 } " +
                               "arg { name: 'channel_block' i: " +
                               std::to_string(NativeChannelBlock()) + " }";
@@ -97,7 +104,7 @@ TEST(FuseConvReluTest, AFusedConvWritesEitherLayoutWithTheSameValues) {
   EXPECT_EQ(Fetch<float>(a, "y"), Fetch<float>(b, "y"));
 }
 
-TEST(FuseConvReluTest, LeavesEveryReluItCannotFuseAsItIs) {
+TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
   struct Case {
     std::string why;
     std::vector<std::string> ops;
@@ -116,28 +123,37 @@ TEST(FuseConvReluTest, LeavesEveryReluItCannotFuseAsItIs) {
                          "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
       {"on CUDA", {std::string(kConv1) + " device_option { device_type: 1 }",
                    "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
-      {"already fused", {std::string(kConv1) + " arg { name: 'fused_relu' i: 1 }",
+      {"already fused", {std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }",
                          "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
   };
   for (const Case& c : cases) {
     NetDef net = NetOf(c.ops);
     for (const std::string& out : c.outputs) net.add_external_output(out);
     const std::string before = net.DebugString();
-    EXPECT_EQ(FuseConvRelu(&net), 0) << c.why;
+    EXPECT_EQ(FuseConvActivation(&net), 0) << c.why;
     EXPECT_EQ(net.DebugString(), before) << c.why;
   }
 }
 
-TEST(FuseConvReluTest, AFusedConvHasNoGradient) {
-  NetDef net = NetOf({std::string(kConv1) + " name: 'c1' arg { name: 'fused_relu' i: 1 }",
+TEST(FuseConvActivationTest, AFusedConvHasNoGradient) {
+  NetDef net = NetOf({std::string(kConv1) + " name: 'c1' arg { name: 'fused_activation' s: 'Relu' }",
                       "type: 'AveragedLoss' input: 'x1' output: 'loss'"});
   try {
     AddGradientOperators(&net, {"loss"});
     ADD_FAILURE() << "a gradient for a fused Conv";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Conv 'c1' has fused_relu"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("Conv 'c1' has fused_activation"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(FuseConvActivationTest, AnUnknownFusedActivationIsAnErrorNamingTheOp) {
+  Workspace ws;
+  FeedConvs(&ws);
+  const std::string error =
+      RunOpError(&ws, std::string(kConv1) + " name: 'c' arg { name: 'fused_activation' s: 'Tanh' }");
+  EXPECT_NE(error.find("fused_activation is 'Tanh'; it takes Relu or Clip"), std::string::npos)
+      << error;
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+#include "runtime/models/fuse_conv_activation.h"
+
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "runtime/argument.h"
+#include "runtime/device.h"
+#include "runtime/models/blob_uses.h"
+#include "runtime/status.h"
+
+namespace braid {
+namespace {
+
+bool OnCuda(const NetDef& net, const OperatorDef& op) {
+  const DeviceOption& option = op.has_device_option() ? op.device_option() : net.device_option();
+  return DeviceFromProto(option).type == DeviceType::kCuda;
+}
+
+// The Conv op whose activation op `relu` can be fused into it (the header's conditions); -1 if
+// none.
+int FusableConv(const NetDef& net, const std::map<std::string, BlobUses>& uses, int relu) {
+  const OperatorDef& op = net.op(relu);
+  if ((op.type() != "Relu" && op.type() != "Clip") || op.input_size() != 1 ||
+      op.output_size() != 1) {
+    return -1;
+  }
+  const std::string& x = op.input(0);
+  const std::string& y = op.output(0);
+  const bool in_place = x == y;
+  const BlobUses& x_uses = uses.at(x);
+  int conv = -1;
+  for (int w : x_uses.writers) {
+    if (w < relu) conv = w;
+  }
+  if (conv < 0) return -1;
+  const OperatorDef& c = net.op(conv);
+  if (c.type() != "Conv" || c.output_size() != 1 || OnCuda(net, c) ||
+      ArgumentReader(c.arg()).Has(kFusedActivationArg)) {
+    return -1;
+  }
+  for (int w : x_uses.writers) {
+    if (w != conv && !(in_place && w == relu)) return -1;
+  }
+  for (int r : x_uses.readers) {
+    if (r != relu && !(in_place && r > relu)) return -1;
+  }
+  if (!in_place && (IsExternalOutput(net, x) || TouchedBetween(uses, y, conv, relu))) return -1;
+  return conv;
+}
+
+}  // namespace
+
+FusedActivation FusedActivationOf(const OperatorDef& op) {
+  const ArgumentReader args(op.arg());
+  FusedActivation activation;
+  if (!args.Has(kFusedActivationArg)) return activation;
+  const std::string kind = args.Get<std::string>(kFusedActivationArg, "");
+  if (kind == "Relu") {
+    activation.kind = FusedActivation::Kind::kRelu;
+  } else if (kind == "Clip") {
+    activation.kind = FusedActivation::Kind::kClip;
+    activation.min = args.Get<float>(kFusedMinArg, std::numeric_limits<float>::lowest());
+    activation.max = args.Get<float>(kFusedMaxArg, std::numeric_limits<float>::max());
+    if (!(activation.min <= activation.max)) {
+      throw Error(Status::InvalidArgument(
+          std::string(op.type()) + " '" + op.name() + "': " + kFusedMinArg + " = " +
+          std::to_string(activation.min) + " exceeds " + kFusedMaxArg + " = " +
+          std::to_string(activation.max)));
+    }
+  } else {
+    throw Error(Status::InvalidArgument(std::string(op.type()) + " '" + op.name() + "': " +
+                                        kFusedActivationArg + " is '" + kind +
+                                        "'; it takes Relu or Clip"));
+  }
+  return activation;
+}
+
+int FuseConvActivation(NetDef* net) {
+  int fused = 0;
+  std::map<std::string, BlobUses> uses = UsesOf(*net);
+  for (int j = 0; j < net->op_size();) {
+    const int conv = FusableConv(*net, uses, j);
+    if (conv < 0) {
+      ++j;
+      continue;
+    }
+    const OperatorDef& activation = net->op(j);
+    OperatorDef* op = net->mutable_op(conv);
+    op->set_output(0, activation.output(0));
+    Argument* kind = op->add_arg();
+    kind->set_name(kFusedActivationArg);
+    kind->set_s(activation.type());
+    if (activation.type() == "Clip") {
+      const ArgumentReader args(activation.arg());
+      for (const auto& [name, bound] :
+           {std::pair{kFusedMinArg, args.Get<float>("min", std::numeric_limits<float>::lowest())},
+            std::pair{kFusedMaxArg, args.Get<float>("max", std::numeric_limits<float>::max())}}) {
+        Argument* arg = op->add_arg();
+        arg->set_name(name);
+        arg->set_f(bound);
+      }
+    }
+    net->mutable_op()->DeleteSubrange(j, 1);  // the next op is at j now
+    uses = UsesOf(*net);
+    ++fused;
+  }
+  return fused;
+}
+
+}  // namespace braid
