@@ -90,8 +90,9 @@ struct PredictorOptions {
   bool plan_memory = true;
   // Rewrite the predict net when the model is loaded: fold each inference SpatialBN that follows a
   // Conv into the Conv's filter and bias (runtime/models/fold_batch_norm.h), then give each Relu or
-  // Clip that follows a Conv to the Conv's primitive (runtime/models/fuse_conv_activation.h): ops and passes
-  // over activations less per layer; outputs change by rounding only.
+  // Clip that follows a Conv to the Conv's primitive (runtime/models/fuse_conv_activation.h): ops
+  // and passes over activations less per layer; outputs change by rounding only. (Folding needs the
+  // parameters in host memory: a cpu device.)
   bool optimize_graph = true;
 };
 

@@ -59,7 +59,8 @@
 namespace braid {
 
 enum class Layout : uint8_t { kPlain, kBlocked8, kBlocked16, kFilterBlocked8, kFilterBlocked16 };
-// Channels per block of a blocked layout (8 or 16; of both channel dims for a filter); 0 for kPlain.
+// Channels per block of a blocked layout (8 or 16; of both channel dims for a filter); 0 for
+// kPlain.
 int64_t ChannelBlock(Layout layout);
 // Whether `layout` is one of the filter layouts (kFilterBlocked8, kFilterBlocked16).
 bool IsFilterLayout(Layout layout);

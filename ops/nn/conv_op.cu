@@ -7,7 +7,7 @@
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "ops/nn/cudnn_conv.h"
-#include "runtime/models/fuse_conv_activation.h"
+#include "runtime/fused_activation.h"
 #include "runtime/op_registry.h"
 
 namespace braid {

@@ -21,8 +21,8 @@
 //
 // The filter may be plain or, where an inference net's loader packed it (runtime/pack_parameters.h,
 // PackConvFilter below), Layout::kFilterBlocked16 (AVX-512) or kFilterBlocked8 (AVX2): then the
-// direct primitive reads it as it is, where a plain filter is reordered on every run (about 13% of ResNet-50's convolution time
-// at batch 1 on one core).
+// direct primitive reads it as it is, where a plain filter is reordered on every run (about 13% of
+// ResNet-50's convolution time at batch 1 on one core).
 //
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
 // every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
@@ -38,7 +38,7 @@
 
 #include "ops/nn/conv_pool_window.h"
 #include "ops/nn/dnnl_util.h"
-#include "runtime/models/fuse_conv_activation.h"
+#include "runtime/fused_activation.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
 
@@ -94,10 +94,10 @@ struct ConvForwardPlan {
 inline constexpr int64_t kMaxWinogradChannelProduct = 256 * 256;
 bool WinogradEligible(const ConvShapes& s);
 
-// Packs `filter` (input 1 of Conv `op`, a constant parameter) in place into Layout::kFilterBlocked16
-// or kFilterBlocked8, whichever oneDNN's direct convolution reads on this CPU, for an ungrouped
-// filter whose M and C are multiples of that block; returns whether it did (else `filter` is left as it is). The
-// Conv schema's PackedInput (runtime/op_schema.h).
+// Packs `filter` (input 1 of Conv `op`, a constant parameter) in place into
+// Layout::kFilterBlocked16 or kFilterBlocked8, whichever oneDNN's direct convolution reads on this
+// CPU, for an ungrouped filter whose M and C are multiples of that block; returns whether it did
+// (else `filter` is left as it is). The Conv schema's PackedInput (runtime/op_schema.h).
 bool PackConvFilter(const OperatorDef& op, Tensor* filter);
 
 class ConvOp final : public OperatorBase {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ops/common/op_checks.h"
+#include "ops/common/parallel.h"
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 
@@ -70,7 +71,6 @@ void ConcatOp::Run() {
   const AxisLayout layout = ComputeConcatLayout(def(), InputShapeInfos(*this));
   const DType dtype = Input(0).dtype();
   const size_t bytes = DTypeSize(dtype);
-  // Layouts before the write (an input may be the output).
   const Layout out_layout = RequestedLayout(def(), 0);
   std::vector<Layout> layouts;
   bool one_layout = true;
@@ -103,14 +103,16 @@ void ConcatOp::Run() {
     for (int i = 0; i < InputSize(); ++i) {
       const float* x = reinterpret_cast<const float*>(pieces[i]);
       const int64_t c = layout.sizes[i];
-      for (int64_t n = 0; n < d[0]; ++n) {
-        for (int64_t ch = 0; ch < c; ++ch) {
+      const Layout in_layout = layouts[i];
+      ParallelFor(d[0] * c, [=](int64_t begin, int64_t end) {  // planes (n, ch) of input i
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const int64_t n = plane / c, ch = plane % c;
           for (int64_t hw = 0; hw < spatial; ++hw) {
             y[NchwOffset(out_layout, n, first + ch, hw, d[1], spatial)] =
-                x[NchwOffset(layouts[i], n, ch, hw, c, spatial)];
+                x[NchwOffset(in_layout, n, ch, hw, c, spatial)];
           }
         }
-      }
+      });
       first += c;
     }
   }

@@ -1,6 +1,7 @@
 #include "runtime/models/blob_uses.h"
 
 #include <algorithm>
+#include <string>
 
 namespace braid {
 
@@ -8,6 +9,7 @@ std::map<std::string, BlobUses> UsesOf(const NetDef& net) {
   std::map<std::string, BlobUses> uses;
   for (int i = 0; i < net.op_size(); ++i) {
     for (const std::string& in : net.op(i).input()) uses[in].readers.push_back(i);
+    for (const std::string& in : net.op(i).control_input()) uses[in].readers.push_back(i);
     for (const std::string& out : net.op(i).output()) uses[out].writers.push_back(i);
   }
   return uses;
@@ -22,8 +24,8 @@ bool IsExternalOutput(const NetDef& net, const std::string& blob) {
          net.external_output().end();
 }
 
-bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob,
-                    int after, int before) {
+bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob, int after,
+                    int before) {
   const auto it = uses.find(blob);
   if (it == uses.end()) return false;
   for (const std::vector<int>* ops : {&it->second.readers, &it->second.writers}) {

@@ -17,19 +17,20 @@
 
 namespace braid {
 
-// Op indices in net order; an op appears once per input (output) position naming the blob.
+// Op indices in net order; an op appears once per input, control input or output naming the blob.
 struct BlobUses {
   std::vector<int> readers, writers;
 };
 
-// Every blob an op reads or writes (control inputs are ordering only and left out).
+// Every blob an op reads or writes; a control input counts as a read (the op names the blob, so a
+// rewrite may not remove its writer).
 std::map<std::string, BlobUses> UsesOf(const NetDef& net);
 // Whether `ops` is not empty and holds op `op` only.
 bool OnlyOp(const std::vector<int>& ops, int op);
 bool IsExternalOutput(const NetDef& net, const std::string& blob);
 // Whether any op strictly between `after` and `before` reads or writes `blob`.
-bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob,
-                    int after, int before);
+bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob, int after,
+                    int before);
 
 }  // namespace braid
 

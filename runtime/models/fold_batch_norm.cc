@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "runtime/argument.h"
+#include "runtime/fused_activation.h"
 #include "runtime/models/blob_uses.h"
-#include "runtime/models/fuse_conv_activation.h"
 #include "runtime/tensor.h"
 
 namespace braid {
@@ -68,6 +68,9 @@ class Folder {
     if (!in_place && IsExternalOutput(*net_, x)) return fold;
     // Y, written earlier now: nothing between the two ops may touch it.
     if (!in_place && TouchedBetween(uses_, y, conv, bn)) return fold;
+    for (const std::string& in : op.input()) {
+      if (in == y) return fold;  // the Conv would write its own input
+    }
     fold.filter = Parameter(op.input(1), conv);
     if (fold.filter == nullptr || fold.filter->shape().size() != 4) return fold;
     const int64_t m = fold.filter->shape()[0];

@@ -2,24 +2,28 @@
 // into the convolution's filter and bias, once, when the net is loaded. A SpatialBN with
 // is_test = 1 computes y = (x - mean) * scale / sqrt(var + epsilon) + bias, per channel; after a
 // Conv writing x = W * in + b that is the Conv with
-//   W'[m] = W[m] * a[m],  b'[m] = (b[m] - mean[m]) * a[m] + bias[m],  a[m] = scale[m] / sqrt(var[m] + epsilon)
+//   W'[m] = W[m] * a[m],  b'[m] = (b[m] - mean[m]) * a[m] + bias[m],
+//   a[m] = scale[m] / sqrt(var[m] + epsilon)
 // (a[m] computed in double). One op and one pass over the activation less per layer; outputs
 // change by rounding only (the product is rounded once more).
 //
 // A Conv (op i) and a SpatialBN (op j > i) are folded when
 //   - the SpatialBN has is_test = 1, reads the Conv's output X as its input 0, and its order is
-//     NCHW, as the Conv's is; the Conv has no fused activation (runtime/models/fuse_conv_activation.h);
+//     NCHW, as the Conv's is; the Conv has no fused activation
+//     (runtime/models/fuse_conv_activation.h);
 //   - no op but the SpatialBN reads X (an in-place SpatialBN, X -> X, may be read after it: that is
-//     its output), no op between them writes X, and X is not an external output unless the
-//     SpatialBN writes it in place;
-//   - the filter, the Conv's bias (if any) and the SpatialBN's scale, bias, mean and var are float32
-//     host tensors of `parameters` in `workspace`, with the shapes the ops take; the filter and the
-//     Conv's bias are read by this Conv only, and the SpatialBN's bias by this SpatialBN only, and
-//     none of them is written by the net or is an external output (they are rewritten in place:
-//     no second copy of any parameter).
+//     its output; a control input counts as a read), no op between them writes X, and X is not an
+//     external output unless the SpatialBN writes it in place; the SpatialBN's output Y is neither
+//     an input of the Conv nor read or written by an op between them;
+//   - the filter, the Conv's bias (if any) and the SpatialBN's scale, bias, mean and var are
+//     float32 tensors of `parameters` in `workspace` in host memory (a cpu device: on sim and
+//     CUDA devices nothing is folded), with the shapes the ops take; the filter and the Conv's
+//     bias are read by this Conv only, and the SpatialBN's bias by this SpatialBN only, and none
+//     of them is written by the net or is an external output (they are rewritten in place: no
+//     second copy of any parameter).
 // The Conv then writes the SpatialBN's output, takes the folded bias (its own, or the SpatialBN's
-// bias blob, rewritten, where it had none), and the SpatialBN is removed. The folded scale, mean and
-// var blobs stay in `workspace` unread.
+// bias blob, rewritten, where it had none), and the SpatialBN is removed. The folded scale, mean
+// and var blobs stay in `workspace` unread.
 //
 //   Workspace parameters;
 //   Status s = RunInitNet(init_net, &parameters);

@@ -7,8 +7,8 @@
 
 #include "runtime/argument.h"
 #include "runtime/device.h"
+#include "runtime/fused_activation.h"
 #include "runtime/models/blob_uses.h"
-#include "runtime/status.h"
 
 namespace braid {
 namespace {
@@ -47,35 +47,14 @@ int FusableConv(const NetDef& net, const std::map<std::string, BlobUses>& uses, 
     if (r != relu && !(in_place && r > relu)) return -1;
   }
   if (!in_place && (IsExternalOutput(net, x) || TouchedBetween(uses, y, conv, relu))) return -1;
+  // The Conv may not read Y (it would then write its own input).
+  for (const std::string& in : c.input()) {
+    if (in == y) return -1;
+  }
   return conv;
 }
 
 }  // namespace
-
-FusedActivation FusedActivationOf(const OperatorDef& op) {
-  const ArgumentReader args(op.arg());
-  FusedActivation activation;
-  if (!args.Has(kFusedActivationArg)) return activation;
-  const std::string kind = args.Get<std::string>(kFusedActivationArg, "");
-  if (kind == "Relu") {
-    activation.kind = FusedActivation::Kind::kRelu;
-  } else if (kind == "Clip") {
-    activation.kind = FusedActivation::Kind::kClip;
-    activation.min = args.Get<float>(kFusedMinArg, std::numeric_limits<float>::lowest());
-    activation.max = args.Get<float>(kFusedMaxArg, std::numeric_limits<float>::max());
-    if (!(activation.min <= activation.max)) {
-      throw Error(Status::InvalidArgument(
-          std::string(op.type()) + " '" + op.name() + "': " + kFusedMinArg + " = " +
-          std::to_string(activation.min) + " exceeds " + kFusedMaxArg + " = " +
-          std::to_string(activation.max)));
-    }
-  } else {
-    throw Error(Status::InvalidArgument(std::string(op.type()) + " '" + op.name() + "': " +
-                                        kFusedActivationArg + " is '" + kind +
-                                        "'; it takes Relu or Clip"));
-  }
-  return activation;
-}
 
 int FuseConvActivation(NetDef* net) {
   int fused = 0;

@@ -7,11 +7,12 @@
 //   - the activation reads the Conv's output X and writes Y;
 //   - no op but the activation reads X (one in place, X -> X, may be read after it: that is its
 //     output), no op between them writes X, and X is not an external output unless the activation
-//     writes it in place; nothing between them reads or writes Y;
+//     writes it in place; nothing between them reads or writes Y, nor does the Conv read it; a
+//     control input counts as a read;
 //   - the Conv runs on a CPU or sim device (its device_option, else the net's): CUDA's Conv does
 //     not take the arguments; and it has no fused activation yet.
-// The Conv then writes Y with kFusedActivationArg (and, for Clip, kFusedMinArg and kFusedMaxArg)
-// set, and the activation op is removed. Apply it after FoldBatchNorm
+// The Conv then writes Y with its fused_activation argument set (runtime/fused_activation.h), and
+// the activation op is removed. Apply it after FoldBatchNorm
 // (runtime/models/fold_batch_norm.h), which turns Conv -> SpatialBN -> Relu into Conv -> Relu, and
 // before UseBlockedLayouts. A Conv with a fused activation has no gradient: fuse inference nets
 // only.
@@ -22,27 +23,9 @@
 #ifndef BRAID_RUNTIME_MODELS_FUSE_CONV_ACTIVATION_H_
 #define BRAID_RUNTIME_MODELS_FUSE_CONV_ACTIVATION_H_
 
-#include <cstdint>
-
 #include "proto/braid.pb.h"
 
 namespace braid {
-
-// Conv's arguments: fused_activation (string, "Relu" or "Clip") applied to conv(X) + bias as Y is
-// written; fused_min and fused_max (floats) are Clip's bounds.
-inline constexpr char kFusedActivationArg[] = "fused_activation";
-inline constexpr char kFusedMinArg[] = "fused_min";
-inline constexpr char kFusedMaxArg[] = "fused_max";
-
-struct FusedActivation {
-  enum class Kind : uint8_t { kNone, kRelu, kClip };
-  Kind kind = Kind::kNone;
-  float min = 0.f, max = 0.f;  // kClip's bounds
-};
-
-// Conv `op`'s fused activation; throws braid::Error (InvalidArgument) for an unknown name or a
-// Clip whose min exceeds its max.
-FusedActivation FusedActivationOf(const OperatorDef& op);
 
 int FuseConvActivation(NetDef* net);
 

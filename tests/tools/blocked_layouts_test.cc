@@ -49,7 +49,8 @@ int64_t Block() { return NativeChannelBlock(); }
 Layout Blocked() { return BlockedLayout(Block()); }
 
 constexpr char kWhyNothingIsBlocked[] =
-    "oneDNN's convolutions on this CPU choose no channel-blocked layout (NativeChannelBlock() is 0), "
+    "oneDNN's convolutions on this CPU choose no channel-blocked layout (NativeChannelBlock() is "
+    "0), "
     "so UseBlockedLayouts blocks nothing, as it should";
 
 int CountBlockedOutputsArgs(const OperatorDef& op) {

@@ -2,8 +2,8 @@
 // with the activations blocked by the machine's block (NativeChannelBlock: 16 on AVX-512, 8 on
 // AVX2), no step runs oneDNN's reference ("ref:") code, and a step reorders only where a tensor
 // crosses between the blocked ops and the plain ones (the data, the parameters and their
-// gradients, the classifier), not around every convolution's activations. ctest runs this suite twice: on the
-// machine's own ISA and with ONEDNN_MAX_CPU_ISA=AVX2 (tests/tools/CMakeLists.txt).
+// gradients, the classifier), not around every convolution's activations. ctest runs this suite
+// twice: on the machine's own ISA and with ONEDNN_MAX_CPU_ISA=AVX2 (tests/tools/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -52,7 +52,8 @@ std::map<std::string, int64_t> KernelsOfASteadyRun(Net* net) {
 
 std::string Describe(const std::map<std::string, int64_t>& kernels) {
   std::string s;
-  for (const auto& [kernel, count] : kernels) s += "  " + kernel + " x" + std::to_string(count) + "\n";
+  for (const auto& [kernel, count] : kernels)
+    s += "  " + kernel + " x" + std::to_string(count) + "\n";
   return s;
 }
 

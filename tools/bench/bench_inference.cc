@@ -7,7 +7,9 @@
 // One model per process, so the peak RSS is this model's alone. The process reads its resident
 // set size before anything is loaded, imports the model with the library's own calls
 // (runtime/onnx/onnx_import.h, or a zoo folder, runtime/model_folder.h; the batch is the model's
-// input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), keeps the activations
+// input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), folds batch norms into
+// Convs and fuses their Relu/Clip (runtime/models/fold_batch_norm.h, fuse_conv_activation.h;
+// --optimize_graph), keeps the activations
 // between oneDNN ops in oneDNN's blocked layout (runtime/models/blocked_layouts.h;
 // --blocked_layouts), stores the Conv filters once in the layout oneDNN reads
 // (runtime/pack_parameters.h; --pack_parameters), as the Predictor does, plans the predict net's
@@ -72,10 +74,11 @@ DEFINE_double(min_seconds, 5, "timed seconds, at least (unless --max_iters)");
 DEFINE_bool(memory_plan, true, "bind the recyclable blobs into one planned arena");
 DEFINE_bool(blocked_layouts, true,
             "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
-DEFINE_bool(optimize_graph, true,
-            "fold inference SpatialBN ops into the Convs before them and Relu/Clip ops into the Convs' "
-            "primitives (runtime/models/fold_batch_norm.h, runtime/models/fuse_conv_activation.h), as "
-            "the Predictor does");
+DEFINE_bool(
+    optimize_graph, true,
+    "fold inference SpatialBN ops into the Convs before them and Relu/Clip ops into the Convs' "
+    "primitives (runtime/models/fold_batch_norm.h, runtime/models/fuse_conv_activation.h), as "
+    "the Predictor does");
 DEFINE_bool(pack_parameters, true,
             "store Conv filters once in the layout oneDNN reads (runtime/pack_parameters.h)");
 DEFINE_bool(json, false, "print one 'result {...}' JSON line instead of the report");
@@ -233,7 +236,8 @@ void PrintJson(const InferenceResult& r) {
 void PrintReport(const InferenceResult& r) {
   const auto mib = [](int64_t bytes) { return bytes / (1024.0 * 1024.0); };
   std::printf(
-      "input %s, %d ops, executor %s, %d threads, %d batch norms folded, %d activations fused, %d blobs "
+      "input %s, %d ops, executor %s, %d threads, %d batch norms folded, %d activations fused, %d "
+      "blobs "
       "blocked, %d parameters packed\n",
       r.input_shape.c_str(), r.ops, FLAGS_executor.c_str(), FLAGS_threads, r.folded_batch_norms,
       r.fused_activations, r.blocked_blobs, r.packed_parameters);

@@ -7,7 +7,8 @@
 // temporary directory, which both sides load. For each client count C, C threads each send
 // requests (batch as the model's input, one fixed uniform [-1, 1) input per thread) for --seconds:
 //   predictor  a Predictor with C contexts (runtime/predictor.h): up to C requests at once, the
-//              parameters held once, one planned activation arena per context;
+//              parameters held once, one planned activation arena per context (optimize_graph
+//              off: the same net as the Session's);
 //   session    one Session (runtime/session.h) with its net's memory planned, behind a mutex:
 //              Feed, RunNet, Fetch, one request at a time.
 // Each row prints requests/s, the median and 99th-percentile latency (ms, from the client's
@@ -172,6 +173,9 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
     const int clients = client_counts[i];
     PredictorOptions options;
     options.max_concurrent_runs = clients;
+    // The Session runs the net as imported: so does the Predictor here, so that the ratio measures
+    // serving, not the load-time rewrites (braid_bench_inference measures those).
+    options.optimize_graph = false;
     std::unique_ptr<Predictor> predictor;
     ThrowIfError(Predictor::FromModelFolder(dir, options, &predictor));
     std::vector<std::map<std::string, OutputTensor>> outputs(clients);

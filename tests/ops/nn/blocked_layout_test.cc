@@ -292,8 +292,8 @@ TEST_P(BlockedLayoutTest, ElementwiseOpsGiveTheirOutputsTheInputsLayout) {
 // Concat along the channels: one layout throughout (the plain copy) or a mix (element by element),
 // against the plain Concat.
 TEST_P(BlockedLayoutTest, ConcatAlongChannelsJoinsEitherLayoutWithTheSameValues) {
-  const std::string concat =
-      R"(type: "Concat" input: "X" input: "R" output: "Y" output: "split" arg { name: "axis" i: 1 })";
+  const std::string concat = R"(type: "Concat" input: "X" input: "R" output: "Y"
+      output: "split" arg { name: "axis" i: 1 })";
   Workspace plain_ws;
   FeedConvBn(&plain_ws);
   ASSERT_TRUE(plain_ws.RunNetOnce(NetOf({concat})).ok());
@@ -319,9 +319,9 @@ TEST_P(BlockedLayoutTest, ConcatAlongChannelsJoinsEitherLayoutWithTheSameValues)
 TEST_P(BlockedLayoutTest, ConcatAlongAnotherAxisTakesNoBlockedPorts) {
   Workspace ws;
   FeedConvBn(&ws);
-  const std::string op = WithBlockedOutputs(
-      R"(type: "Concat" input: "X" input: "R" output: "Y" output: "split" arg { name: "axis" i: 2 })",
-      {0}, b());
+  const std::string op = WithBlockedOutputs(R"(type: "Concat" input: "X" input: "R" output: "Y"
+      output: "split" arg { name: "axis" i: 2 })",
+                                            {0}, b());
   try {
     ws.CreateNet(NetOf({op}));
     ADD_FAILURE() << "accepted " << op;

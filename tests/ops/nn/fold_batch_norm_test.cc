@@ -38,9 +38,8 @@ void FeedBn(Workspace* ws, const std::string& p, int64_t c, uint32_t seed) {
 
 std::string Bn(const std::string& p, const std::string& x, const std::string& y,
                const std::string& extra = "") {
-  return "type: 'SpatialBN' input: '" + x + "' input: '" + p + "_s' input: '" + p +
-         "_b' input: '" + p + "_m' input: '" + p + "_v' output: '" + y +
-         "' arg { name: 'is_test' i: 1 } " + extra;
+  return "type: 'SpatialBN' input: '" + x + "' input: '" + p + "_s' input: '" + p + "_b' input: '" +
+         p + "_m' input: '" + p + "_v' output: '" + y + "' arg { name: 'is_test' i: 1 } " + extra;
 }
 
 // X [2,8,9,9]; W1 [16,8,3,3] with bias b1; W2 [16,8,3,3] (group 2) without; two batch norms.
@@ -115,23 +114,45 @@ TEST(FoldBatchNormTest, LeavesEveryBatchNormItCannotFoldAsItIs) {
     std::set<std::string> not_parameters;
   };
   const std::vector<Case> cases = {
-      {"training mode", {conv, "type: 'SpatialBN' input: 'x1' input: 'bn1_s' input: 'bn1_b' "
-                               "input: 'bn1_m' input: 'bn1_v' output: 'y1' output: 'bn1_m' "
-                               "output: 'bn1_v' output: 'sm' output: 'siv'"}, {"y1"}, {}},
-      {"X read by another op", {conv, Bn("bn1", "x1", "y1"), "type: 'Relu' input: 'x1' output: 'r'"},
-       {"y1", "r"}, {}},
+      {"training mode",
+       {conv,
+        "type: 'SpatialBN' input: 'x1' input: 'bn1_s' input: 'bn1_b' "
+        "input: 'bn1_m' input: 'bn1_v' output: 'y1' output: 'bn1_m' "
+        "output: 'bn1_v' output: 'sm' output: 'siv'"},
+       {"y1"},
+       {}},
+      {"X read by another op",
+       {conv, Bn("bn1", "x1", "y1"), "type: 'Relu' input: 'x1' output: 'r'"},
+       {"y1", "r"},
+       {}},
       {"X fetched", {conv, Bn("bn1", "x1", "y1")}, {"y1", "x1"}, {}},
-      {"filter shared", {conv, Bn("bn1", "x1", "y1"),
-                         "type: 'Conv' input: 'X' input: 'W1' output: 'z'"}, {"y1", "z"}, {}},
-      {"bias written", {conv, Bn("bn1", "x1", "y1"), "type: 'Relu' input: 'y1' output: 'b1'"},
-       {"b1"}, {}},
-      {"BN bias shared", {conv, Bn("bn1", "x1", "y1"),
-                          "type: 'Relu' input: 'bn1_b' output: 'r'"}, {"y1", "r"}, {}},
+      {"filter shared",
+       {conv, Bn("bn1", "x1", "y1"), "type: 'Conv' input: 'X' input: 'W1' output: 'z'"},
+       {"y1", "z"},
+       {}},
+      {"bias written",
+       {conv, Bn("bn1", "x1", "y1"), "type: 'Relu' input: 'y1' output: 'b1'"},
+       {"b1"},
+       {}},
+      {"BN bias shared",
+       {conv, Bn("bn1", "x1", "y1"), "type: 'Relu' input: 'bn1_b' output: 'r'"},
+       {"y1", "r"},
+       {}},
       {"variance not a parameter", {conv, Bn("bn1", "x1", "y1")}, {"y1"}, {"bn1_v"}},
-      {"Y read between the two", {"type: 'Relu' input: 'X' output: 'y1'", conv,
-                                  "type: 'Relu' input: 'y1' output: 'r'", Bn("bn1", "x1", "y1")},
-       {"y1", "r"}, {}},
+      {"Y read between the two",
+       {"type: 'Relu' input: 'X' output: 'y1'", conv, "type: 'Relu' input: 'y1' output: 'r'",
+        Bn("bn1", "x1", "y1")},
+       {"y1", "r"},
+       {}},
       {"NHWC", {conv + "arg { name: 'order' s: 'NHWC' }", Bn("bn1", "x1", "y1")}, {"y1"}, {}},
+      {"Y is the Conv's input",
+       {"type: 'Conv' input: 'y1' input: 'W1' input: 'b1' output: 'x1'", Bn("bn1", "x1", "y1")},
+       {"y1"},
+       {}},
+      {"X a control input",
+       {conv, Bn("bn1", "x1", "y1"), "type: 'Copy' input: 'y1' output: 'r' control_input: 'x1'"},
+       {"r"},
+       {}},
   };
   for (const Case& c : cases) {
     Workspace ws;

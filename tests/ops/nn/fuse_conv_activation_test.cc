@@ -85,23 +85,29 @@ TEST(FuseConvActivationTest, GivesEachReluAndClipToItsConvAndComputesTheSameOutp
   EXPECT_EQ(ArgumentReader(net.op(1).arg()).Get<std::string>("fused_activation", ""), "Clip");
 }
 
-// The fused ReLU is applied before the reorder out of the primitive's layout, so a blocked Y and a
-// plain one hold the same values.
-TEST(FuseConvActivationTest, AFusedConvWritesEitherLayoutWithTheSameValues) {
+// The fused ReLU is applied before the reorder out of the primitive's layout: a blocked Y holds
+// what the unfused Conv and Relu compute.
+TEST(FuseConvActivationTest, AFusedConvWritesEitherLayoutWithTheUnfusedValues) {
   if (NativeChannelBlock() == 0) GTEST_SKIP() << "no blocked layout on this CPU";
+  Workspace unfused;
+  FeedConvs(&unfused);
+  ASSERT_TRUE(unfused.RunNetOnce(NetOf({kConv1, "type: 'Relu' input: 'x1' output: 'y'"})).ok());
+  const std::vector<float> want = Fetch<float>(unfused, "y");
+  ASSERT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.f; }));
   const std::string fused = std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }";
-  const std::string blocked = fused + " arg { name: 'blocked_outputs' ints: 0 } " +
-                              "arg { name: 'channel_block' i: " +
-                              std::to_string(NativeChannelBlock()) + " }";
-  Workspace a, b;
-  FeedConvs(&a);
-  FeedConvs(&b);
-  ASSERT_TRUE(a.RunNetOnce(NetOf({fused, "type: 'Copy' input: 'x1' output: 'y'"})).ok());
-  // MaxPool with a 1x1 window reads the blocked Y and writes it plain: the identity.
-  ASSERT_TRUE(b.RunNetOnce(NetOf({blocked, "type: 'MaxPool' input: 'x1' output: 'y' "
-                                           "arg { name: 'kernel' i: 1 }"}))
-                  .ok());
-  EXPECT_EQ(Fetch<float>(a, "y"), Fetch<float>(b, "y"));
+  const std::string blocked =
+      fused + " arg { name: 'blocked_outputs' ints: 0 } " +
+      "arg { name: 'channel_block' i: " + std::to_string(NativeChannelBlock()) + " }";
+  for (const std::string& conv : {fused, blocked}) {
+    Workspace ws;
+    FeedConvs(&ws);
+    // MaxPool with a 1x1 window reads Y in either layout and writes it plain: the identity.
+    ASSERT_TRUE(ws.RunNetOnce(NetOf({conv,
+                                     "type: 'MaxPool' input: 'x1' output: 'y' "
+                                     "arg { name: 'kernel' i: 1 }"}))
+                    .ok());
+    ExpectClose(Fetch<float>(ws, "y"), want);
+  }
 }
 
 TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
@@ -119,12 +125,26 @@ TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
        {"type: 'Copy' input: 'X' output: 'r'", kConv1, "type: 'Sigmoid' input: 'r' output: 's'",
         "type: 'Relu' input: 'x1' output: 'r'"},
        {"r", "s"}},
-      {"a Sum between", {kConv1, "type: 'Sum' input: 'x1' input: 'X' output: 'x1'",
-                         "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
-      {"on CUDA", {std::string(kConv1) + " device_option { device_type: 1 }",
-                   "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
-      {"already fused", {std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }",
-                         "type: 'Relu' input: 'x1' output: 'r'"}, {"r"}},
+      {"a Sum between",
+       {kConv1, "type: 'Sum' input: 'x1' input: 'X' output: 'x1'",
+        "type: 'Relu' input: 'x1' output: 'r'"},
+       {"r"}},
+      {"on CUDA",
+       {std::string(kConv1) + " device_option { device_type: 1 }",
+        "type: 'Relu' input: 'x1' output: 'r'"},
+       {"r"}},
+      {"Y is the Conv's input",
+       {"type: 'Conv' input: 'r' input: 'W1' input: 'b1' output: 'x1'",
+        "type: 'Relu' input: 'x1' output: 'r'"},
+       {"r"}},
+      {"X a control input",
+       {kConv1, "type: 'Relu' input: 'x1' output: 'r'",
+        "type: 'Copy' input: 'r' output: 's' control_input: 'x1'"},
+       {"s"}},
+      {"already fused",
+       {std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }",
+        "type: 'Relu' input: 'x1' output: 'r'"},
+       {"r"}},
   };
   for (const Case& c : cases) {
     NetDef net = NetOf(c.ops);
@@ -136,8 +156,9 @@ TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
 }
 
 TEST(FuseConvActivationTest, AFusedConvHasNoGradient) {
-  NetDef net = NetOf({std::string(kConv1) + " name: 'c1' arg { name: 'fused_activation' s: 'Relu' }",
-                      "type: 'AveragedLoss' input: 'x1' output: 'loss'"});
+  NetDef net =
+      NetOf({std::string(kConv1) + " name: 'c1' arg { name: 'fused_activation' s: 'Relu' }",
+             "type: 'AveragedLoss' input: 'x1' output: 'loss'"});
   try {
     AddGradientOperators(&net, {"loss"});
     ADD_FAILURE() << "a gradient for a fused Conv";
@@ -150,8 +171,8 @@ TEST(FuseConvActivationTest, AFusedConvHasNoGradient) {
 TEST(FuseConvActivationTest, AnUnknownFusedActivationIsAnErrorNamingTheOp) {
   Workspace ws;
   FeedConvs(&ws);
-  const std::string error =
-      RunOpError(&ws, std::string(kConv1) + " name: 'c' arg { name: 'fused_activation' s: 'Tanh' }");
+  const std::string error = RunOpError(
+      &ws, std::string(kConv1) + " name: 'c' arg { name: 'fused_activation' s: 'Tanh' }");
   EXPECT_NE(error.find("fused_activation is 'Tanh'; it takes Relu or Clip"), std::string::npos)
       << error;
 }

@@ -54,7 +54,8 @@ Layout PackedLayout() { return FilterBlockedLayout(NativeChannelBlock()); }
 
 constexpr char kWhyNothingIsPacked[] =
     "oneDNN's convolutions on this CPU choose no channel-blocked layout (NativeChannelBlock() is "
-    "0: neither AVX-512's 16-channel nor AVX2's 8-channel blocks), so PackParameters packs nothing, "
+    "0: neither AVX-512's 16-channel nor AVX2's 8-channel blocks), so PackParameters packs "
+    "nothing, "
     "as it should";
 
 TEST(PackParametersTest, PacksOnEveryCpuWhoseConvolutionsBlockChannels) {

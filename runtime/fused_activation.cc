@@ -1,0 +1,36 @@
+#include "runtime/fused_activation.h"
+
+#include <limits>
+#include <string>
+
+#include "runtime/argument.h"
+#include "runtime/status.h"
+
+namespace braid {
+
+FusedActivation FusedActivationOf(const OperatorDef& op) {
+  const ArgumentReader args(op.arg());
+  FusedActivation activation;
+  if (!args.Has(kFusedActivationArg)) return activation;
+  const std::string kind = args.Get<std::string>(kFusedActivationArg, "");
+  if (kind == "Relu") {
+    activation.kind = FusedActivation::Kind::kRelu;
+  } else if (kind == "Clip") {
+    activation.kind = FusedActivation::Kind::kClip;
+    activation.min = args.Get<float>(kFusedMinArg, std::numeric_limits<float>::lowest());
+    activation.max = args.Get<float>(kFusedMaxArg, std::numeric_limits<float>::max());
+    if (!(activation.min <= activation.max)) {
+      throw Error(Status::InvalidArgument(std::string(op.type()) + " '" + op.name() +
+                                          "': " + kFusedMinArg + " = " +
+                                          std::to_string(activation.min) + " exceeds " +
+                                          kFusedMaxArg + " = " + std::to_string(activation.max)));
+    }
+  } else {
+    throw Error(Status::InvalidArgument(std::string(op.type()) + " '" + op.name() +
+                                        "': " + kFusedActivationArg + " is '" + kind +
+                                        "'; it takes Relu or Clip"));
+  }
+  return activation;
+}
+
+}  // namespace braid
