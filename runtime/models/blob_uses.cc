@@ -24,8 +24,11 @@ bool IsExternalOutput(const NetDef& net, const std::string& blob) {
          net.external_output().end();
 }
 
-bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob, int after,
-                    int before) {
+namespace {
+
+// Whether any op strictly between `after` and `before` reads or writes `blob`.
+bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob,
+                    int after, int before) {
   const auto it = uses.find(blob);
   if (it == uses.end()) return false;
   for (const std::vector<int>* ops : {&it->second.readers, &it->second.writers}) {
@@ -34,6 +37,36 @@ bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::stri
     }
   }
   return false;
+}
+
+}  // namespace
+
+int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses,
+                      int consumer) {
+  const OperatorDef& op = net.op(consumer);
+  if (op.input_size() < 1 || op.output_size() != 1) return -1;
+  const std::string& x = op.input(0);
+  const std::string& y = op.output(0);
+  const bool in_place = x == y;
+  const BlobUses& x_uses = uses.at(x);
+  int producer = -1;
+  for (int w : x_uses.writers) {
+    if (w < consumer) producer = w;
+  }
+  if (producer < 0 || net.op(producer).output_size() != 1) return -1;
+  for (int w : x_uses.writers) {
+    if (w != producer && !(in_place && w == consumer)) return -1;
+  }
+  for (int r : x_uses.readers) {
+    if (r != consumer && !(in_place && r > consumer)) return -1;
+  }
+  if (!in_place && (IsExternalOutput(net, x) || TouchedBetween(uses, y, producer, consumer))) {
+    return -1;
+  }
+  for (const std::string& in : net.op(producer).input()) {
+    if (in == y) return -1;  // it would write its own input
+  }
+  return producer;
 }
 
 }  // namespace braid

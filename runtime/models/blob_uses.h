@@ -28,9 +28,16 @@ std::map<std::string, BlobUses> UsesOf(const NetDef& net);
 // Whether `ops` is not empty and holds op `op` only.
 bool OnlyOp(const std::vector<int>& ops, int op);
 bool IsExternalOutput(const NetDef& net, const std::string& blob);
-// Whether any op strictly between `after` and `before` reads or writes `blob`.
-bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob, int after,
-                    int before);
+// The op that may absorb op `consumer` (X -> Y, X its input 0 and Y its output 0): the last
+// writer of X before it, when that op, writing Y in X's place, makes the consumer removable with
+// no other op seeing a change:
+//   - nothing else writes X, and nothing else reads it (a control input counts as a read), except
+//     that a consumer in place (X -> X) may be read after it: that is its output;
+//   - X is not an external output unless the consumer writes it in place;
+//   - no op between the two reads or writes Y, and the producer does not read Y;
+//   - the producer has one output.
+// -1 when there is none. The caller checks the ops' types and arguments.
+int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses, int consumer);
 
 }  // namespace braid
 

@@ -42,34 +42,12 @@ class Folder {
         !ArgumentReader(norm.arg()).Get<bool>("is_test", false) || !Nchw(norm)) {
       return fold;
     }
-    const std::string& x = norm.input(0);
-    const std::string& y = norm.output(0);
-    const bool in_place = x == y;
-    const BlobUses& x_uses = uses_.at(x);
-    // The Conv: the last writer of X before the SpatialBN.
-    int conv = -1;
-    for (int w : x_uses.writers) {
-      if (w < bn) conv = w;
-    }
+    const int conv = AbsorbingProducer(*net_, uses_, bn);
     if (conv < 0) return fold;
     const OperatorDef& op = net_->op(conv);
-    if (op.type() != "Conv" || op.output_size() != 1 || op.input_size() < 2 || !Nchw(op) ||
+    if (op.type() != "Conv" || op.input_size() < 2 || !Nchw(op) ||
         ArgumentReader(op.arg()).Has(kFusedActivationArg)) {  // an activation before the BN
       return fold;
-    }
-    // X: written by the Conv (and the SpatialBN in place), read by the SpatialBN (and, in place,
-    // by ops after it); not fetched unless it is the SpatialBN's output.
-    for (int w : x_uses.writers) {
-      if (w != conv && !(in_place && w == bn)) return fold;
-    }
-    for (int r : x_uses.readers) {
-      if (r != bn && !(in_place && r > bn)) return fold;
-    }
-    if (!in_place && IsExternalOutput(*net_, x)) return fold;
-    // Y, written earlier now: nothing between the two ops may touch it.
-    if (!in_place && TouchedBetween(uses_, y, conv, bn)) return fold;
-    for (const std::string& in : op.input()) {
-      if (in == y) return fold;  // the Conv would write its own input
     }
     fold.filter = Parameter(op.input(1), conv);
     if (fold.filter == nullptr || fold.filter->shape().size() != 4) return fold;

@@ -26,30 +26,11 @@ int FusableConv(const NetDef& net, const std::map<std::string, BlobUses>& uses, 
       op.output_size() != 1) {
     return -1;
   }
-  const std::string& x = op.input(0);
-  const std::string& y = op.output(0);
-  const bool in_place = x == y;
-  const BlobUses& x_uses = uses.at(x);
-  int conv = -1;
-  for (int w : x_uses.writers) {
-    if (w < relu) conv = w;
-  }
+  const int conv = AbsorbingProducer(net, uses, relu);
   if (conv < 0) return -1;
   const OperatorDef& c = net.op(conv);
-  if (c.type() != "Conv" || c.output_size() != 1 || OnCuda(net, c) ||
-      ArgumentReader(c.arg()).Has(kFusedActivationArg)) {
+  if (c.type() != "Conv" || OnCuda(net, c) || ArgumentReader(c.arg()).Has(kFusedActivationArg)) {
     return -1;
-  }
-  for (int w : x_uses.writers) {
-    if (w != conv && !(in_place && w == relu)) return -1;
-  }
-  for (int r : x_uses.readers) {
-    if (r != relu && !(in_place && r > relu)) return -1;
-  }
-  if (!in_place && (IsExternalOutput(net, x) || TouchedBetween(uses, y, conv, relu))) return -1;
-  // The Conv may not read Y (it would then write its own input).
-  for (const std::string& in : c.input()) {
-    if (in == y) return -1;
   }
   return conv;
 }

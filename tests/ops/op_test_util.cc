@@ -1,9 +1,29 @@
 #include "ops/op_test_util.h"
 
+#include <random>
+
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 
 namespace braid::test {
+
+std::vector<float> UniformFloats(int64_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+void ExpectCloseToScale(const std::vector<float>& got, const std::vector<float>& want,
+                        float relative) {
+  ASSERT_EQ(got.size(), want.size());
+  float scale = 0;
+  for (float v : want) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], relative * scale) << i;
+  }
+}
 namespace {
 
 std::vector<ShapeInfo> InputInfos(const Workspace& ws, const OperatorDef& op) {

@@ -23,6 +23,12 @@
 
 namespace braid::test {
 
+// `n` floats uniform in [lo, hi) from `seed` (std::mt19937): test inputs.
+std::vector<float> UniformFloats(int64_t n, uint32_t seed, float lo = -1.f, float hi = 1.f);
+// Every element of `got` within `relative` x the largest |want| of `want`'s (same size).
+void ExpectCloseToScale(const std::vector<float>& got, const std::vector<float>& want,
+                        float relative = 1e-5f);
+
 // Sample mean and (population) standard deviation, for checking random fills.
 inline double Mean(const std::vector<float>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());

@@ -20,20 +20,12 @@
 namespace braid::test {
 namespace {
 
-std::vector<float> Random(int64_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 // Parameters of a SpatialBN named `p` over `c` channels (variances positive, away from 0).
 void FeedBn(Workspace* ws, const std::string& p, int64_t c, uint32_t seed) {
-  Feed<float>(ws, p + "_s", {c}, Random(c, seed, 0.5f, 1.5f));
-  Feed<float>(ws, p + "_b", {c}, Random(c, seed + 1));
-  Feed<float>(ws, p + "_m", {c}, Random(c, seed + 2));
-  Feed<float>(ws, p + "_v", {c}, Random(c, seed + 3, 0.2f, 2.f));
+  Feed<float>(ws, p + "_s", {c}, UniformFloats(c, seed, 0.5f, 1.5f));
+  Feed<float>(ws, p + "_b", {c}, UniformFloats(c, seed + 1));
+  Feed<float>(ws, p + "_m", {c}, UniformFloats(c, seed + 2));
+  Feed<float>(ws, p + "_v", {c}, UniformFloats(c, seed + 3, 0.2f, 2.f));
 }
 
 std::string Bn(const std::string& p, const std::string& x, const std::string& y,
@@ -44,10 +36,10 @@ std::string Bn(const std::string& p, const std::string& x, const std::string& y,
 
 // X [2,8,9,9]; W1 [16,8,3,3] with bias b1; W2 [16,8,3,3] (group 2) without; two batch norms.
 std::set<std::string> FeedTwoLayers(Workspace* ws) {
-  Feed<float>(ws, "X", {2, 8, 9, 9}, Random(2 * 8 * 81, 1));
-  Feed<float>(ws, "W1", {16, 8, 3, 3}, Random(16 * 8 * 9, 2));
-  Feed<float>(ws, "b1", {16}, Random(16, 3));
-  Feed<float>(ws, "W2", {16, 8, 3, 3}, Random(16 * 8 * 9, 4));
+  Feed<float>(ws, "X", {2, 8, 9, 9}, UniformFloats(2 * 8 * 81, 1));
+  Feed<float>(ws, "W1", {16, 8, 3, 3}, UniformFloats(16 * 8 * 9, 2));
+  Feed<float>(ws, "b1", {16}, UniformFloats(16, 3));
+  Feed<float>(ws, "W2", {16, 8, 3, 3}, UniformFloats(16 * 8 * 9, 4));
   FeedBn(ws, "bn1", 16, 10);
   FeedBn(ws, "bn2", 16, 20);
   return {"W1", "b1", "W2", "bn1_s", "bn1_b", "bn1_m", "bn1_v", "bn2_s", "bn2_b", "bn2_m", "bn2_v"};
@@ -75,15 +67,6 @@ std::vector<std::string> Types(const NetDef& net) {
   return types;
 }
 
-void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  float scale = 0;
-  for (float v : want) scale = std::max(scale, std::abs(v));
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << i;
-  }
-}
-
 TEST(FoldBatchNormTest, FoldsEachBatchNormIntoItsConvAndComputesTheSameOutput) {
   Workspace plain;
   FeedTwoLayers(&plain);
@@ -102,7 +85,7 @@ TEST(FoldBatchNormTest, FoldsEachBatchNormIntoItsConvAndComputesTheSameOutput) {
   EXPECT_EQ(net.op(2).input(2), "bn2_b");
   EXPECT_EQ(net.op(2).output(0), "x2");
   ASSERT_TRUE(ws.RunNetOnce(net).ok());
-  ExpectClose(Fetch<float>(ws, "out"), want);
+  ExpectCloseToScale(Fetch<float>(ws, "out"), want);
 }
 
 TEST(FoldBatchNormTest, LeavesEveryBatchNormItCannotFoldAsItIs) {
@@ -189,7 +172,7 @@ TEST(FoldBatchNormTest, ThePredictorFoldsAndAnswersAsTheUnfoldedNet) {
   NetDef predict = TwoLayers();
   predict.set_name("predict");
   predict.add_external_input("X");
-  const std::vector<float> x = Random(2 * 8 * 81, 1);
+  const std::vector<float> x = UniformFloats(2 * 8 * 81, 1);
   std::map<std::string, std::vector<float>> out;
   for (const bool fold : {false, true}) {
     PredictorOptions options;
@@ -203,7 +186,7 @@ TEST(FoldBatchNormTest, ThePredictorFoldsAndAnswersAsTheUnfoldedNet) {
     const OutputTensor& y = outputs.at("out");
     out[fold ? "folded" : "plain"].assign(y.data<float>(), y.data<float>() + y.numel());
   }
-  ExpectClose(out["folded"], out["plain"]);
+  ExpectCloseToScale(out["folded"], out["plain"]);
   EXPECT_NE(out["folded"], out["plain"]);  // rounded once more: folding did happen
 }
 

@@ -21,19 +21,11 @@
 namespace braid::test {
 namespace {
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 void FeedConvs(Workspace* ws) {
-  Feed<float>(ws, "X", {2, 16, 9, 9}, Random(2 * 16 * 81, 1));
-  Feed<float>(ws, "W1", {16, 16, 3, 3}, Random(16 * 16 * 9, 2));
-  Feed<float>(ws, "b1", {16}, Random(16, 3));
-  Feed<float>(ws, "W2", {32, 16, 1, 1}, Random(32 * 16, 4));
+  Feed<float>(ws, "X", {2, 16, 9, 9}, UniformFloats(2 * 16 * 81, 1));
+  Feed<float>(ws, "W1", {16, 16, 3, 3}, UniformFloats(16 * 16 * 9, 2));
+  Feed<float>(ws, "b1", {16}, UniformFloats(16, 3));
+  Feed<float>(ws, "W2", {32, 16, 1, 1}, UniformFloats(32 * 16, 4));
 }
 
 const char kConv1[] =
@@ -56,13 +48,6 @@ std::vector<std::string> Types(const NetDef& net) {
   return types;
 }
 
-void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  float scale = 0;
-  for (float v : want) scale = std::max(scale, std::abs(v));
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << i;
-}
-
 TEST(FuseConvActivationTest, GivesEachReluAndClipToItsConvAndComputesTheSameOutput) {
   Workspace plain;
   FeedConvs(&plain);
@@ -78,7 +63,7 @@ TEST(FuseConvActivationTest, GivesEachReluAndClipToItsConvAndComputesTheSameOutp
   Workspace ws;
   FeedConvs(&ws);
   ASSERT_TRUE(ws.RunNetOnce(net).ok());
-  ExpectClose(Fetch<float>(ws, "out"), want);
+  ExpectCloseToScale(Fetch<float>(ws, "out"), want);
   for (float v : Fetch<float>(ws, "r1")) ASSERT_GE(v, 0.f);
   const std::vector<float> out = Fetch<float>(ws, "out");
   EXPECT_EQ(*std::max_element(out.begin(), out.end()), 0.5f);  // the clip ran
@@ -106,7 +91,7 @@ TEST(FuseConvActivationTest, AFusedConvWritesEitherLayoutWithTheUnfusedValues) {
                                      "type: 'MaxPool' input: 'x1' output: 'y' "
                                      "arg { name: 'kernel' i: 1 }"}))
                     .ok());
-    ExpectClose(Fetch<float>(ws, "y"), want);
+    ExpectCloseToScale(Fetch<float>(ws, "y"), want);
   }
 }
 
