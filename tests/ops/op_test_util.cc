@@ -15,6 +15,12 @@ std::vector<float> UniformFloats(int64_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
+std::vector<std::string> OpTypes(const NetDef& net) {
+  std::vector<std::string> types;
+  for (const OperatorDef& op : net.op()) types.push_back(op.type());
+  return types;
+}
+
 void ExpectCloseToScale(const std::vector<float>& got, const std::vector<float>& want,
                         float relative) {
   ASSERT_EQ(got.size(), want.size());

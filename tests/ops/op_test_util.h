@@ -29,6 +29,9 @@ std::vector<float> UniformFloats(int64_t n, uint32_t seed, float lo = -1.f, floa
 void ExpectCloseToScale(const std::vector<float>& got, const std::vector<float>& want,
                         float relative = 1e-5f);
 
+// The types of `net`'s ops, in order.
+std::vector<std::string> OpTypes(const NetDef& net);
+
 // Sample mean and (population) standard deviation, for checking random fills.
 inline double Mean(const std::vector<float>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());

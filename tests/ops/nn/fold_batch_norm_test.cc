@@ -61,12 +61,6 @@ NetDef TwoLayers() {
   return net;
 }
 
-std::vector<std::string> Types(const NetDef& net) {
-  std::vector<std::string> types;
-  for (const OperatorDef& op : net.op()) types.push_back(op.type());
-  return types;
-}
-
 TEST(FoldBatchNormTest, FoldsEachBatchNormIntoItsConvAndComputesTheSameOutput) {
   Workspace plain;
   FeedTwoLayers(&plain);
@@ -77,7 +71,7 @@ TEST(FoldBatchNormTest, FoldsEachBatchNormIntoItsConvAndComputesTheSameOutput) {
   const std::set<std::string> parameters = FeedTwoLayers(&ws);
   NetDef net = TwoLayers();
   EXPECT_EQ(FoldBatchNorm(&net, parameters, &ws), 2);
-  EXPECT_EQ(Types(net), (std::vector<std::string>{"Conv", "Relu", "Conv", "Relu"}));
+  EXPECT_EQ(OpTypes(net), (std::vector<std::string>{"Conv", "Relu", "Conv", "Relu"}));
   // The first Conv keeps its bias blob and writes the BN's output; the second takes bn2's bias.
   EXPECT_EQ(net.op(0).input(2), "b1");
   EXPECT_EQ(net.op(0).output(0), "y1");

@@ -42,12 +42,6 @@ NetDef TwoLayers() {
   return net;
 }
 
-std::vector<std::string> Types(const NetDef& net) {
-  std::vector<std::string> types;
-  for (const OperatorDef& op : net.op()) types.push_back(op.type());
-  return types;
-}
-
 TEST(FuseConvActivationTest, GivesEachReluAndClipToItsConvAndComputesTheSameOutput) {
   Workspace plain;
   FeedConvs(&plain);
@@ -57,7 +51,7 @@ TEST(FuseConvActivationTest, GivesEachReluAndClipToItsConvAndComputesTheSameOutp
 
   NetDef net = TwoLayers();
   EXPECT_EQ(FuseConvActivation(&net), 2);
-  EXPECT_EQ(Types(net), (std::vector<std::string>{"Conv", "Conv", "Copy"}));
+  EXPECT_EQ(OpTypes(net), (std::vector<std::string>{"Conv", "Conv", "Copy"}));
   EXPECT_EQ(net.op(0).output(0), "r1");
   EXPECT_EQ(net.op(1).output(0), "x2");
   Workspace ws;
