@@ -140,7 +140,9 @@ closure() {
     package=${queue[0]}
     queue=("${queue[@]:1}")
     [[ -z ${seen[$package]:-} ]] || continue
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || continue
+    # No `| grep -q`: it stops reading at the first match, and under pipefail the writer's SIGPIPE
+    # (exit 141) would count as "not installed".
+    [[ $(dpkg-query -W -f='${Status}' "$package" 2>/dev/null) == *"ok installed"* ]] || continue
     seen[$package]=1
     mapfile -t -O "${#queue[@]}" queue < <(depends "$package")
   done
@@ -155,7 +157,9 @@ owner() {  # the package owning library file $1, under its /usr-merged name or t
 }
 runtime_owners=()
 for name in libc.so.6 libstdc++.so.6 libgcc_s.so.1; do
-  path=$(ldconfig -p | awk -v n="$name" '$1 == n { print $NF; exit }')
+  # awk reads to the end: exiting early would SIGPIPE ldconfig (its listing outgrows the pipe)
+  # and, under pipefail and set -e, end the script with status 141 now and then.
+  path=$(ldconfig -p | awk -v n="$name" '$1 == n && !found { print $NF; found = 1 }')
   package=$(owner "$path" | cut -d: -f1) || true
   [[ -n $package ]] || { echo "FAIL: no Debian package owns $name ($path)"; exit 1; }
   runtime_owners+=("$package")
@@ -182,7 +186,7 @@ done
 # them in here (the toolkit's), as they would be in a wheel's folder.
 cuda_lib=""
 if [[ ${#needed_nvidia[@]} -gt 0 ]]; then
-  first=$(ldconfig -p | awk -v n="${needed_nvidia[0]}" '$1 == n { print $NF; exit }')
+  first=$(ldconfig -p | awk -v n="${needed_nvidia[0]}" '$1 == n && !found { print $NF; found = 1 }')
   [[ -n $first ]] || { echo "FAIL: ${needed_nvidia[0]} is not installed here"; exit 1; }
   cuda_lib=$(dirname "$(readlink -f "$first")")
 fi
