@@ -63,20 +63,12 @@ bool PackConvFilter(const OperatorDef& op, Tensor* filter) {
   const dnnl::memory::desc plain = PlainDesc(ToDnnlDims(dims));
   Layout layout = Layout::kPlain;
   try {
-    // What the direct convolution reads on this CPU (OIhw16i16o on AVX-512, OIhw8i8o on AVX2),
-    // asked of a one-sample probe with the filter's window (stride and padding do not change the
-    // filter's layout).
-    const dnnl::memory::dims x{1, dims[1], dims[2] + 7, dims[3] + 7}, y{1, dims[0], 8, 8};
-    const dnnl::convolution_forward::primitive_desc probe(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                        dnnl::algorithm::convolution_direct, AnyDesc(x),
-                                        AnyDesc(ToDnnlDims(dims)), dnnl::memory::desc(),
-                                        AnyDesc(y), {1, 1}, {0, 0}, {0, 0}),
-        Engine());
+    // What the direct convolution reads on this CPU: OIhw16i16o on AVX-512, OIhw8i8o on AVX2.
+    const dnnl::memory::desc wanted = DirectConvolutionProbe(dims).weights_desc();
     for (const int64_t block : {16, 8}) {
       if (PackableFilterShape(filter->dtype(), dims, block) &&
-          probe.weights_desc() == TensorDesc(dims, FilterBlockedLayout(block)) &&
-          probe.weights_desc().get_size() == plain.get_size()) {
+          wanted == TensorDesc(dims, FilterBlockedLayout(block)) &&
+          wanted.get_size() == plain.get_size()) {
         layout = FilterBlockedLayout(block);
       }
     }

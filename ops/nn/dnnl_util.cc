@@ -54,20 +54,26 @@ dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout) {
   return dnnl::memory::desc(ToDnnlDims(dims), dnnl::memory::data_type::f32, tag);
 }
 
+dnnl::convolution_forward::primitive_desc DirectConvolutionProbe(
+    const std::vector<int64_t>& filter_dims) {
+  const std::vector<int64_t>& w = filter_dims;
+  const dnnl::memory::dims x{1, w[1], w[2] + 7, w[3] + 7}, y{1, w[0], 8, 8};
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                      dnnl::algorithm::convolution_direct, AnyDesc(x),
+                                      AnyDesc(ToDnnlDims(w)), dnnl::memory::desc(), AnyDesc(y),
+                                      {1, 1}, {0, 0}, {0, 0}),
+      Engine());
+}
+
 int64_t NativeChannelBlock() {
   static const int64_t block = [] {
-    // The source layout oneDNN's convolution picks for a typical ResNet layer (3x3, 64 -> 64
-    // channels) when left free: nChw16c on AVX-512, nChw8c on AVX2 and SSE4.1.
-    const dnnl::memory::dims x{2, 64, 14, 14}, w{64, 64, 3, 3}, y{2, 64, 14, 14};
+    // The source layout of a typical ResNet layer (3x3, 64 -> 64 channels): nChw16c on AVX-512,
+    // nChw8c on AVX2 and SSE4.1.
     try {
-      const dnnl::convolution_forward::primitive_desc probe(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                          dnnl::algorithm::convolution_direct, AnyDesc(x),
-                                          AnyDesc(w), dnnl::memory::desc(), AnyDesc(y), {1, 1},
-                                          {1, 1}, {1, 1}),
-          Engine());
+      const dnnl::memory::desc src = DirectConvolutionProbe({64, 64, 3, 3}).src_desc();
       for (const int64_t b : {16, 8}) {
-        if (probe.src_desc() == TensorDesc({2, 64, 14, 14}, BlockedLayout(b))) return b;
+        if (src == TensorDesc({1, 64, 10, 10}, BlockedLayout(b))) return b;
       }
     } catch (const dnnl::error&) {
     }

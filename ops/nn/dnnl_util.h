@@ -85,6 +85,12 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
 // The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc,
 // nChw8c / nChw16c for Layout::kBlocked8 / kBlocked16, OIhw8i8o / OIhw16i16o for the filters.
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout);
+// The direct convolution oneDNN makes on this CPU, layouts left to it, for one sample of
+// [C, kH + 7, kW + 7] and a filter of `filter_dims` [M, C, kH, kW] (stride 1, no padding: neither
+// changes the layouts it picks): its src_desc and weights_desc are the layouts it reads. Throws
+// dnnl::error.
+dnnl::convolution_forward::primitive_desc DirectConvolutionProbe(
+    const std::vector<int64_t>& filter_dims);
 // The channel block of this machine's oneDNN convolutions (what they choose when the layout is
 // left to them): 16 on AVX-512, 8 on AVX2; 0 when they choose no blocked layout. Asked of oneDNN
 // once per process (honours ONEDNN_MAX_CPU_ISA).

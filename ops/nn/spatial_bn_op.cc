@@ -84,9 +84,8 @@ batch_normalization_forward::primitive_desc MakeBnDesc(const SpatialBnShapes& s,
   const dnnl::memory::dims dims = s.DnnlDims();
   // The machine's block first (its JIT kernel reads the net's blocked tensors as they are).
   const std::vector<int64_t> dims4(dims.begin(), dims.end());
-  const bool native8 = NativeChannelBlock() == 8;
-  for (const int64_t block :
-       {native8 ? int64_t{8} : int64_t{16}, native8 ? int64_t{16} : int64_t{8}}) {
+  const int64_t native = NativeChannelBlock() == 8 ? 8 : 16;
+  for (const int64_t block : {native, native == 8 ? int64_t{16} : int64_t{8}}) {
     if (s.channels % block != 0) continue;
     const batch_normalization_forward::primitive_desc pd =
         MakeBnDesc(TensorDesc(dims4, BlockedLayout(block)), epsilon, is_test);

@@ -71,7 +71,7 @@ class Folder {
     return fold;
   }
 
-  // Rewrites the parameters and the net; the uses are stale afterwards (see Refresh).
+  // Rewrites the parameters and the net, and takes the net's uses anew.
   void Apply(const Fold& fold) {
     const OperatorDef& norm = net_->op(fold.bn);
     const double epsilon = ArgumentReader(norm.arg()).Get<float>("epsilon", 1e-5f);
@@ -100,9 +100,8 @@ class Folder {
     conv->set_output(0, y);
     if (fold.conv_bias == nullptr) conv->add_input(bn_bias);
     net_->mutable_op()->DeleteSubrange(fold.bn, 1);
+    uses_ = UsesOf(*net_);
   }
-
-  void Refresh() { uses_ = UsesOf(*net_); }
 
  private:
   // A float32 plain host tensor of the parameters that only op `reader` reads and nothing writes
@@ -151,7 +150,6 @@ int FoldBatchNorm(NetDef* net, const std::set<std::string>& parameters, Workspac
       continue;
     }
     folder.Apply(fold);  // op j is gone: the next op is at j now
-    folder.Refresh();
     ++folded;
   }
   return folded;

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "planner/memory_plan.h"
 #include "runtime/argument.h"
 #include "runtime/device.h"
 #include "runtime/fused_activation.h"
@@ -12,11 +13,6 @@
 
 namespace braid {
 namespace {
-
-bool OnCuda(const NetDef& net, const OperatorDef& op) {
-  const DeviceOption& option = op.has_device_option() ? op.device_option() : net.device_option();
-  return DeviceFromProto(option).type == DeviceType::kCuda;
-}
 
 // The Conv op whose activation op `relu` can be fused into it (the header's conditions); -1 if
 // none.
@@ -29,7 +25,8 @@ int FusableConv(const NetDef& net, const std::map<std::string, BlobUses>& uses, 
   const int conv = AbsorbingProducer(net, uses, relu);
   if (conv < 0) return -1;
   const OperatorDef& c = net.op(conv);
-  if (c.type() != "Conv" || OnCuda(net, c) || ArgumentReader(c.arg()).Has(kFusedActivationArg)) {
+  if (c.type() != "Conv" || DeviceFromProto(OpDevice(net, conv)).type == DeviceType::kCuda ||
+      ArgumentReader(c.arg()).Has(kFusedActivationArg)) {
     return -1;
   }
   return conv;
