@@ -33,4 +33,12 @@ FusedActivation FusedActivationOf(const OperatorDef& op) {
   return activation;
 }
 
+bool HasFusedSum(const OperatorDef& op) {
+  return ArgumentReader(op.arg()).Get<int64_t>(kFusedSumArg, 0) != 0;
+}
+
+bool HasFusedEpilogue(const OperatorDef& op) {
+  return HasFusedSum(op) || ArgumentReader(op.arg()).Has(kFusedActivationArg);
+}
+
 }  // namespace braid

@@ -12,8 +12,7 @@
 #include "runtime/element_count.h"
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
-#include "runtime/models/fold_batch_norm.h"
-#include "runtime/models/fuse_conv_activation.h"
+#include "runtime/models/optimize_inference.h"
 #include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/pack_parameters.h"
@@ -201,9 +200,8 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
     DescribeNet(state->parameters, &state->spec);
     const std::vector<std::string> parameter_names = state->parameters.LocalBlobNames();
     if (options.optimize_graph) {
-      FoldBatchNorm(&state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
-                    &state->parameters);
-      FuseConvActivation(&state->spec.predict_net);
+      OptimizeInferenceNet(&state->spec.predict_net,
+                           {parameter_names.begin(), parameter_names.end()}, &state->parameters);
     }
     PackParameters(state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
                    &state->parameters);  // no one else reads them

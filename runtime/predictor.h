@@ -88,10 +88,10 @@ struct PredictorOptions {
   int workers_per_run = 1;
   // Plan each context's activations into one arena (off: every blob allocates its own memory).
   bool plan_memory = true;
-  // Rewrite the predict net when the model is loaded: fold each inference SpatialBN that follows a
-  // Conv into the Conv's filter and bias (runtime/models/fold_batch_norm.h), then give each Relu or
-  // Clip that follows a Conv to the Conv's primitive (runtime/models/fuse_conv_activation.h): ops
-  // and passes over activations less per layer; outputs change by rounding only. (Folding needs the
+  // Rewrite the predict net when the model is loaded (runtime/models/optimize_inference.h): fold
+  // each inference SpatialBN that follows a Conv into the Conv's filter and bias, then give each
+  // residual Sum/Add and each Relu or Clip that follows a Conv to the Conv's primitive: ops and
+  // passes over activations less per layer; outputs change by rounding only. (Folding needs the
   // parameters in host memory: a cpu device.)
   bool optimize_graph = true;
 };

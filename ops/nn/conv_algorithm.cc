@@ -125,6 +125,7 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
        {DNNL_ARG_WEIGHTS, pd.weights_desc()},
        {DNNL_ARG_BIAS, s.has_bias ? pd.bias_desc() : dnnl::memory::desc()},
        {DNNL_ARG_DST, pd.dst_desc()},
+       {kSummandArg, s.has_summand ? pd.dst_desc() : dnnl::memory::desc()},
        {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}},
       {{DNNL_ARG_SRC, {const_cast<void*>(memory.src), memory.src_bytes}},  // only read
        {DNNL_ARG_WEIGHTS, {weights_data, weights_bytes}},
@@ -208,6 +209,7 @@ std::string BaseKey(const ConvShapes& s, ConvDirection direction) {
       << "|stride=" << Joined(w.Strides())
       << "|dilation=" << Joined(w.DnnlDilation()) << "|pad=" << Joined(w.PadBegin()) << ","
       << Joined(w.PadEnd()) << "|layout=any";
+  if (s.has_summand) key << "|sum";  // a binary post-op: some kernels (Winograd) take none
   return key.str();
 }
 
@@ -271,19 +273,26 @@ convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
                                                         dnnl::algorithm algorithm) {
   const ConvPoolWindow& w = s.window;
   const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
-  const convolution_forward::desc desc(
-      dnnl::prop_kind::forward_training, algorithm, AnyDesc(ToDnnlDims(s.x_dims)),
-      AnyDesc(s.DnnlWeightDims()), bias, AnyDesc(ToDnnlDims(s.y_dims)), w.Strides(),
-      w.DnnlDilation(), w.PadBegin(), w.PadEnd());
+  const auto desc = [&](const dnnl::memory::desc& y) {
+    return convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                     AnyDesc(ToDnnlDims(s.x_dims)), AnyDesc(s.DnnlWeightDims()),
+                                     bias, y, w.Strides(), w.DnnlDilation(), w.PadBegin(),
+                                     w.PadEnd());
+  };
+  dnnl::memory::desc y = AnyDesc(ToDnnlDims(s.y_dims));
   dnnl::primitive_attr attr = UserScratchpadAttr();
+  dnnl::post_ops post;
+  if (s.has_summand) {  // post-op 0 (kSummandArg), in Y's layout, fixed for it
+    y = convolution_forward::primitive_desc(desc(y), attr, Engine()).dst_desc();
+    post.append_binary(dnnl::algorithm::binary_add, y);
+  }
   if (s.activation.kind != FusedActivation::Kind::kNone) {
     const bool relu = s.activation.kind == FusedActivation::Kind::kRelu;
-    dnnl::post_ops post;
     post.append_eltwise(1.f, relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip,
                         relu ? 0.f : s.activation.min, relu ? 0.f : s.activation.max);
-    attr.set_post_ops(post);
   }
-  return convolution_forward::primitive_desc(desc, attr, Engine());
+  attr.set_post_ops(post);
+  return convolution_forward::primitive_desc(desc(y), attr, Engine());
 }
 
 convolution_backward_weights::primitive_desc MakeConvBackwardWeightsDesc(

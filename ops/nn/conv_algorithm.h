@@ -76,9 +76,11 @@ dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction
                                     const Device& device, const ConvSearchMemory& memory = {});
 
 // Primitive descriptors for `algorithm` (layouts left to oneDNN). They throw dnnl::error when
-// oneDNN has no kernel for it.
+// oneDNN has no kernel for it. A forward convolution with a summand reads it, at kSummandArg, in
+// the layout of its dst_desc(): the one oneDNN picks for the convolution without post-ops.
 dnnl::convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
                                                               dnnl::algorithm algorithm);
+inline constexpr int kSummandArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
 dnnl::convolution_backward_weights::primitive_desc MakeConvBackwardWeightsDesc(
     const ConvShapes& s, dnnl::algorithm algorithm,
     const dnnl::convolution_forward::primitive_desc& hint);

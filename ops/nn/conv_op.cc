@@ -43,6 +43,9 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
     plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), pd.src_desc(), true);
     plan.weights = LayoutBridge(s.FilterDesc(), pd.weights_desc(), true);
     plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
+    if (s.has_summand) {
+      plan.summand = LayoutBridge(TensorDesc(s.y_dims, s.s_layout), pd.dst_desc(), true);
+    }
     if (s.has_bias) plan.bias = pd.bias_desc();
     plan.conv = DnnlPrimitive::Of<dnnl::convolution_forward>(pd);
   } catch (const dnnl::error& e) {
@@ -102,15 +105,30 @@ ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo
   CheckNchwInput(def, in, 0, "X");
   CheckNchwInput(def, in, 1, "filter");
   ConvShapes s;
+  s.has_summand = HasFusedSum(def);
+  const size_t operands = in.size() - (s.has_summand ? 1 : 0);  // X, the filter, the bias
+  if (operands < 2 || operands > 3) {
+    ThrowInvalidArgument(std::string("takes X, a filter and an optional bias") +
+                         (s.has_summand ? ", then the summand (fused_sum), " : ", ") + "not " +
+                         std::to_string(in.size()) + " inputs");
+  }
   s.group = ArgumentReader(def.arg()).Get<int64_t>("group", 1);
-  CheckChannels(def, in, s.group);
+  CheckChannels(def, {in.begin(), in.begin() + operands}, s.group);
   s.window = ComputeConvPoolWindow(def, in[0], WindowKind::kConv,
                                    ConvPoolWindow::Pair{in[1].dims[2], in[1].dims[3]});
-  s.has_bias = in.size() > 2;
+  s.has_bias = operands > 2;
   s.activation = FusedActivationOf(def);
   s.x_dims = in[0].dims;
   s.filter_dims = in[1].dims;
   s.y_dims = {in[0].dims[0], in[1].dims[0], s.window.output[0], s.window.output[1]};
+  if (s.has_summand) {
+    const ShapeInfo& summand = in.back();
+    const std::string& name = def.input(def.input_size() - 1);
+    if (summand.dtype != DType::kFloat32 || summand.dims != s.y_dims) {
+      ThrowInvalidArgument("summand " + DescribeBlob(name, summand) + " (fused_sum) must be float32" +
+                           DimsString(s.y_dims) + ", the shape of Y");
+    }
+  }
   return s;
 }
 
@@ -133,6 +151,7 @@ void ConvOp::Prepare() {
                          ") cannot read");
   }
   shapes_.y_layout = RequestedLayout(def(), 0);
+  if (shapes_.has_summand) shapes_.s_layout = Input(InputSize() - 1).layout();
   // From the chunk whose blocked X and Y fit the budget, down while the largest candidate's
   // scratchpad (Winograd's grows with the chunk) takes them over it, so that the algorithm search
   // allocates no more than the op may hold; then down while the chosen primitive's layouts do.
@@ -174,6 +193,7 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
                               .Add(s.filter_dims)
                               .Add(s.group)
                               .Add(s.has_bias)
+                              .Add(s.has_summand)
                               .Add(static_cast<int64_t>(s.activation.kind))
                               .AddFloat(s.activation.min)
                               .AddFloat(s.activation.max)
@@ -184,6 +204,7 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
                               .Add(s.x_layout)
                               .Add(s.w_layout)
                               .Add(s.y_layout)
+                              .Add(s.s_layout)
                               .Add(ConvAlgorithmName(algorithm))
                               .str();
   plan_ = PrimitiveCache::Global().GetOrCreate<ConvForwardPlan>(
@@ -200,11 +221,17 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
     bias_ = MemoryOf(plan_->bias);
     conv_.Bind(DNNL_ARG_BIAS, bias_);
   }
+  if (s.has_summand) {
+    summand_ = BoundTensor(plan_->summand, &scratch_);
+    conv_.Bind(kSummandArg, summand_.at_primitive());
+  }
 }
 
 void ConvOp::Run() {
+  const int last = InputSize() - 1;
   bool same = plan_ != nullptr && static_cast<int>(prepared_dims_.size()) == InputSize() &&
-              Input(0).layout() == shapes_.x_layout && Input(1).layout() == shapes_.w_layout;
+              Input(0).layout() == shapes_.x_layout && Input(1).layout() == shapes_.w_layout &&
+              (!shapes_.has_summand || Input(last).layout() == shapes_.s_layout);
   for (int i = 0; i < InputSize(); ++i) {
     CheckInputType(*this, i, {DType::kFloat32});
     same = same && Input(i).shape() == prepared_dims_[i];
@@ -218,12 +245,19 @@ void ConvOp::Run() {
   weights_.Point(Input(1).any_layout_data<float>());
   if (shapes_.has_bias) Point(bias_, Input(2).data<float>());
   weights_.Reorder();
+  const float* summand = shapes_.has_summand ? Input(last).any_layout_data<float>() : nullptr;
   const int64_t x_chunk = Input(0).numel() / shapes_.x_dims[0] * chunk_;
   const int64_t y_chunk = Output(0)->numel() / shapes_.y_dims[0] * chunk_;
-  for (int64_t n = 0; n < shapes_.x_dims[0]; n += chunk_, x += x_chunk, y += y_chunk) {
+  const int64_t s_chunk = summand ? Input(last).numel() / shapes_.y_dims[0] * chunk_ : 0;
+  for (int64_t n = 0; n < shapes_.x_dims[0];
+       n += chunk_, x += x_chunk, y += y_chunk, summand += s_chunk) {
     src_.Point(x);
     dst_.Point(y);
     src_.Reorder();
+    if (shapes_.has_summand) {
+      summand_.Point(summand);
+      summand_.Reorder();
+    }
     conv_.Run();
     dst_.Reorder();
   }
@@ -232,11 +266,11 @@ void ConvOp::Run() {
 namespace {
 
 GradientOps ConvGradientOps(const GradientRequest& r) {
-  if (ArgumentReader(r.op.arg()).Has(kFusedActivationArg)) {
+  if (HasFusedEpilogue(r.op)) {
     throw Error(Status::InvalidArgument(
-        "Conv '" + r.op.name() + "' has " + kFusedActivationArg +
-        " (an inference fusion), which has no gradient: train the net with the activation op "
-        "after it"));
+        "Conv '" + r.op.name() + "' has " + kFusedSumArg + " or " + kFusedActivationArg +
+        " (inference fusions), which have no gradient: train the net with the Sum and activation "
+        "ops after it"));
   }
   const bool has_bias = r.op.input_size() == 3;
   std::vector<std::string> outputs{r.input_grads[1]};
@@ -264,20 +298,24 @@ BRAID_OPERATOR_SCHEMA(Conv)
     .Arg(kFusedActivationArg, ArgKind::kString)
     .Arg(kFusedMinArg, ArgKind::kFloat)
     .Arg(kFusedMaxArg, ArgKind::kFloat)
-    .NumInputs(2, 3)
+    .Arg(kFusedSumArg, ArgKind::kInt)
+    .NumInputs(2, 4)
     .NumOutputs(1)
     .PackedInput(1, PackConvFilter)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>& in) {
       if (in.size() < 2) return std::vector<ShapeInfo>{};  // reported by OpSchema::Verify
       return std::vector<ShapeInfo>{{DType::kFloat32, ComputeConvShapes(def, in).y_dims, true}};
     })
-    .BlockedPorts([](const OperatorDef&) { return DnnlLayoutPorts({0}, {0}); })
+    .BlockedPorts([](const OperatorDef& op) {
+      if (HasFusedSum(op)) return DnnlLayoutPorts({0, op.input_size() - 1}, {0});
+      return DnnlLayoutPorts({0}, {0});
+    })
     .AllocatesLazily()  // plans, JIT code and buffers on the first run of a shape
     .SetDoc(
         "2-D convolution, NCHW: X [N,C,H,W], filter [M,C/group,kH,kW], optional bias [M] -> "
         "Y [N,M,outH,outW]. Args: kernel, stride, pad, dilation (Caffe2 spellings), legacy_pad, "
-        "group, order=NCHW; fused_activation Relu or Clip with fused_min/fused_max (braid's "
-        "inference fusion).");
+        "group, order=NCHW; braid's inference fusions: fused_sum=1 adds a last input S of Y's "
+        "shape, then fused_activation Relu or Clip with fused_min/fused_max.");
 
 BRAID_REGISTER_CPU_OPERATOR(Conv, ConvOp);
 BRAID_REGISTER_GRADIENT(Conv, ConvGradientOps);

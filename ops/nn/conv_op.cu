@@ -50,9 +50,9 @@ class ConvCudaOp final : public OperatorBase {
 
  private:
   void Prepare() {
-    if (args().Has(kFusedActivationArg)) {
-      ThrowInvalidArgument("fused_activation is an inference fusion of CPU and sim devices; on "
-                           "CUDA run the activation op after the Conv");
+    if (HasFusedEpilogue(def())) {
+      ThrowInvalidArgument("fused_sum and fused_activation are inference fusions of CPU and sim "
+                           "devices; on CUDA run the Sum and activation ops after the Conv");
     }
     problem_ = CudnnConvProblemOf(def(), InputShapeInfos(*this));
     descriptors_.reset();  // made on the first non-empty run: cuDNN refuses empty tensors

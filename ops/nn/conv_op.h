@@ -24,6 +24,13 @@
 // direct primitive reads it as it is, where a plain filter is reordered on every run (about 13% of
 // ResNet-50's convolution time at batch 1 on one core).
 //
+// An inference net's loader may give the Conv the Sum or Add after it and the activation after
+// that (runtime/fused_activation.h): the primitive then adds the summand S and applies the
+// activation as it writes Y (oneDNN's binary and eltwise post-ops), S read in the layout the
+// primitive writes (reordered into it where S's layout differs). For ResNet-50's 1x1 expansion
+// convolutions on 2 AVX-512 cores that took the Conv + Add + Relu of 8x64x56x56 -> 256 channels
+// from 5.1 to 3.7 ms.
+//
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
 // every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
 // takes no lock and allocates nothing. A large batch runs in chunks of samples (BatchChunk), so
@@ -50,13 +57,16 @@ struct ConvShapes {
   ConvPoolWindow window;
   int64_t group = 1;
   bool has_bias = false;
-  // Applied by the primitive as it writes Y (runtime/models/fuse_conv_activation.h).
+  // Applied by the primitive as it writes Y, in this order (runtime/fused_activation.h): the
+  // summand, the op's last input (runtime/models/fuse_conv_sum.h), then the activation
+  // (runtime/models/fuse_conv_activation.h).
+  bool has_summand = false;
   FusedActivation activation;
   std::vector<int64_t> x_dims, filter_dims, y_dims;
-  // Tensor layouts, set by the op (not by ComputeConvShapes): X, the filter and Y for Conv; X, dY
-  // and dX for ConvGradient.
+  // Tensor layouts, set by the op (not by ComputeConvShapes): X, the filter, Y and the summand for
+  // Conv; X, dY and dX for ConvGradient.
   Layout x_layout = Layout::kPlain, w_layout = Layout::kPlain, y_layout = Layout::kPlain,
-         dx_layout = Layout::kPlain;
+         s_layout = Layout::kPlain, dx_layout = Layout::kPlain;
 
   int64_t out_channels() const { return filter_dims[0]; }
   // The filter as oneDNN sees it: [M, C/g, kH, kW], or [g, M/g, C/g, kH, kW] when grouped.
@@ -65,13 +75,15 @@ struct ConvShapes {
   dnnl::memory::desc FilterDesc() const;
 };
 
-// The shapes of Conv op `def` with inputs X, filter and (when `in` has 3 entries) bias. Throws
-// braid::Error naming the blobs for bad windows, channel mismatches or a group not dividing C/M.
+// The shapes of Conv op `def` with inputs X, filter, the optional bias and, with fused_sum, the
+// summand. Throws braid::Error naming the blobs for bad windows, channel mismatches, a group not
+// dividing C/M, or a summand that is missing or has another shape than Y. (The summand is never
+// Y: OpSchema::Verify refuses a Conv whose input is its output, runtime/op_schema.h.)
 ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in);
 
 // A forward convolution: oneDNN primitive and the reorders around it (immutable, cacheable).
 struct ConvForwardPlan {
-  LayoutBridge src, weights, dst;
+  LayoutBridge src, weights, dst, summand;  // summand: with fused_sum only
   dnnl::memory::desc bias;
   DnnlPrimitive conv;
 };
@@ -116,7 +128,7 @@ class ConvOp final : public OperatorBase {
   int64_t chunk_ = 0;  // samples per primitive call (BatchChunk, ops/nn/dnnl_util.h)
   std::shared_ptr<const ConvForwardPlan> plan_;
   ScratchLayout scratch_;
-  BoundTensor src_, weights_, dst_;
+  BoundTensor src_, weights_, dst_, summand_;
   dnnl::memory bias_;
   BoundPrimitive conv_;
 };

@@ -24,14 +24,12 @@ bool IsExternalOutput(const NetDef& net, const std::string& blob) {
          net.external_output().end();
 }
 
-namespace {
-
-// Whether any op strictly between `after` and `before` reads or writes `blob`.
-bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob,
-                    int after, int before) {
+bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob, int after,
+                    int before, bool reads) {
   const auto it = uses.find(blob);
   if (it == uses.end()) return false;
   for (const std::vector<int>* ops : {&it->second.readers, &it->second.writers}) {
+    if (ops == &it->second.readers && !reads) continue;
     for (int o : *ops) {
       if (o > after && o < before) return true;
     }
@@ -39,13 +37,11 @@ bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::stri
   return false;
 }
 
-}  // namespace
-
-int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses,
-                      int consumer) {
+int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses, int consumer,
+                      int input) {
   const OperatorDef& op = net.op(consumer);
-  if (op.input_size() < 1 || op.output_size() != 1) return -1;
-  const std::string& x = op.input(0);
+  if (op.input_size() <= input || op.output_size() != 1) return -1;
+  const std::string& x = op.input(input);
   const std::string& y = op.output(0);
   const bool in_place = x == y;
   const BlobUses& x_uses = uses.at(x);
@@ -55,7 +51,7 @@ int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& 
   }
   if (producer < 0 || net.op(producer).output_size() != 1) return -1;
   for (int w : x_uses.writers) {
-    if (w != producer && !(in_place && w == consumer)) return -1;
+    if (w != producer && !(in_place && w >= consumer)) return -1;
   }
   for (int r : x_uses.readers) {
     if (r != consumer && !(in_place && r > consumer)) return -1;

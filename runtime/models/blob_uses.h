@@ -28,16 +28,22 @@ std::map<std::string, BlobUses> UsesOf(const NetDef& net);
 // Whether `ops` is not empty and holds op `op` only.
 bool OnlyOp(const std::vector<int>& ops, int op);
 bool IsExternalOutput(const NetDef& net, const std::string& blob);
-// The op that may absorb op `consumer` (X -> Y, X its input 0 and Y its output 0): the last
-// writer of X before it, when that op, writing Y in X's place, makes the consumer removable with
-// no other op seeing a change:
+// The op that may absorb op `consumer` (X -> Y, X its input `input` and Y its only output): the
+// last writer of X before it, when that op, writing Y in X's place, makes the consumer removable
+// with no other op seeing a change:
 //   - nothing else writes X, and nothing else reads it (a control input counts as a read), except
-//     that a consumer in place (X -> X) may be read after it: that is its output;
+//     that after a consumer in place (X -> X) ops may read and write X: that is its output (a
+//     Sum in place followed by a Relu in place, as Caffe2's ResNet builders write them);
 //   - X is not an external output unless the consumer writes it in place;
 //   - no op between the two reads or writes Y, and the producer does not read Y;
 //   - the producer has one output.
-// -1 when there is none. The caller checks the ops' types and arguments.
-int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses, int consumer);
+// -1 when there is none. The caller checks the ops' types, arguments and other inputs.
+int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses, int consumer,
+                      int input = 0);
+// Whether any op strictly between `after` and `before` writes `blob` (or, with `reads`, reads it;
+// a control input counts as a read).
+bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::string& blob, int after,
+                    int before, bool reads = true);
 
 }  // namespace braid
 

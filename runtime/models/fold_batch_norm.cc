@@ -46,7 +46,7 @@ class Folder {
     if (conv < 0) return fold;
     const OperatorDef& op = net_->op(conv);
     if (op.type() != "Conv" || op.input_size() < 2 || !Nchw(op) ||
-        ArgumentReader(op.arg()).Has(kFusedActivationArg)) {  // an activation before the BN
+        HasFusedEpilogue(op)) {  // a sum or an activation before the BN
       return fold;
     }
     fold.filter = Parameter(op.input(1), conv);

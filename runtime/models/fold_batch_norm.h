@@ -9,7 +9,7 @@
 //
 // A Conv (op i) and a SpatialBN (op j > i) are folded when
 //   - the SpatialBN has is_test = 1, reads the Conv's output X as its input 0, and its order is
-//     NCHW, as the Conv's is; the Conv has no fused activation
+//     NCHW, as the Conv's is; the Conv has no fused sum or activation
 //     (runtime/models/fuse_conv_activation.h);
 //   - no op but the SpatialBN reads X (an in-place SpatialBN, X -> X, may be read after it: that is
 //     its output; a control input counts as a read), no op between them writes X, and X is not an

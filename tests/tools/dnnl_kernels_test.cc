@@ -7,13 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "ops/nn/dnnl_util.h"
+#include "runtime/models/blocked_layouts.h"
 #include "runtime/models/model_builder.h"
+#include "runtime/models/optimize_inference.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
 #include "runtime/net.h"
+#include "runtime/pack_parameters.h"
+#include "runtime/shape_inference.h"
 #include "runtime/workspace.h"
 
 namespace braid {
@@ -107,6 +113,28 @@ TEST(DnnlKernelsTest, AnInferenceStepRunsNoReferenceKernelAndReordersOnlyAtLayou
   // runtime/pack_parameters.h), plus the edges.
   const int convs = CountOps(nets.test, "Conv");
   EXPECT_LE(Reorders(kernels), convs + 6) << Describe(kernels);
+}
+
+// As the Predictor loads a net: batch norms folded, residual Sums and Relus fused into the Convs'
+// primitives (binary and eltwise post-ops), filters packed. The fused kernels are JIT ones too,
+// and only the edges reorder: the images, the 3-channel first filter, the classifier.
+TEST(DnnlKernelsTest, AnOptimizedInferenceStepRunsNoReferenceKernelAndReordersOnlyAtItsEdges) {
+  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNoBlock;
+  TrainingNets nets = ResNet18();
+  Workspace ws;
+  ASSERT_TRUE(ws.RunNetOnce(nets.params.init_net).ok());
+  const std::vector<std::string> names = ws.LocalBlobNames();
+  const std::set<std::string> parameters(names.begin(), names.end());
+  const InferenceRewrites done = OptimizeInferenceNet(&nets.test, parameters, &ws);
+  EXPECT_EQ(done.fused_sums, 8);  // one per basic block
+  EXPECT_EQ(CountOps(nets.test, "Sum"), 0);
+  Workspace test_ws(&ws);
+  ASSERT_GT(UseBlockedLayouts(&nets.test, InferBlobShapes(nets.params.init_net, {})), 0);
+  PackParameters(nets.test, parameters, &ws);
+  Net* test = test_ws.CreateNet(nets.test);
+  const std::map<std::string, int64_t> kernels = KernelsOfASteadyRun(test);
+  ExpectNoReferenceKernel(kernels);
+  EXPECT_LE(Reorders(kernels), 6) << Describe(kernels);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 // set size before anything is loaded, imports the model with the library's own calls
 // (runtime/onnx/onnx_import.h, or a zoo folder, runtime/model_folder.h; the batch is the model's
 // input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), folds batch norms into
-// Convs and fuses their Relu/Clip (runtime/models/fold_batch_norm.h, fuse_conv_activation.h;
+// Convs and fuses their Sum/Add and Relu/Clip (runtime/models/optimize_inference.h;
 // --optimize_graph), keeps the activations
 // between oneDNN ops in oneDNN's blocked layout (runtime/models/blocked_layouts.h;
 // --blocked_layouts), stores the Conv filters once in the layout oneDNN reads
@@ -50,8 +50,7 @@
 #include "runtime/argument.h"
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
-#include "runtime/models/fold_batch_norm.h"
-#include "runtime/models/fuse_conv_activation.h"
+#include "runtime/models/optimize_inference.h"
 #include "runtime/net.h"
 #include "runtime/net_args.h"
 #include "runtime/pack_parameters.h"
@@ -76,9 +75,8 @@ DEFINE_bool(blocked_layouts, true,
             "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
 DEFINE_bool(
     optimize_graph, true,
-    "fold inference SpatialBN ops into the Convs before them and Relu/Clip ops into the Convs' "
-    "primitives (runtime/models/fold_batch_norm.h, runtime/models/fuse_conv_activation.h), as "
-    "the Predictor does");
+    "fold inference SpatialBN ops into the Convs before them and Sum/Add and Relu/Clip ops into "
+    "the Convs' primitives (runtime/models/optimize_inference.h), as the Predictor does");
 DEFINE_bool(pack_parameters, true,
             "store Conv filters once in the layout oneDNN reads (runtime/pack_parameters.h)");
 DEFINE_bool(json, false, "print one 'result {...}' JSON line instead of the report");
@@ -102,8 +100,7 @@ struct InferenceResult {
   int64_t lower_bound_bytes = 0;
   int64_t naive_bytes = 0;
   int64_t scratch_bytes = 0;
-  int folded_batch_norms = 0;
-  int fused_activations = 0;
+  InferenceRewrites rewrites;
   int blocked_blobs = 0;
   int packed_parameters = 0;
 };
@@ -171,8 +168,7 @@ NetDef PrepareModel(const std::string& path, Workspace* ws, InferenceResult* r) 
   r->batch = info.shape.empty() ? 1 : info.shape[0];
   NetDef def = std::move(model.predict_net);
   if (FLAGS_optimize_graph) {
-    r->folded_batch_norms = FoldBatchNorm(&def, parameters, ws);
-    r->fused_activations = FuseConvActivation(&def);
+    r->rewrites = OptimizeInferenceNet(&def, parameters, ws);
   }
   if (FLAGS_blocked_layouts) {
     r->blocked_blobs = UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *ws));
@@ -215,7 +211,8 @@ InferenceResult Measure(const std::string& path) {
 void PrintJson(const InferenceResult& r) {
   std::printf(
       "result {\"input_shape\": \"%s\", \"batch\": %lld, \"ops\": %d, \"executor\": \"%s\", "
-      "\"threads\": %d, \"folded_batch_norms\": %d, \"fused_activations\": %d, "
+      "\"threads\": %d, \"folded_batch_norms\": %d, \"fused_sums\": %d, "
+      "\"fused_activations\": %d, "
       "\"blocked_blobs\": %d, "
       "\"packed_parameters\": %d, "
       "\"iterations\": %d, \"median_ms\": %.4f, "
@@ -224,7 +221,8 @@ void PrintJson(const InferenceResult& r) {
       "\"arena_bytes\": %lld, \"lower_bound_bytes\": %lld, \"naive_bytes\": %lld, "
       "\"scratch_bytes\": %lld}\n",
       r.input_shape.c_str(), static_cast<long long>(r.batch), r.ops, FLAGS_executor.c_str(),
-      FLAGS_threads, r.folded_batch_norms, r.fused_activations, r.blocked_blobs,
+      FLAGS_threads, r.rewrites.folded_batch_norms, r.rewrites.fused_sums,
+      r.rewrites.fused_activations, r.blocked_blobs,
       r.packed_parameters, r.iterations,
       r.median_ms, r.p90_ms, r.images_per_second,
       r.setup_seconds, static_cast<long long>(r.rss_before_load),
@@ -236,11 +234,11 @@ void PrintJson(const InferenceResult& r) {
 void PrintReport(const InferenceResult& r) {
   const auto mib = [](int64_t bytes) { return bytes / (1024.0 * 1024.0); };
   std::printf(
-      "input %s, %d ops, executor %s, %d threads, %d batch norms folded, %d activations fused, %d "
-      "blobs "
-      "blocked, %d parameters packed\n",
-      r.input_shape.c_str(), r.ops, FLAGS_executor.c_str(), FLAGS_threads, r.folded_batch_norms,
-      r.fused_activations, r.blocked_blobs, r.packed_parameters);
+      "input %s, %d ops, executor %s, %d threads, %d batch norms folded, %d sums and %d "
+      "activations fused, %d blobs blocked, %d parameters packed\n",
+      r.input_shape.c_str(), r.ops, FLAGS_executor.c_str(), FLAGS_threads,
+      r.rewrites.folded_batch_norms, r.rewrites.fused_sums, r.rewrites.fused_activations,
+      r.blocked_blobs, r.packed_parameters);
   std::printf("latency: median %.2f ms, p90 %.2f ms over %d iterations; %.1f images/s\n",
               r.median_ms, r.p90_ms, r.iterations, r.images_per_second);
   std::printf("peak RSS %.1f MiB, %.1f MiB above the %.1f MiB before loading\n", mib(r.peak_rss),
