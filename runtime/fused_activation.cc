@@ -34,7 +34,13 @@ FusedActivation FusedActivationOf(const OperatorDef& op) {
 }
 
 bool HasFusedSum(const OperatorDef& op) {
-  return ArgumentReader(op.arg()).Get<int64_t>(kFusedSumArg, 0) != 0;
+  const int64_t sum = ArgumentReader(op.arg()).Get<int64_t>(kFusedSumArg, 0);
+  if (sum != 0 && sum != 1) {
+    throw Error(Status::InvalidArgument(std::string(op.type()) + " '" + op.name() + "': " +
+                                        kFusedSumArg + " = " + std::to_string(sum) +
+                                        "; it takes 0 or 1"));
+  }
+  return sum == 1;
 }
 
 bool HasFusedEpilogue(const OperatorDef& op) {

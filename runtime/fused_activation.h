@@ -33,7 +33,8 @@ struct FusedActivation {
 // `op`'s fused activation; throws braid::Error (InvalidArgument) naming the op for an unknown name
 // or a Clip whose min exceeds its max.
 FusedActivation FusedActivationOf(const OperatorDef& op);
-// Whether `op` adds its last input to its output (fused_sum = 1).
+// Whether `op` adds its last input to its output (fused_sum = 1); throws braid::Error
+// (InvalidArgument) naming the op for a value other than 0 or 1.
 bool HasFusedSum(const OperatorDef& op);
 // Whether `op` has either fusion: a Conv to leave alone in the rewrites, and without a gradient.
 bool HasFusedEpilogue(const OperatorDef& op);

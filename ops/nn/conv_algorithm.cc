@@ -128,6 +128,7 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
        {kSummandArg, s.has_summand ? pd.dst_desc() : dnnl::memory::desc()},
        {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}},
       {{DNNL_ARG_SRC, {const_cast<void*>(memory.src), memory.src_bytes}},  // only read
+       {kSummandArg, {const_cast<void*>(memory.summand), memory.summand_bytes}},  // only read
        {DNNL_ARG_WEIGHTS, {weights_data, weights_bytes}},
        {DNNL_ARG_DST, {memory.dst, memory.dst_bytes}}},
       reorder_weights);

@@ -62,6 +62,8 @@ struct ConvSearchMemory {
   size_t dst_bytes = 0;
   const void* filter = nullptr;  // the op's filter (in ConvShapes::w_layout), only read
   size_t filter_bytes = 0;
+  const void* summand = nullptr;  // with fused_sum: the op's summand, only read
+  size_t summand_bytes = 0;
 };
 
 // The largest scratchpad among the forward candidates for `s` (what a forward search allocates

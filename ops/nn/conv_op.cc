@@ -156,8 +156,9 @@ void ConvOp::Prepare() {
   // scratchpad (Winograd's grows with the chunk) takes them over it, so that the algorithm search
   // allocates no more than the op may hold; then down while the chosen primitive's layouts do.
   const int64_t n = shapes_.x_dims[0];
-  const int64_t operand_bytes =
-      BlockedBytesPerSample(shapes_.x_dims) + BlockedBytesPerSample(shapes_.y_dims);
+  const int64_t operand_bytes = BlockedBytesPerSample(shapes_.x_dims) +
+                                BlockedBytesPerSample(shapes_.y_dims) *
+                                    (shapes_.has_summand ? 2 : 1);  // S's copy, where reordered
   chunk_ = BatchChunk(n, operand_bytes);
   while (chunk_ > 1) {
     ConvShapes at_chunk = shapes_;
@@ -173,6 +174,11 @@ void ConvOp::Prepare() {
     Tensor* y = Output(0, DType::kFloat32, shapes_.y_dims);
     search = {Input(0).any_layout_data<float>(), Input(0).nbytes(), y->mutable_data<float>(),
               y->nbytes(), Input(1).any_layout_data<float>(), Input(1).nbytes()};
+    if (shapes_.has_summand) {
+      const Tensor& summand = Input(InputSize() - 1);
+      search.summand = summand.any_layout_data<float>();
+      search.summand_bytes = summand.nbytes();
+    }
   }
   Bind(chunk_, search);
   while (chunk_ > 1 && scratch_.bytes() > static_cast<size_t>(kChunkScratchBytes)) {

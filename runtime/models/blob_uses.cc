@@ -40,7 +40,7 @@ bool TouchedBetween(const std::map<std::string, BlobUses>& uses, const std::stri
 int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses, int consumer,
                       int input) {
   const OperatorDef& op = net.op(consumer);
-  if (op.input_size() <= input || op.output_size() != 1) return -1;
+  if (op.input_size() <= input || op.output_size() != 1 || op.control_input_size() > 0) return -1;
   const std::string& x = op.input(input);
   const std::string& y = op.output(0);
   const bool in_place = x == y;

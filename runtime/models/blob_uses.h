@@ -1,6 +1,6 @@
 // BlobUses: which ops of a net read and write each blob, for the graph rewrites that must prove a
 // blob has no other user before they change its producer (runtime/models/fold_batch_norm.h,
-// runtime/models/fuse_conv_activation.h).
+// runtime/models/fuse_conv_sum.h, runtime/models/fuse_conv_activation.h).
 //
 //   const std::map<std::string, BlobUses> uses = UsesOf(net);
 //   if (OnlyOp(uses.at("x").readers, j)) ...  // op j is x's only reader
@@ -36,7 +36,8 @@ bool IsExternalOutput(const NetDef& net, const std::string& blob);
 //     Sum in place followed by a Relu in place, as Caffe2's ResNet builders write them);
 //   - X is not an external output unless the consumer writes it in place;
 //   - no op between the two reads or writes Y, and the producer does not read Y;
-//   - the producer has one output.
+//   - the producer has one output, and the consumer no control input (removing it would drop
+//     the ordering it asks for).
 // -1 when there is none. The caller checks the ops' types, arguments and other inputs.
 int AbsorbingProducer(const NetDef& net, const std::map<std::string, BlobUses>& uses, int consumer,
                       int input = 0);

@@ -16,8 +16,8 @@
 // the activation op is removed. Apply it after FoldBatchNorm
 // (runtime/models/fold_batch_norm.h), which turns Conv -> SpatialBN -> Relu into Conv -> Relu, and
 // FuseConvSum (runtime/models/fuse_conv_sum.h), and before UseBlockedLayouts:
-// runtime/models/optimize_inference.h runs them in order. A Conv with a fused activation has no gradient: fuse inference nets
-// only.
+// runtime/models/optimize_inference.h runs them in order. A Conv with a fused activation has no
+// gradient: fuse inference nets only.
 //
 //   const int fused = FuseConvActivation(&predict_net);
 //

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include "planner/memory_plan.h"
 #include "runtime/argument.h"
@@ -31,7 +32,11 @@ bool Fusable(const NetDef& net, const std::map<std::string, BlobUses>& uses, int
   const OperatorDef& c = net.op(conv);
   const OperatorDef& add = net.op(sum);
   const std::string& summand = add.input(1 - input);
-  if (c.type() != "Conv" || HasFusedEpilogue(c) || summand == add.output(0)) return false;
+  const ArgumentReader args(c.arg());
+  if (c.type() != "Conv" || args.Has(kFusedSumArg) || args.Has(kFusedActivationArg) ||
+      summand == add.output(0)) {
+    return false;
+  }
   const DeviceOption device = OpDevice(net, conv);
   if (DeviceFromProto(device).type == DeviceType::kCuda ||
       device.SerializeAsString() != OpDevice(net, sum).SerializeAsString()) {

@@ -6,8 +6,9 @@
 //
 // A Conv (op i) writing C and a Sum or Add (op j > i) of C and S writing Y are fused when
 //   - the Conv is op j's absorbing producer of C (runtime/models/blob_uses.h: no other op reads
-//     or writes C, nothing between them touches Y, ...) and runs on a CPU or sim device with no
-//     fused sum or activation yet, on the device op j runs on;
+//     or writes C, but after an op j in place on C; nothing between them touches Y; op j has no
+//     control input, ...) and runs on a CPU or sim device with no fused_sum or fused_activation
+//     argument yet, on the device op j runs on;
 //   - S is neither C nor Y, and Add has no broadcast (Caffe2's Add then takes equal shapes);
 //   - no op between them writes one of the Conv's inputs: the Conv moves to op j's place, after
 //     S is written, so it must read there what it read at i.

@@ -126,7 +126,9 @@ TEST(DnnlKernelsTest, AnOptimizedInferenceStepRunsNoReferenceKernelAndReordersOn
   const std::vector<std::string> names = ws.LocalBlobNames();
   const std::set<std::string> parameters(names.begin(), names.end());
   const InferenceRewrites done = OptimizeInferenceNet(&nets.test, parameters, &ws);
-  EXPECT_EQ(done.fused_sums, 8);  // one per basic block
+  EXPECT_EQ(done.folded_batch_norms, 20);  // 17 Convs and 3 projections
+  EXPECT_EQ(done.fused_sums, 8);           // one per basic block
+  EXPECT_EQ(done.fused_activations, 17);   // the stem's, two per block
   EXPECT_EQ(CountOps(nets.test, "Sum"), 0);
   Workspace test_ws(&ws);
   ASSERT_GT(UseBlockedLayouts(&nets.test, InferBlobShapes(nets.params.init_net, {})), 0);

@@ -89,6 +89,24 @@ TEST(FuseConvActivationTest, AFusedConvWritesEitherLayoutWithTheUnfusedValues) {
   }
 }
 
+// An in-place Relu followed by other in-place writers of its blob (a Caffe2 builder's style): the
+// Conv writes it, and the later writers see what they saw.
+TEST(FuseConvActivationTest, AnInPlaceActivationFollowedByInPlaceWritersIsFused) {
+  NetDef net = NetOf({kConv1, "type: 'Relu' input: 'x1' output: 'x1'",
+                      "type: 'Sigmoid' input: 'x1' output: 'x1'",
+                      "type: 'Copy' input: 'x1' output: 'out'"});
+  net.add_external_output("out");
+  Workspace plain;
+  FeedConvs(&plain);
+  ASSERT_TRUE(plain.RunNetOnce(net).ok());
+  EXPECT_EQ(FuseConvActivation(&net), 1);
+  EXPECT_EQ(OpTypes(net), (std::vector<std::string>{"Conv", "Sigmoid", "Copy"}));
+  Workspace ws;
+  FeedConvs(&ws);
+  ASSERT_TRUE(ws.RunNetOnce(net).ok());
+  ExpectCloseToScale(Fetch<float>(ws, "out"), Fetch<float>(plain, "out"));
+}
+
 TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
   struct Case {
     std::string why;
@@ -120,6 +138,14 @@ TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
        {kConv1, "type: 'Relu' input: 'x1' output: 'r'",
         "type: 'Copy' input: 'r' output: 's' control_input: 'x1'"},
        {"s"}},
+      {"a writer of X before the in-place activation",
+       {kConv1, "type: 'Sigmoid' input: 'x1' output: 'x1'",
+        "type: 'Relu' input: 'x1' output: 'x1'"},
+       {"x1"}},
+      {"an activation with a control input",
+       {kConv1, "type: 'Copy' input: 'X' output: 'z'",
+        "type: 'Relu' input: 'x1' output: 'r' control_input: 'z'"},
+       {"r", "z"}},
       {"already fused",
        {std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }",
         "type: 'Relu' input: 'x1' output: 'r'"},

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "runtime/models/model_builder.h"
 #include "runtime/models/optimize_inference.h"
 #include "runtime/models/resnet.h"
+#include "runtime/predictor.h"
 #include "runtime/shape_inference.h"
 #include "runtime/workspace.h"
 
@@ -74,6 +77,29 @@ TEST(FuseConvSumTest, GivesTheAdditionAndItsReluToTheLaterConvAndComputesTheSame
     ASSERT_TRUE(ws.RunNetOnce(net).ok());
     ExpectCloseToScale(Fetch<float>(ws, "out"), want);
   }
+}
+
+// A Conv whose summand is written after it moves to the addition's place, after that write, and
+// reads what it read before: nothing between them writes its inputs.
+TEST(FuseConvSumTest, AConvMovesToTheAdditionsPlaceAfterTheSummandIsWritten) {
+  const std::vector<std::string> ops = {
+      kConv1, "type: 'Relu' input: 'X' output: 'S'", "type: 'Copy' input: 'X' output: 'unrelated'",
+      "type: 'Add' input: 'S' input: 'x1' output: 'y'", "type: 'Relu' input: 'y' output: 'y'"};
+  Workspace plain;
+  FeedBlock(&plain);
+  NetDef unfused = NetOf(ops);
+  unfused.add_external_output("y");
+  ASSERT_TRUE(plain.RunNetOnce(unfused).ok());
+
+  NetDef net = unfused;
+  EXPECT_EQ(FuseConvSum(&net), 1);
+  EXPECT_EQ(FuseConvActivation(&net), 1);
+  EXPECT_EQ(OpTypes(net), (std::vector<std::string>{"Relu", "Copy", "Conv"}));
+  EXPECT_EQ(net.op(2).input(3), "S");
+  Workspace ws;
+  FeedBlock(&ws);
+  ASSERT_TRUE(ws.RunNetOnce(net).ok());
+  ExpectCloseToScale(Fetch<float>(ws, "y"), Fetch<float>(plain, "y"));
 }
 
 // The summand is read in the primitive's layout whatever its own: every pair of plain and blocked
@@ -182,6 +208,49 @@ TEST(FuseConvSumTest, AResNetBecomesItsConvsAloneAndComputesTheSameLogits) {
   ExpectCloseToScale(Fetch<float>(ws, logits), want);
 }
 
+// The Predictor (optimize_graph, by default) fuses the block and answers as the unfused net does,
+// planned, on the dag executor, at two batch sizes.
+TEST(FuseConvSumTest, ThePredictorFusesResidualBlocksAndAnswersAsTheUnfusedNet) {
+  Workspace params;
+  FeedBlock(&params);
+  NetDef init;
+  init.set_name("init");
+  for (const std::string name : {"W1", "b1", "W2", "b2", "Wp"}) {
+    const Tensor* t = params.GetBlob(name);
+    OperatorDef* fill = init.add_op();
+    fill->set_type("GivenTensorFill");
+    fill->add_output(name);
+    Argument* shape = fill->add_arg();
+    shape->set_name("shape");
+    for (int64_t d : t->shape()) shape->add_ints(d);
+    Argument* values = fill->add_arg();
+    values->set_name("values");
+    for (int64_t i = 0; i < t->numel(); ++i) values->add_floats(t->data<float>()[i]);
+  }
+  NetDef predict = ResidualBlock("Add");
+  predict.set_name("block");
+  predict.add_external_input("X");
+  for (const int64_t batch : {1, 3}) {
+    const std::vector<float> x = UniformFloats(batch * 16 * 81, 14);
+    std::map<bool, std::vector<float>> out;
+    for (const bool optimize : {false, true}) {
+      PredictorOptions options;
+      options.optimize_graph = optimize;
+      options.workers_per_run = 2;  // the dag executor
+      std::unique_ptr<Predictor> predictor;
+      const Status made = Predictor::FromNetDefs(init, predict, options, &predictor);
+      ASSERT_TRUE(made.ok()) << made.ToString();
+      std::map<std::string, OutputTensor> outputs;
+      const Status ran =
+          predictor->Run({{"X", InputView::Of(x.data(), {batch, 16, 9, 9})}}, &outputs);
+      ASSERT_TRUE(ran.ok()) << ran.ToString();
+      const OutputTensor& y = outputs.at("out");
+      out[optimize].assign(y.data<float>(), y.data<float>() + y.numel());
+    }
+    ExpectCloseToScale(out[true], out[false]);
+  }
+}
+
 TEST(FuseConvSumTest, LeavesEveryAdditionItCannotFuseAsItIs) {
   struct Case {
     std::string why;
@@ -226,6 +295,22 @@ TEST(FuseConvSumTest, LeavesEveryAdditionItCannotFuseAsItIs) {
       {"not a Conv",
        {"type: 'Relu' input: 'X' output: 'x1'", "type: 'Sum' input: 'x1' input: 'X' output: 's'"},
        {"s"}},
+      {"a Conv saying fused_sum 0",
+       {std::string(kConv1) + " arg { name: 'fused_sum' i: 0 }",
+        "type: 'Sum' input: 'x1' input: 'X' output: 's'"},
+       {"s"}},
+      {"an addition with a control input",
+       {kConv1, "type: 'Copy' input: 'X' output: 'z'",
+        "type: 'Sum' input: 'x1' input: 'X' output: 's' control_input: 'z'"},
+       {"s", "z"}},
+      {"a control input of the Conv written between",
+       {std::string(kConv1) + " control_input: 'z'", "type: 'Copy' input: 'X' output: 'z'",
+        "type: 'Sum' input: 'x1' input: 'X' output: 's'"},
+       {"s", "z"}},
+      {"the Conv reads the output",
+       {"type: 'Conv' input: 's' input: 'W1' input: 'b1' output: 'x1' arg { name: 'pad' i: 1 }",
+        "type: 'Sum' input: 'x1' input: 'X' output: 's'"},
+       {"s"}},
   };
   for (const Case& c : cases) {
     NetDef net = NetOf(c.ops);
@@ -255,6 +340,12 @@ TEST(FuseConvSumTest, AFusedConvRefusesABadSummandNamingIt) {
 
   error = RunOpError(&ws, std::string(kConv1) + " name: 'c' input: 'S'");
   EXPECT_NE(error.find("not 4 inputs"), std::string::npos) << error;
+
+  Feed<float>(&ws, "S", {2, 16, 9, 9}, UniformFloats(2 * 16 * 81, 13));
+  std::string two = fused;
+  two.replace(two.find("i: 1 }", two.find("fused_sum")), 6, "i: 2 }");
+  error = RunOpError(&ws, two);
+  EXPECT_NE(error.find("Conv 'c': fused_sum = 2; it takes 0 or 1"), std::string::npos) << error;
 }
 
 TEST(FuseConvSumTest, AFusedConvHasNoGradient) {
