@@ -79,6 +79,7 @@ TrainingLoopOptions LoopOptions(const TrainerOptions& options) {
   loop.threads = options.execution.threads;
   loop.intra_op_threads = options.execution.intra_op_threads;
   loop.recompute = options.execution.recompute;
+  loop.recompute_budget = options.execution.recompute_budget;
   loop.trace = options.execution.trace;
   loop.progress_bar = options.log.progress_bar;
   loop.rank = options.processes.rank;

@@ -32,11 +32,13 @@
 //
 // Footprint before running: `braid_plan --model NAME --device sim|cuda --batch-size N
 // [--test-batch-size M] [--image-size S] [--channels C] [--classes K] [--algo-cache PATH]
-// [--json FILE]` (no NET) builds the model's training nets as braid_train builds them
-// (runtime/models/training_footprint.h) and prints each device's predicted footprint: parameters,
+// [--recompute-budget SIZE] [--json FILE]` (no NET) builds the model's training nets as
+// braid_train builds them (runtime/models/training_footprint.h) and prints each device's predicted footprint: parameters,
 // gradients outside the arena, momentum, the planned arena, the workspace cap (the largest
 // workspace of the algorithms in --algo-cache), allocator rounding and the total, as the device's
 // caching allocator will hold them; --json writes the same (tools/footprint_report.h).
+// --recompute-budget SIZE recomputes convolutions in the backward pass until the planned train
+// arena fits SIZE, as braid_train --recompute-budget does, and prints the arena with and without.
 //
 // Exit codes: 0 success, 1 a failure (a bad net, shape, plan or file: one stderr line naming the
 // net, op and blob), 2 bad flags.
@@ -103,6 +105,10 @@ DEFINE_int64(test_batch_size, 0, "footprint: test batch size (0: the training ba
 DEFINE_int64(image_size, 0, "footprint: image size (0: braid_model's default)");
 DEFINE_int64(channels, 0, "footprint: image channels (0: braid_model's default)");
 DEFINE_int64(classes, 0, "footprint: classes (0: braid_model's default)");
+DEFINE_string(recompute_budget, "",
+              "footprint: also recompute, in the backward pass, the fewest convolutions that bring "
+              "the train net's planned arena within this size (e.g. 1.2G; "
+              "runtime/models/training_footprint.h); prints the arena with and without");
 DEFINE_string(algo_cache, "", "footprint: algorithm choices (braid_train --algo-cache) for the workspace cap");
 
 namespace braid {
@@ -415,7 +421,11 @@ void FootprintAndReport() {
   std::string device = FLAGS_device;
   if (device.find(':') == std::string::npos) device += ":0";
   model.device = DeviceToProto(ParseDevice(device));
-  const TrainingNets nets = BuildFootprintNets(model);
+  if (!FLAGS_recompute_budget.empty()) {
+    model.recompute_budget = ParseByteSize(FLAGS_recompute_budget, "--recompute-budget");
+  }
+  RecomputeBudgetReport recompute;
+  const TrainingNets nets = BuildFootprintNets(model, &recompute);
   FootprintOptions options;
   options.workspace_cap = WorkspaceCap(FLAGS_algo_cache);
   const std::vector<DeviceFootprint> footprint = PredictTrainingFootprint(nets, options);
@@ -423,6 +433,14 @@ void FootprintAndReport() {
               model.model.c_str(), static_cast<long long>(model.batch),
               static_cast<long long>(model.test_batch > 0 ? model.test_batch : model.batch),
               device.c_str());
+  if (recompute.budget_bytes > 0) {
+    const auto mib = [](int64_t bytes) { return bytes / 1048576.0; };
+    std::printf("recompute budget %.2f MiB: planned train arena %.2f MiB without recomputed "
+                "convolutions, %.2f MiB with %d of %d recomputed%s\n",
+                mib(recompute.budget_bytes), mib(recompute.arena_without_bytes),
+                mib(recompute.arena_bytes), recompute.convs, recompute.candidates,
+                recompute.met ? "" : " (over the budget: the least the recomputation reached)");
+  }
   std::cout << FootprintTable(footprint);
   if (!FLAGS_json.empty()) {
     std::ofstream(FLAGS_json) << FootprintJson(footprint);

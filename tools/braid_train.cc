@@ -110,6 +110,10 @@ DEFINE_string(trace, "",
 DEFINE_string(memory_plan, "on",
               "on: plan the train net's gradients and activations into one arena that the test "
               "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
+DEFINE_string(recompute_budget, "",
+              "with --memory-plan on: also recompute, in the backward pass, the fewest "
+              "convolutions that bring the train net's planned arena within this size (e.g. "
+              "1.2G; runtime/models/training_footprint.h); the run's first line says how many");
 DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit; a second run makes no searches");
@@ -156,6 +160,9 @@ TrainerOptions OptionsFromFlags() {
   o.execution.threads = FLAGS_threads;
   o.execution.intra_op_threads = FLAGS_intra_op_threads;
   o.execution.trace = FLAGS_trace;
+  if (!FLAGS_recompute_budget.empty()) {
+    o.execution.recompute_budget = ParseByteSize(FLAGS_recompute_budget, "--recompute-budget");
+  }
   o.log.stream = &std::cout;
   // On a terminal, or under braid_launch, which shows rank 0's progress line on its terminal.
   const char* launched_progress = std::getenv("BRAID_PROGRESS");

@@ -7,6 +7,7 @@
 
 #include "planner/dataflow.h"
 #include "runtime/argument.h"
+#include "runtime/fused_activation.h"
 
 namespace braid {
 namespace {
@@ -126,15 +127,65 @@ void InsertOp(NetDef* net, int at, OperatorDef op) {
   for (int i = net->op_size() - 1; i > at; --i) net->mutable_op()->SwapElements(i, i - 1);
 }
 
+// The backward ops reading `blob` as an input, in net order; -1 first when one names it as a
+// control input (the rewrites leave such a blob alone).
+std::vector<int> BackwardReaders(const NetDef& net, int first_backward, const std::string& blob) {
+  std::vector<int> readers;
+  for (int i = first_backward; i < net.op_size(); ++i) {
+    const OperatorDef& op = net.op(i);
+    if (std::find(op.control_input().begin(), op.control_input().end(), blob) !=
+        op.control_input().end()) {
+      return {-1};
+    }
+    if (Reads(op, blob)) readers.push_back(i);
+  }
+  return readers;
+}
+
+void Rename(NetDef* net, const std::vector<int>& readers, const std::string& from,
+            const std::string& to) {
+  for (int i : readers) {
+    for (std::string& input : *net->mutable_op(i)->mutable_input()) {
+      if (input == from) input = to;
+    }
+  }
+}
+
+// Recomputes the output of the forward Conv at `c` before its first backward reader, if it
+// qualifies; true when it did.
+bool RewriteConv(NetDef* net, int c, int first_backward) {
+  const OperatorDef& conv = net->op(c);
+  if (conv.type() != "Conv" || conv.output_size() != 1 || HasFusedEpilogue(conv)) return false;
+  const std::string x = conv.output(0);
+  if (Reads(conv, x) || WrittenIn(*net, 0, net->op_size(), x, {c})) return false;
+  const std::vector<int> readers = BackwardReaders(*net, first_backward, x);
+  if (readers.empty() || readers.front() < 0) return false;
+  const int at = readers.front();
+  for (const auto* names : {&conv.input(), &conv.control_input()}) {
+    for (const std::string& blob : *names) {
+      if (WrittenIn(*net, c + 1, at, blob)) return false;
+    }
+  }
+  const std::string after = BackwardInputOf(*net, at, first_backward);
+  if (after.empty()) return false;  // a dag executor could run it early: no saving
+  OperatorDef again = conv;
+  const std::string recomputed = UniqueName(*net, x + "_recomputed");
+  again.set_output(0, recomputed);
+  if (!conv.name().empty()) again.set_name(conv.name() + "_recompute");
+  again.add_control_input(after);
+  Rename(net, readers, x, recomputed);
+  InsertOp(net, at, std::move(again));
+  return true;
+}
+
 // Rewrites the pattern at `bn` if it qualifies; true when it did.
 bool Rewrite(NetDef* net, int bn, int first_backward) {
   Pattern p;
   if (!FindPattern(*net, bn, first_backward, &p)) return false;
-  std::vector<int> readers;  // backward readers of R
-  for (int i = first_backward; i < net->op_size(); ++i) {
-    if (Reads(net->op(i), p.r)) readers.push_back(i);
+  const std::vector<int> readers = BackwardReaders(*net, first_backward, p.r);
+  if (readers.empty() || readers.front() < 0 || WrittenIn(*net, 0, net->op_size(), p.r, p.ops)) {
+    return false;
   }
-  if (readers.empty() || WrittenIn(*net, 0, net->op_size(), p.r, p.ops)) return false;
   const OperatorDef& bn_op = net->op(bn);
   const int at = readers.front();
   std::vector<std::string> kept = {bn_op.input(0), bn_op.input(1), bn_op.input(2),
@@ -146,25 +197,58 @@ bool Rewrite(NetDef* net, int bn, int first_backward) {
   const std::string recomputed = UniqueName(*net, p.r + "_recomputed");
   const std::string after = BackwardInputOf(*net, at, first_backward);
   if (after.empty()) return false;  // a dag executor could run it early: no saving
-  for (int i : readers) {
-    for (std::string& input : *net->mutable_op(i)->mutable_input()) {
-      if (input == p.r) input = recomputed;
-    }
-  }
+  Rename(net, readers, p.r, recomputed);
   InsertOp(net, at, ApplyOp(bn_op, p.residual, after, recomputed));
   return true;
 }
 
 }  // namespace
 
-int RecomputeBnReluInBackward(NetDef* net, int first_backward_op) {
-  // Last first, so that a recomputation reading an earlier pattern's output (a residual) is a
-  // backward reader of it by the time that pattern is rewritten: the chain is recomputed too.
-  int rewritten = 0;
-  for (int bn = first_backward_op - 1; bn >= 0; --bn) {
-    if (Rewrite(net, bn, first_backward_op)) ++rewritten;
+RecomputeCount RecomputeInBackward(NetDef* net, int first_backward_op,
+                                   const RecomputeOptions& options) {
+  // Last first, so that a recomputation reading an earlier op's output (a residual, a recomputed
+  // Conv's input) is a backward reader of it by the time that op is rewritten: the chain is
+  // recomputed too.
+  RecomputeCount count;
+  for (int i = first_backward_op - 1; i >= 0; --i) {
+    if (options.bn_relu && Rewrite(net, i, first_backward_op)) {
+      ++count.bn_relu;
+    } else if (net->op(i).output_size() == 1 &&
+               options.conv_outputs.count(net->op(i).output(0)) != 0 &&
+               RewriteConv(net, i, first_backward_op)) {
+      ++count.convs;
+    }
   }
-  return rewritten;
+  return count;
+}
+
+std::vector<std::string> RecomputableConvs(const NetDef& net, int first_backward_op,
+                                           const std::map<std::string, ShapeInfo>& shapes) {
+  struct Candidate {
+    int64_t macs_per_output;
+    int op;
+    std::string output;
+  };
+  std::vector<Candidate> candidates;
+  for (int i = 0; i < first_backward_op; ++i) {
+    const OperatorDef& op = net.op(i);
+    if (op.type() != "Conv" || op.input_size() < 2 || op.output_size() != 1) continue;
+    const auto filter = shapes.find(op.input(1));
+    if (filter == shapes.end() || !filter->second.known || filter->second.dims.size() != 4) {
+      continue;
+    }
+    const std::vector<int> readers = BackwardReaders(net, first_backward_op, op.output(0));
+    if (readers.empty() || readers.front() < 0) continue;
+    const std::vector<int64_t>& w = filter->second.dims;
+    candidates.push_back({w[1] * w[2] * w[3], i, op.output(0)});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return a.macs_per_output < b.macs_per_output;
+                   });
+  std::vector<std::string> outputs;
+  for (const Candidate& c : candidates) outputs.push_back(c.output);
+  return outputs;
 }
 
 }  // namespace braid

@@ -1,8 +1,11 @@
-// RecomputeBnReluInBackward: trades a little arithmetic for memory in a training net (what MXNet
-// calls mirroring). A training net keeps every activation its backward ops read alive from the
-// forward pass to the backward pass; for a conv -> SpatialBN -> Relu layer that is both the BN's
-// input X (for the BN gradient) and the Relu's output R (for the Relu gradient and the next
-// conv's gradient). R is cheap to compute again from X and the BN's saved batch statistics, so:
+// RecomputeInBackward: trades a little arithmetic for memory in a training net (what MXNet calls
+// mirroring, and checkpointing where whole layers are recomputed). Two kinds of recomputation:
+//
+// SpatialBN + Relu (RecomputeOptions::bn_relu). A training net keeps every activation its
+// backward ops read alive from the forward pass to the backward pass; for a conv -> SpatialBN ->
+// Relu layer that is both the BN's input X (for the BN gradient) and the Relu's output R (for the
+// Relu gradient and the next conv's gradient). R is cheap to compute again from X and the BN's
+// saved batch statistics, so:
 //
 //   forward:  X -> SpatialBN (training) -> Y [-> Sum with a residual S] -> Relu -> R -> ...
 //   backward: R_recomputed = SpatialBNApply(X, scale, bias, saved_mean, saved_inv_var [, S],
@@ -19,10 +22,6 @@
 // first block's at the start of the stage's backward pass. ResNet-50 batch 32 training: the
 // planned arena falls from 2.05 to 1.71 GiB, at about 1% of the iteration time.
 //
-//   const int first_backward = net.op_size();
-//   AddGradientOperators(&net, {"loss"});
-//   RecomputeBnReluInBackward(&net, first_backward);   // before the optimizer's ops
-//
 // A pattern is rewritten only when the result is the same computation and saves memory: the
 // first backward reader reads a gradient (for the control input), the BN is not in place (X
 // survives it), each of Y and the Sum's output is used by the next op of the pattern alone (or in
@@ -30,17 +29,60 @@
 // scale, bias, the saved statistics or S. (So a projection shortcut computed after the BN is left
 // alone, which loses nothing: recomputing would keep the shortcut's output alive instead of the
 // block's, the same bytes.) The recomputed R matches the forward's to within a few float32
-// roundings (oneDNN orders its arithmetic its own way). Returns the number of patterns rewritten;
-// names R + "_recomputed" (made unique).
+// roundings (oneDNN orders its arithmetic its own way). Names R + "_recomputed" (made unique).
+//
+// Convolutions (RecomputeOptions::conv_outputs). What is left after the above is mostly the
+// convolutions' outputs X, kept from the forward pass for the batch norms' gradients. A chosen
+// forward Conv (X = Conv(R, W [, b])) is run again in the backward pass, just before the first
+// backward op that reads X, writing X_recomputed, which every backward reader of X reads instead
+// (control input: a gradient that first reader reads, as above); X then dies in the forward pass.
+// Both kinds are rewritten in one pass, last op first, so that a recomputed Conv's input R, itself
+// a recomputed Relu output, is recomputed just before that Conv (its first backward reader now):
+// a ResNet bottleneck's 4x-wide expansion output is rebuilt from the block's middle BN input, the
+// only activation its backward then keeps besides the first. Conditions: a Conv with one output
+// X, which no other op writes and no op names as a control input; no op between the Conv and the
+// insertion point writes its inputs. The recomputation costs the Conv's forward pass;
+// RecomputableConvs ranks the Convs by bytes saved per multiply-add (ascending C/group * kH * kW
+// per output element: ResNet's 1x1 expansions and projections first), and
+// BuildTrainingNetsWithinArena (runtime/models/training_footprint.h) recomputes the fewest of them
+// that bring the planned arena within a budget. Values match the forward's bit for bit where
+// oneDNN picks the same kernel for both runs (it does for one shape on one machine).
+//
+//   const int first_backward = net.op_size();
+//   AddGradientOperators(&net, {"loss"});
+//   RecomputeInBackward(&net, first_backward, {.conv_outputs = {"s1_b0_conv3"}});  // before the
+//                                                                                  // optimizer
 #ifndef BRAID_RUNTIME_MODELS_RECOMPUTE_H_
 #define BRAID_RUNTIME_MODELS_RECOMPUTE_H_
 
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "proto/braid.pb.h"
+#include "runtime/op_schema.h"  // ShapeInfo
 
 namespace braid {
 
+struct RecomputeOptions {
+  bool bn_relu = true;                 // every SpatialBN + Relu pattern that qualifies
+  std::set<std::string> conv_outputs;  // the forward Convs writing these, where they qualify
+};
+struct RecomputeCount {
+  int bn_relu = 0;  // patterns rewritten
+  int convs = 0;
+};
+
 // Ops [0, first_backward_op) are the forward pass, the rest the backward pass.
-int RecomputeBnReluInBackward(NetDef* net, int first_backward_op);
+RecomputeCount RecomputeInBackward(NetDef* net, int first_backward_op,
+                                   const RecomputeOptions& options);
+
+// The outputs of the forward Convs that some backward op reads (what conv_outputs may name), the
+// cheapest to recompute per byte first; ties in net order. `shapes` holds the filters' shapes
+// (e.g. InferBlobShapes of the init net); a Conv whose filter shape is unknown is left out.
+std::vector<std::string> RecomputableConvs(const NetDef& net, int first_backward_op,
+                                           const std::map<std::string, ShapeInfo>& shapes);
 
 }  // namespace braid
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "planner/memory_plan.h"
 #include "runtime/caching_allocator.h"
@@ -183,7 +186,69 @@ MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets) {
   return test;
 }
 
-TrainingNets BuildFootprintNets(const FootprintModel& m) {
+int64_t PlannedTrainArenaBytes(const TrainingNets& nets) {
+  const std::map<std::string, ShapeInfo> shapes = InferBlobShapes(nets.params.init_net, {});
+  return PlanMemory(nets.train, PlanRequestFor(nets.train, shapes, TrainNetPlanOptions(nets)))
+      .arena_bytes();
+}
+
+TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec,
+                                          const std::string& executor, int64_t arena_budget_bytes,
+                                          RecomputeBudgetReport* report) {
+  struct Built {
+    TrainingNets nets;
+    int64_t arena = 0;
+  };
+  const auto build = [&](const std::set<std::string>& convs) {
+    TrainingNetsSpec with = spec;
+    with.recompute_convs.insert(convs.begin(), convs.end());
+    Built b{BuildTrainingNets(with)};
+    b.nets.train.set_type(executor);
+    b.arena = PlannedTrainArenaBytes(b.nets);
+    return b;
+  };
+  Built best = build({});
+  const std::vector<std::string> candidates = best.nets.recomputable_convs;
+  RecomputeBudgetReport r;
+  r.budget_bytes = arena_budget_bytes;
+  r.candidates = static_cast<int>(candidates.size());
+  r.arena_without_bytes = best.arena;
+  if (arena_budget_bytes > 0 && best.arena > arena_budget_bytes) {
+    // Cheapest first, each kept where the arena does not grow with it (recomputations chain, so
+    // one may pay off only with the next), until within the budget; then each kept one dropped
+    // again, most expensive first, where the arena stays within what was reached without it.
+    std::set<std::string> chosen;
+    for (const std::string& conv : candidates) {
+      if (best.arena <= arena_budget_bytes) break;
+      std::set<std::string> with = chosen;
+      with.insert(conv);
+      Built tried = build(with);
+      if (tried.arena <= best.arena) {
+        chosen = std::move(with);
+        best = std::move(tried);
+      }
+    }
+    const int64_t reached = std::max(best.arena, arena_budget_bytes);
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+      if (chosen.count(*it) == 0) continue;
+      std::set<std::string> without = chosen;
+      without.erase(*it);
+      Built tried = build(without);
+      if (tried.arena <= reached) {
+        chosen = std::move(without);
+        best = std::move(tried);
+      }
+    }
+    r.met = best.arena <= arena_budget_bytes;
+  }
+  r.arena_bytes = best.arena;
+  r.convs = best.nets.recomputed.convs;
+  TrainingNets nets = std::move(best.nets);
+  if (report != nullptr) *report = r;
+  return nets;
+}
+
+TrainingNets BuildFootprintNets(const FootprintModel& m, RecomputeBudgetReport* report) {
   const bool imagenet = ResNetSpecFromName(m.model, 1, 1).style == ResNetStyle::kImageNet;
   auto or_default = [imagenet](int64_t v, int64_t cifar, int64_t in) {
     return v > 0 ? v : (imagenet ? in : cifar);
@@ -203,8 +268,8 @@ TrainingNets BuildFootprintNets(const FootprintModel& m) {
   nets_spec.optimizer.lr.policy = "fixed";  // the schedule changes no memory
   nets_spec.device = m.device;
   nets_spec.recompute_bn_relu = true;  // braid_train with --memory-plan on
-  TrainingNets nets = BuildTrainingNets(nets_spec);
-  nets.train.set_type(m.executor);
+  TrainingNets nets = BuildTrainingNetsWithinArena(nets_spec, m.executor, m.recompute_budget,
+                                                   report);
   nets.test.set_type(m.executor);
   return nets;
 }

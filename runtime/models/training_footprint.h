@@ -45,6 +45,31 @@ MemoryPlanOptions TrainNetPlanOptions(const TrainingNets& nets);
 // The TrainingLoop's plan of the test net (share_arenas_of is left for the caller to set).
 MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets);
 
+// The planned arena of `nets`' train net alone, as the TrainingLoop plans it (TrainNetPlanOptions;
+// the executor of nets.train.type()).
+int64_t PlannedTrainArenaBytes(const TrainingNets& nets);
+
+// Recomputation for a memory budget: the nets of `spec` whose train net also recomputes some of
+// its recomputable Convs (TrainingNets::recomputable_convs, cheapest per byte first;
+// runtime/models/recompute.h), chosen to bring PlannedTrainArenaBytes (with the train net's
+// executor `executor`, dag or simple) within `arena_budget_bytes` with few of them. Greedy, by
+// planning: each candidate in order is kept where the arena does not grow with it (a recomputed
+// Conv's input may be rebuilt from another recomputed Conv, so one pays off only with the next),
+// until the arena is within the budget; then every kept one is tried without, most expensive
+// first, and dropped where the arena stays within the budget (or, when it was not met, at what
+// was reached). `report->met` says whether the budget was met. A budget of 0 recomputes no Conv.
+// Costs up to two builds and plans of the nets per candidate (ResNet-50 b32: ~0.02 s each).
+struct RecomputeBudgetReport {
+  int64_t budget_bytes = 0;
+  int64_t arena_without_bytes = 0;  // no Conv recomputed (spec's own recomputation only)
+  int64_t arena_bytes = 0;          // as built
+  int convs = 0, candidates = 0;    // Convs recomputed, of the recomputable ones
+  bool met = true;
+};
+TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec,
+                                          const std::string& executor, int64_t arena_budget_bytes,
+                                          RecomputeBudgetReport* report);
+
 // A ResNet trained on synthetic images, built as braid_train builds it (recompute and blocked
 // layouts on, as with --memory-plan on); image size, channels and classes 0 take braid_model's
 // defaults (28, 1, 10 CIFAR-style; 224, 3, 1000 ImageNet-style).
@@ -55,8 +80,11 @@ struct FootprintModel {
   int64_t image_size = 0, channels = 0, classes = 0;
   DeviceOption device;
   std::string executor = "simple";
+  int64_t recompute_budget = 0;  // BuildTrainingNetsWithinArena's budget (0: none)
 };
-TrainingNets BuildFootprintNets(const FootprintModel& model);
+// `report`, when given, gets the budget's outcome.
+TrainingNets BuildFootprintNets(const FootprintModel& model,
+                                RecomputeBudgetReport* report = nullptr);
 
 struct FootprintOptions {
   int64_t workspace_cap = 0;  // the largest workspace of the chosen algorithms (see above)

@@ -178,7 +178,11 @@ TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec) {
   AddLossAndAccuracy(&train, spec.forward(&train, "data"), "label");
   const int first_backward_op = nets.train.op_size();
   const GradientMap grads = AddGradientOperators(&nets.train, {nets.loss});
-  if (spec.recompute_bn_relu) RecomputeBnReluInBackward(&nets.train, first_backward_op);
+  nets.recomputable_convs = RecomputableConvs(nets.train, first_backward_op,
+                                              InferBlobShapes(nets.params.init_net, {}));
+  nets.recomputed = RecomputeInBackward(
+      &nets.train, first_backward_op,
+      {.bn_relu = spec.recompute_bn_relu, .conv_outputs = spec.recompute_convs});
   DropImageGradient(grads, "data", &nets.train);
   AddOptimizer(spec, grads, &train, &nets);
 

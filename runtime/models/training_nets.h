@@ -30,11 +30,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "proto/braid.pb.h"
 #include "runtime/models/model_builder.h"
+#include "runtime/models/recompute.h"
 
 namespace braid {
 
@@ -68,6 +70,10 @@ struct TrainingNetsSpec {
   // forward pass (runtime/models/recompute.h): less memory for a little more arithmetic, when the
   // train net's memory is planned with shared activations (else it only adds blobs).
   bool recompute_bn_relu = true;
+  // The forward Convs (by output blob) whose outputs the backward pass recomputes too
+  // (runtime/models/recompute.h; TrainingNets::recomputable_convs lists the candidates, and
+  // BuildTrainingNetsWithinArena in runtime/models/training_footprint.h picks them for a budget).
+  std::set<std::string> recompute_convs;
   // Keep activations between oneDNN ops in the blocked layout (runtime/models/blocked_layouts.h),
   // in the train and test nets: no reorders between consecutive conv, batch-norm and pooling ops.
   bool blocked_layouts = true;
@@ -81,6 +87,10 @@ struct TrainingNets {
   std::string loss = "loss", accuracy = "accuracy", lr = "lr", iter = "iter";
   std::string test_loss = "test/loss", test_accuracy = "test/accuracy";
   std::vector<std::string> momentum_blobs;  // one per trained parameter
+  // The train net's recomputation (runtime/models/recompute.h): the Convs it could recompute,
+  // cheapest per byte first, and what it did.
+  std::vector<std::string> recomputable_convs;
+  RecomputeCount recomputed;
   // Data parallel (runtime/models/data_parallel.h): one prefix per device ("cpu_0/", "cpu_1/", ...)
   // in front of every blob name above on that device. Empty for one device without a scope.
   std::vector<std::string> device_prefixes;

@@ -144,7 +144,9 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
   nets_spec.device = options_.devices.at(0);
   // Recomputing saves memory only when the planner recycles what the forward pass no longer keeps.
   nets_spec.recompute_bn_relu = options_.recompute && options_.memory_plan;
-  nets_ = BuildTrainingNets(nets_spec);
+  nets_ = BuildTrainingNetsWithinArena(
+      nets_spec, options_.executor,
+      nets_spec.recompute_bn_relu ? options_.recompute_budget : 0, &recompute_report_);
   if (options_.devices.size() > 1 || options_.world_size > 1) {
     nets_ = ReplicateForDevices(nets_, options_.devices,
                                 {options_.world_size, options_.allreduce_algorithm,
@@ -295,7 +297,18 @@ std::string TrainingLoop::Describe() const {
       static_cast<long long>(total_iterations_), static_cast<long long>(iterations_per_epoch_),
       static_cast<long long>(iteration_), opt.lr.policy.c_str(), opt.lr.base_lr, opt.momentum,
       opt.weight_decay, o.executor.c_str());
-  return line;
+  std::string text = line;
+  const RecomputeBudgetReport& r = recompute_report_;
+  if (r.budget_bytes > 0) {
+    const auto mib = [](int64_t bytes) { return bytes / 1048576.0; };
+    std::snprintf(line, sizeof(line),
+                  "; recompute budget %.1f MiB: %d of %d convolutions recomputed, planned train "
+                  "arena %.1f MiB (%.1f MiB without)%s",
+                  mib(r.budget_bytes), r.convs, r.candidates, mib(r.arena_bytes),
+                  mib(r.arena_without_bytes), r.met ? "" : ", over the budget: the least the recomputation reached");
+    text += line;
+  }
+  return text;
 }
 
 void TrainingLoop::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,

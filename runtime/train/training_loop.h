@@ -54,6 +54,7 @@
 #include "runtime/workspace.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/net_model.h"
+#include "runtime/models/training_footprint.h"  // RecomputeBudgetReport
 #include "runtime/models/training_nets.h"
 
 namespace braid {
@@ -95,6 +96,10 @@ struct TrainingLoopOptions {
   // With memory_plan only (without it, it saves nothing): recompute SpatialBN + Relu outputs in
   // the backward pass (runtime/models/recompute.h).
   bool recompute = true;
+  // With memory_plan and recompute: also recompute the fewest convolutions that bring the train
+  // net's planned arena within this many bytes (BuildTrainingNetsWithinArena,
+  // runtime/models/training_footprint.h); 0: none. Describe() says what it did.
+  int64_t recompute_budget = 0;
   std::string trace;           // "": none; else a Chrome trace of the first traced_iterations
   int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
   bool progress_bar = false;   // redraw one progress line (for a terminal) instead of log lines
@@ -183,6 +188,7 @@ class TrainingLoop {
   double train_seconds_ = 0;   // Run: seconds in training steps
   double images_trained_ = 0;  // Run: images those steps trained on
   TrainingNets nets_;
+  RecomputeBudgetReport recompute_report_;  // with recompute_budget
   std::unique_ptr<Workspace> workspace_;       // parameters, the train net
   std::unique_ptr<Workspace> test_workspace_;  // child of workspace_: the test net's activations
   Net* train_net_ = nullptr;                   // owned by workspace_

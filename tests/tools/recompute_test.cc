@@ -1,6 +1,7 @@
-// RecomputeBnReluInBackward (runtime/models/recompute.h): which patterns it rewrites and which it
-// must leave alone, that a recomputed ResNet trains to the same parameters, and that the planned
-// arena shrinks.
+// RecomputeInBackward (runtime/models/recompute.h): which patterns and Convs it rewrites and
+// which it must leave alone, that a recomputed ResNet trains to the same parameters, that the
+// planned arena shrinks, and BuildTrainingNetsWithinArena's choice for a budget
+// (runtime/models/training_footprint.h).
 #include "runtime/models/recompute.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "tests/tools/small_resnet.h"
 #include "runtime/models/model_builder.h"
 #include "runtime/models/resnet.h"
+#include "runtime/models/training_footprint.h"
 #include "runtime/models/training_nets.h"
 
 namespace braid {
@@ -46,7 +48,7 @@ int CountType(const NetDef& net, const std::string& type) {
 
 TEST(RecomputeTest, BackwardReadersOfTheReluOutputReadARecomputedCopy) {
   NetDef net = Layer();
-  ASSERT_EQ(RecomputeBnReluInBackward(&net, 5), 1);
+  ASSERT_EQ(RecomputeInBackward(&net, 5, {}).bn_relu, 1);
   ASSERT_EQ(net.op_size(), 9);
   const OperatorDef& apply = net.op(6);  // just before the first backward reader
   EXPECT_EQ(apply.type(), "SpatialBNApply");
@@ -59,6 +61,29 @@ TEST(RecomputeTest, BackwardReadersOfTheReluOutputReadARecomputedCopy) {
   EXPECT_EQ(net.op(7).input(0), "r_recomputed");  // ConvGradient
   EXPECT_EQ(net.op(8).input(0), "r_recomputed");  // ReluGradient
   EXPECT_EQ(net.op(3).input(0), "r");             // the forward reader keeps r
+}
+
+// The Conv before the BN runs again just before the recomputed Relu output's op, its first
+// backward reader, which reads the recomputed X instead; the forward Conv's X dies there.
+TEST(RecomputeTest, ARecomputedConvRunsJustBeforeItsOutputsFirstBackwardReader) {
+  NetDef net = Layer();
+  const RecomputeCount count = RecomputeInBackward(&net, 5, {.conv_outputs = {"x", "z"}});
+  EXPECT_EQ(count.bn_relu, 1);
+  EXPECT_EQ(count.convs, 1);  // z has no backward reader (the loss copy is forward)
+  ASSERT_EQ(net.op_size(), 10);
+  const OperatorDef& conv = net.op(6);
+  EXPECT_EQ(conv.type(), "Conv");
+  EXPECT_EQ(std::vector<std::string>(conv.input().begin(), conv.input().end()),
+            (std::vector<std::string>{"data", "w1"}));
+  EXPECT_EQ(conv.output(0), "x_recomputed");
+  ASSERT_EQ(conv.control_input_size(), 1);
+  EXPECT_EQ(conv.control_input(0), "z_grad");
+  EXPECT_EQ(net.op(7).type(), "SpatialBNApply");
+  EXPECT_EQ(net.op(7).input(0), "x_recomputed");
+  EXPECT_EQ(net.op(1).input(0), "x");  // the forward BN keeps x
+  EXPECT_EQ(RecomputableConvs(Layer(), 5, {{"w1", {DType::kFloat32, {4, 3, 3, 3}, true}},
+                                          {"w2", {DType::kFloat32, {4, 4, 1, 1}, true}}}),
+            std::vector<std::string>{});  // x is read by the forward BN only before rewriting
 }
 
 TEST(RecomputeTest, LeavesAloneWhatWouldNotRecomputeTheSameValues) {
@@ -90,7 +115,7 @@ TEST(RecomputeTest, LeavesAloneWhatWouldNotRecomputeTheSameValues) {
   };
   for (const Case& c : cases) {
     NetDef net = c.net;
-    EXPECT_EQ(RecomputeBnReluInBackward(&net, c.first_backward), 0) << c.why;
+    EXPECT_EQ(RecomputeInBackward(&net, c.first_backward, {}).bn_relu, 0) << c.why;
     EXPECT_EQ(CountType(net, "SpatialBNApply"), 0) << c.why;
   }
 }
@@ -124,6 +149,97 @@ TEST(RecomputeTest, ResNetTrainsToTheSameParametersAndBlockOutputsAreRecomputedT
       ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
     }
   }
+}
+
+// As many Convs recomputed as lower the arena (a budget of one byte), on top of the BN + Relu
+// outputs: the same training (a recomputed Conv reads its input recomputed just before it), in a
+// smaller arena. Recomputing every Conv would not be smaller: each one's input would be rebuilt
+// from the one before, back to the images, all at the start of the backward pass.
+TEST(RecomputeTest, ResNetWithConvsRecomputedTrainsToTheSameParametersInLessMemory) {
+  const TrainingNets plain = SmallResNet(true);
+  // The stem, 18 block convs and 2 projections; the stem's 1-channel 3x3 filter is the cheapest
+  // per byte.
+  ASSERT_EQ(plain.recomputable_convs.size(), 21u);
+  EXPECT_EQ(plain.recomputable_convs[0], "conv1");
+  RecomputeBudgetReport least;
+  const TrainingNets recomputed = BuildTrainingNetsWithinArena(SmallResNetSpec(), "dag", 1, &least);
+  EXPECT_FALSE(least.met);
+  EXPECT_GT(least.convs, 0);
+  EXPECT_EQ(recomputed.recomputed.convs, least.convs);
+  EXPECT_EQ(recomputed.recomputed.bn_relu, plain.recomputed.bn_relu);
+  // Basic blocks of 3x3 Convs on 8x8 images: little to gain (~5%); see the ResNet-50 test below.
+  EXPECT_LT(least.arena_bytes, least.arena_without_bytes * 0.98)
+      << least.arena_bytes << " of " << least.arena_without_bytes;
+  TrainingNetsSpec every = SmallResNetSpec();
+  every.recompute_convs = {plain.recomputable_convs.begin(), plain.recomputable_convs.end()};
+  TrainingNets all = BuildTrainingNets(every);
+  all.train.set_type("dag");
+  EXPECT_GT(PlannedTrainArenaBytes(all), least.arena_bytes);
+  Workspace a, b;
+  ASSERT_TRUE(a.RunNetOnce(plain.params.init_net).ok());
+  ASSERT_TRUE(b.RunNetOnce(recomputed.params.init_net).ok());
+  Net* net_a = a.CreateNet(plain.train);
+  Net* net_b = b.CreateNet(recomputed.train);
+  for (int step = 0; step < 5; ++step) {
+    ASSERT_TRUE(net_a->Run().ok());
+    ASSERT_TRUE(net_b->Run().ok());
+  }
+  for (const auto& param : plain.params.params) {
+    const Tensor* x = a.GetBlob(param.name);
+    const Tensor* y = b.GetBlob(param.name);
+    for (int64_t i = 0; i < x->numel(); ++i) {
+      const float u = x->data<float>()[i], v = y->data<float>()[i];
+      ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
+    }
+  }
+}
+
+// Bottleneck blocks, planned only (nothing allocated): ResNet-50 at batch 32 on 224x224 images
+// plans a 1.7 GiB arena with the BN + Relu recomputation alone; a budget of 1.2 GiB is met by
+// recomputing a few of the 4x-wide expansions and projections (1x1 Convs, the cheapest per byte)
+// from the middle BN inputs.
+TEST(RecomputeTest, ResNet50AtBatch32FitsA1Point2GiBArenaWithAFewConvsRecomputed) {
+  TrainingNetsSpec spec;
+  spec.name = "resnet50";
+  spec.forward = [](ModelBuilder* b, const std::string& data) {
+    return AddResNet(b, ResNetSpecFromName("resnet50", 3, 10), data);
+  };
+  spec.train_input = SyntheticImageReader({32, 3, 224, 1000, /*examples=*/32}, "reader");
+  spec.test_input = SyntheticImageReader({32, 3, 224, 1000, /*examples=*/32}, "test_reader");
+  spec.optimizer.lr.policy = "fixed";
+  const int64_t budget = (int64_t{12} << 30) / 10;  // 1.2 GiB
+  RecomputeBudgetReport within;
+  BuildTrainingNetsWithinArena(spec, "simple", budget, &within);
+  EXPECT_EQ(within.candidates, 53);
+  EXPECT_GT(within.arena_without_bytes, (int64_t{16} << 30) / 10);
+  EXPECT_TRUE(within.met);
+  EXPECT_LE(within.arena_bytes, budget);
+  EXPECT_LE(within.convs, 10);
+}
+
+// Within a budget between the least arena and none: met, with fewer Convs; none for a budget met
+// already, and none for a budget of 0.
+TEST(RecomputeTest, ABudgetRecomputesConvsUntilTheArenaIsWithinIt) {
+  const TrainingNetsSpec spec = SmallResNetSpec();
+  RecomputeBudgetReport none, zero, least;
+  BuildTrainingNetsWithinArena(spec, "dag", int64_t{1} << 40, &none);
+  EXPECT_TRUE(none.met);
+  EXPECT_EQ(none.convs, 0);
+  EXPECT_EQ(none.arena_bytes, none.arena_without_bytes);
+  BuildTrainingNetsWithinArena(spec, "dag", 0, &zero);
+  EXPECT_EQ(zero.convs, 0);
+  BuildTrainingNetsWithinArena(spec, "dag", 1, &least);
+  ASSERT_LT(least.arena_bytes, least.arena_without_bytes);
+
+  const int64_t budget = (least.arena_bytes + least.arena_without_bytes) / 2;
+  RecomputeBudgetReport half;
+  const TrainingNets nets = BuildTrainingNetsWithinArena(spec, "dag", budget, &half);
+  EXPECT_TRUE(half.met);
+  EXPECT_LE(half.arena_bytes, budget);
+  EXPECT_EQ(half.arena_bytes, PlannedTrainArenaBytes(nets));
+  EXPECT_GT(half.convs, 0);
+  EXPECT_LT(half.convs, least.convs);
+  EXPECT_EQ(nets.train.type(), "dag");
 }
 
 // On dag too: the recomputation's control input keeps the executor (and so the planner) from

@@ -77,6 +77,9 @@ DEFINE_bool(memory_plan, true,
             "bind the nets' recyclable blobs into a planned arena (as braid_train does)");
 DEFINE_bool(recompute, true,
             "recompute SpatialBN + Relu outputs in the backward pass (runtime/models/recompute.h)");
+DEFINE_string(recompute_budget, "",
+              "with --recompute: also recompute convolutions until the train net's planned arena "
+              "fits this size, e.g. 1.2G (runtime/models/training_footprint.h)");
 DEFINE_bool(blocked_layouts, true,
             "keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h)");
 DEFINE_bool(profile, false, "print each row's time by op type (OpTypeProfile) on stderr");
@@ -161,6 +164,7 @@ std::vector<std::string> ChildArgs(const BenchRow& row, const std::string& execu
           "--min_seconds=" + std::to_string(FLAGS_min_seconds),
           std::string("--memory_plan=") + (FLAGS_memory_plan ? "true" : "false"),
           std::string("--recompute=") + (FLAGS_recompute ? "true" : "false"),
+          "--recompute_budget=" + FLAGS_recompute_budget,
           std::string("--blocked_layouts=") + (FLAGS_blocked_layouts ? "true" : "false"),
           std::string("--profile=") + (FLAGS_profile ? "true" : "false"),
           "--algo_cache=" + FLAGS_algo_cache};
@@ -294,6 +298,9 @@ int RunOneRow(const std::string& name) {
   o.profile = FLAGS_profile;
   o.memory_plan = FLAGS_memory_plan;
   o.recompute = FLAGS_recompute;
+  if (!FLAGS_recompute_budget.empty()) {
+    o.recompute_budget = ParseByteSize(FLAGS_recompute_budget, "--recompute_budget");
+  }
   o.blocked_layouts = FLAGS_blocked_layouts;
   RowTiming t;
   try {

@@ -15,6 +15,7 @@
 #include "runtime/workspace.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/resnet.h"
+#include "runtime/models/training_footprint.h"
 #include "runtime/models/training_nets.h"
 
 namespace braid::bench {
@@ -52,7 +53,9 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
   nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the TrainingLoop
   nets_spec.blocked_layouts = options.blocked_layouts;
   nets_spec.device = DeviceToProto(options.devices.at(0));
-  TrainingNets nets = BuildTrainingNets(nets_spec);
+  TrainingNets nets = BuildTrainingNetsWithinArena(
+      nets_spec, options.executor, nets_spec.recompute_bn_relu ? options.recompute_budget : 0,
+      nullptr);
   if (options.devices.size() > 1) {
     std::vector<DeviceOption> devices;
     for (const Device& device : options.devices) devices.push_back(DeviceToProto(device));

@@ -68,6 +68,10 @@ struct RowOptions {
   // Recompute SpatialBN + Relu outputs in the backward pass (runtime/models/recompute.h), as
   // braid_train does; only with memory_plan, without which it saves nothing.
   bool recompute = true;
+  // With recompute: also recompute convolutions until the train net's planned arena is within
+  // this many bytes (BuildTrainingNetsWithinArena, runtime/models/training_footprint.h), as
+  // braid_train --recompute-budget does; 0: none.
+  int64_t recompute_budget = 0;
   // Keep activations between oneDNN ops blocked (runtime/models/blocked_layouts.h), as braid_train
   // does.
   bool blocked_layouts = true;
