@@ -102,7 +102,8 @@ int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample) {
 }
 
 int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims) {
-  int64_t bytes = static_cast<int64_t>(sizeof(float)) * ((dims[1] + 15) / 16 * 16);  // either block
+  const int64_t block = std::max<int64_t>(NativeChannelBlock(), 1);  // the primitives' block
+  int64_t bytes = static_cast<int64_t>(sizeof(float)) * ((dims[1] + block - 1) / block * block);
   for (size_t i = 2; i < dims.size(); ++i) bytes *= dims[i];
   return bytes;
 }

@@ -111,8 +111,8 @@ dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // smaller Winograd chunks cost ResNet-18 batch 32 inference some speed (177 -> 149 images/s).
 inline constexpr int64_t kChunkScratchBytes = int64_t{32} << 20;
 int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample);
-// Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a channel-blocked layout, at
-// most (channels rounded up to 16, which covers both blocks).
+// Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a channel-blocked layout:
+// channels rounded up to this machine's block (NativeChannelBlock: 16 on AVX-512, 8 on AVX2).
 int64_t BlockedBytesPerSample(const std::vector<int64_t>& dims);
 
 // Attributes of every primitive made here: user-managed scratchpad (see the thread-safety notes).
