@@ -98,8 +98,8 @@ struct TrainerExecution {
   int threads = 0;                  // dag workers; 0: the machine's hardware threads
   int intra_op_threads = 0;         // every op's OpenMP team; 0: from the ops that run beside it
   bool recompute = true;  // with memory_plan: recompute SpatialBN + Relu outputs in the backward
-  // With recompute: also recompute the fewest convolutions that bring the train net's planned
-  // arena within this many bytes (runtime/models/training_footprint.h); 0: none.
+  // With recompute: also recompute convolutions, a few chosen by planning, to bring each device's
+  // planned train arena within this many bytes (runtime/models/training_footprint.h); 0: none.
   int64_t recompute_budget = 0;
   std::string trace;      // "": none; else a Chrome trace of Run's first 10 iterations, written here
 };

@@ -106,8 +106,8 @@ DEFINE_int64(image_size, 0, "footprint: image size (0: braid_model's default)");
 DEFINE_int64(channels, 0, "footprint: image channels (0: braid_model's default)");
 DEFINE_int64(classes, 0, "footprint: classes (0: braid_model's default)");
 DEFINE_string(recompute_budget, "",
-              "footprint: also recompute, in the backward pass, the fewest convolutions that bring "
-              "the train net's planned arena within this size (e.g. 1.2G; "
+              "footprint: also recompute, in the backward pass, convolutions chosen by planning "
+              "to bring each device's planned train arena within this size (e.g. 1.2G; "
               "runtime/models/training_footprint.h); prints the arena with and without");
 DEFINE_string(algo_cache, "", "footprint: algorithm choices (braid_train --algo-cache) for the workspace cap");
 
@@ -161,10 +161,19 @@ PlanToolOptions ParseFlags(int argc, char** argv) {
   const std::vector<std::string> nets =
       ParseCommandLine(static_cast<int>(rest.size()), rest.data(), kUsage);
   PlanToolOptions options;
+  if (!FLAGS_executor.empty() && FLAGS_executor != "dag" && FLAGS_executor != "simple") {
+    ExitBadFlags("--executor must be 'dag' or 'simple', got '" + FLAGS_executor + "'");
+  }
+  const Status budget = StatusFromCall(
+      [] { return ParseBudget(FLAGS_recompute_budget, "--recompute-budget"); });
+  if (!budget.ok()) ExitBadFlags(budget.message());
   if (!FLAGS_model.empty()) {
     if (!nets.empty()) ExitBadFlags("--model takes no NET file");
     if (FLAGS_batch_size <= 0 || FLAGS_test_batch_size < 0) ExitBadFlags("batch sizes must be > 0");
     return options;
+  }
+  if (!FLAGS_recompute_budget.empty()) {
+    ExitBadFlags("--recompute-budget is for --model (a NET file's recomputation is its own)");
   }
   if (!FLAGS_model_dir.empty()) {
     if (!nets.empty()) ExitBadFlags("--model-dir takes no NET file, got '" + nets[0] + "'");
@@ -187,9 +196,6 @@ PlanToolOptions ParseFlags(int argc, char** argv) {
   options.mode = ModeFromFlag(!losses.empty());
   options.share_activations = FLAGS_share_activations;
   options.share_parameter_gradients = FLAGS_share_parameter_gradients;
-  if (!FLAGS_executor.empty() && FLAGS_executor != "dag" && FLAGS_executor != "simple") {
-    ExitBadFlags("--executor must be 'dag' or 'simple', got '" + FLAGS_executor + "'");
-  }
   options.executor = FLAGS_executor;
   options.verify = FLAGS_verify;
   options.reorder = FLAGS_reorder;
@@ -421,9 +427,8 @@ void FootprintAndReport() {
   std::string device = FLAGS_device;
   if (device.find(':') == std::string::npos) device += ":0";
   model.device = DeviceToProto(ParseDevice(device));
-  if (!FLAGS_recompute_budget.empty()) {
-    model.recompute_budget = ParseByteSize(FLAGS_recompute_budget, "--recompute-budget");
-  }
+  model.recompute_budget = ParseBudget(FLAGS_recompute_budget, "--recompute-budget");
+  if (!FLAGS_executor.empty()) model.executor = FLAGS_executor;
   RecomputeBudgetReport recompute;
   const TrainingNets nets = BuildFootprintNets(model, &recompute);
   FootprintOptions options;

@@ -5,7 +5,7 @@
 //               [--batch-size 64] [--epochs 3 | --iters N] [--lr 0.1]
 //               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
 //               [--executor simple|dag] [--threads N] [--memory-plan on|off]
-//               [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
+//               [--recompute-budget SIZE] [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
 //               [--init-on-host=false]
 //               [--device-memory 16G] [--algo-cache PATH]
 //
@@ -16,6 +16,10 @@
 // activations and the planned arenas live in their memory (--device-memory each), the reader
 // runs on the host and each device's slice of the batch is copied to it; the trace shows every
 // stream as a track.
+//
+// --recompute-budget 1.2G runs some convolutions again in the backward pass, chosen by planning
+// (runtime/models/training_footprint.h), until each device's planned train arena fits 1.2 GiB;
+// the run's first line says how many and the arena with and without.
 //
 // Flag names take dashes or underscores (--batch-size or --batch_size). On a terminal a progress
 // line (iteration, loss, accuracy, images/s, ETA) is redrawn in place; otherwise one log line per
@@ -111,8 +115,8 @@ DEFINE_string(memory_plan, "on",
               "on: plan the train net's gradients and activations into one arena that the test "
               "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
 DEFINE_string(recompute_budget, "",
-              "with --memory-plan on: also recompute, in the backward pass, the fewest "
-              "convolutions that bring the train net's planned arena within this size (e.g. "
+              "with --memory-plan on: also recompute, in the backward pass, convolutions chosen "
+              "by planning to bring each device's planned train arena within this size (e.g. "
               "1.2G; runtime/models/training_footprint.h); the run's first line says how many");
 DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
@@ -160,9 +164,7 @@ TrainerOptions OptionsFromFlags() {
   o.execution.threads = FLAGS_threads;
   o.execution.intra_op_threads = FLAGS_intra_op_threads;
   o.execution.trace = FLAGS_trace;
-  if (!FLAGS_recompute_budget.empty()) {
-    o.execution.recompute_budget = ParseByteSize(FLAGS_recompute_budget, "--recompute-budget");
-  }
+  o.execution.recompute_budget = ParseBudget(FLAGS_recompute_budget, "--recompute-budget");
   o.log.stream = &std::cout;
   // On a terminal, or under braid_launch, which shows rank 0's progress line on its terminal.
   const char* launched_progress = std::getenv("BRAID_PROGRESS");
@@ -308,10 +310,21 @@ int main(int argc, char** argv) {
       "[--batch-size 64] "
       "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|fixed] [--momentum 0.9] "
       "[--weight-decay 1e-4] [--executor simple|dag] [--threads N] [--checkpoint PATH] "
-      "[--resume] [--seed 1] [--memory-plan on|off]");
+      "[--resume] [--seed 1] [--memory-plan on|off] [--recompute-budget SIZE]");
   if (FLAGS_memory_plan != "on" && FLAGS_memory_plan != "off") {
     std::cerr << "braid_train: --memory-plan must be 'on' or 'off', got '" << FLAGS_memory_plan
               << "'\n";
+    return braid::kExitBadFlags;
+  }
+  int64_t budget = 0;
+  const braid::Status budget_parsed = braid::StatusFromCall(
+      [&] { budget = braid::ParseBudget(FLAGS_recompute_budget, "--recompute-budget"); });
+  if (!budget_parsed.ok() || (budget > 0 && FLAGS_memory_plan != "on")) {
+    std::cerr << "braid_train: "
+              << (budget_parsed.ok() ? "--recompute-budget needs --memory-plan on (without a "
+                                       "plan, recomputing saves no memory)"
+                                     : budget_parsed.message())
+              << "\n";
     return braid::kExitBadFlags;
   }
   if (FLAGS_cross_process_allreduce != "gloo" && FLAGS_cross_process_allreduce != "nccl") {

@@ -74,6 +74,11 @@ int64_t ParseByteSize(const std::string& text, const std::string& flag) {
   return static_cast<int64_t>(value * static_cast<double>(int64_t{1} << shift));
 }
 
+int64_t ParseBudget(const std::string& text, const std::string& flag) {
+  if (text.empty() || text == "0") return 0;
+  return ParseByteSize(text, flag);
+}
+
 std::vector<Device> ParseDeviceList(const std::string& list, const std::string& tool,
                                     const std::string& flag) {
   auto bad = [&](const std::string& why) {

@@ -27,7 +27,7 @@
 //   => x, y and r are blocked: the first Conv and the SpatialBN get blocked_outputs: [0] and
 //      channel_block: 16 (on AVX-512; 8 on AVX2).
 //
-// Apply it to the final net, after RecomputeBnReluInBackward (runtime/models/recompute.h) and after
+// Apply it to the final net, after RecomputeInBackward (runtime/models/recompute.h) and after
 // the gradient and optimizer ops are added:
 //
 //   TrainingNets nets = BuildTrainingNets(spec);

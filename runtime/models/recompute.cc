@@ -151,20 +151,28 @@ void Rename(NetDef* net, const std::vector<int>& readers, const std::string& fro
   }
 }
 
+// The backward ops reading the output of the Conv at `c`, when the Conv meets the conditions of
+// the header that do not depend on the insertion point; empty otherwise.
+std::vector<int> RecomputableConvReaders(const NetDef& net, int c, int first_backward) {
+  const OperatorDef& conv = net.op(c);
+  if (conv.type() != "Conv" || conv.output_size() != 1 || HasFusedEpilogue(conv)) return {};
+  const std::string& x = conv.output(0);
+  if (Reads(conv, x) || WrittenIn(net, 0, net.op_size(), x, {c})) return {};
+  std::vector<int> readers = BackwardReaders(net, first_backward, x);
+  if (!readers.empty() && readers.front() < 0) return {};
+  return readers;
+}
+
 // Recomputes the output of the forward Conv at `c` before its first backward reader, if it
 // qualifies; true when it did.
 bool RewriteConv(NetDef* net, int c, int first_backward) {
+  const std::vector<int> readers = RecomputableConvReaders(*net, c, first_backward);
+  if (readers.empty()) return false;
   const OperatorDef& conv = net->op(c);
-  if (conv.type() != "Conv" || conv.output_size() != 1 || HasFusedEpilogue(conv)) return false;
   const std::string x = conv.output(0);
-  if (Reads(conv, x) || WrittenIn(*net, 0, net->op_size(), x, {c})) return false;
-  const std::vector<int> readers = BackwardReaders(*net, first_backward, x);
-  if (readers.empty() || readers.front() < 0) return false;
   const int at = readers.front();
-  for (const auto* names : {&conv.input(), &conv.control_input()}) {
-    for (const std::string& blob : *names) {
-      if (WrittenIn(*net, c + 1, at, blob)) return false;
-    }
+  for (const std::string& blob : conv.input()) {
+    if (WrittenIn(*net, c + 1, at, blob)) return false;
   }
   const std::string after = BackwardInputOf(*net, at, first_backward);
   if (after.empty()) return false;  // a dag executor could run it early: no saving
@@ -172,6 +180,7 @@ bool RewriteConv(NetDef* net, int c, int first_backward) {
   const std::string recomputed = UniqueName(*net, x + "_recomputed");
   again.set_output(0, recomputed);
   if (!conv.name().empty()) again.set_name(conv.name() + "_recompute");
+  again.clear_control_input();
   again.add_control_input(after);
   Rename(net, readers, x, recomputed);
   InsertOp(net, at, std::move(again));
@@ -232,13 +241,12 @@ std::vector<std::string> RecomputableConvs(const NetDef& net, int first_backward
   std::vector<Candidate> candidates;
   for (int i = 0; i < first_backward_op; ++i) {
     const OperatorDef& op = net.op(i);
-    if (op.type() != "Conv" || op.input_size() < 2 || op.output_size() != 1) continue;
+    if (op.type() != "Conv" || op.input_size() < 2) continue;
     const auto filter = shapes.find(op.input(1));
-    if (filter == shapes.end() || !filter->second.known || filter->second.dims.size() != 4) {
+    if (filter == shapes.end() || !filter->second.known || filter->second.dims.size() != 4 ||
+        RecomputableConvReaders(net, i, first_backward_op).empty()) {
       continue;
     }
-    const std::vector<int> readers = BackwardReaders(net, first_backward_op, op.output(0));
-    if (readers.empty() || readers.front() < 0) continue;
     const std::vector<int64_t>& w = filter->second.dims;
     candidates.push_back({w[1] * w[2] * w[3], i, op.output(0)});
   }

@@ -40,13 +40,17 @@
 // a recomputed Relu output, is recomputed just before that Conv (its first backward reader now):
 // a ResNet bottleneck's 4x-wide expansion output is rebuilt from the block's middle BN input, the
 // only activation its backward then keeps besides the first. Conditions: a Conv with one output
-// X, which no other op writes and no op names as a control input; no op between the Conv and the
-// insertion point writes its inputs. The recomputation costs the Conv's forward pass;
-// RecomputableConvs ranks the Convs by bytes saved per multiply-add (ascending C/group * kH * kW
-// per output element: ResNet's 1x1 expansions and projections first), and
-// BuildTrainingNetsWithinArena (runtime/models/training_footprint.h) recomputes the fewest of them
-// that bring the planned arena within a budget. Values match the forward's bit for bit where
-// oneDNN picks the same kernel for both runs (it does for one shape on one machine).
+// X and no fused epilogue (runtime/fused_activation.h), not reading X; no other op writes X and no
+// backward op names it as a control input; some backward op reads X and, for the control input,
+// reads a gradient; no op between the Conv and the insertion point writes its data inputs. (The
+// recomputed Conv does not take the forward one's control inputs: its data inputs hold what they
+// held then.) The recomputation costs the Conv's forward pass; RecomputableConvs ranks the Convs
+// by bytes saved per multiply-add (ascending C/group * kH * kW per output element: ResNet's 1x1
+// expansions and projections first), and BuildTrainingNetsWithinArena
+// (runtime/models/training_footprint.h) chooses a few that bring the planned arena within a
+// budget. A recomputed X matches the forward's to within float32 rounding (its input, a
+// recomputed Relu output, does; a Conv reading forward blobs gives the same bits, oneDNN picking
+// the same kernel for one shape on one machine).
 //
 //   const int first_backward = net.op_size();
 //   AddGradientOperators(&net, {"loss"});
@@ -78,7 +82,8 @@ struct RecomputeCount {
 RecomputeCount RecomputeInBackward(NetDef* net, int first_backward_op,
                                    const RecomputeOptions& options);
 
-// The outputs of the forward Convs that some backward op reads (what conv_outputs may name), the
+// The outputs of the forward Convs that some backward op reads and that meet the conditions above
+// that do not depend on where the Conv would be inserted (what conv_outputs may name), the
 // cheapest to recompute per byte first; ties in net order. `shapes` holds the filters' shapes
 // (e.g. InferBlobShapes of the init net); a Conv whose filter shape is unknown is left out.
 std::vector<std::string> RecomputableConvs(const NetDef& net, int first_backward_op,

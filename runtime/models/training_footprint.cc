@@ -186,66 +186,68 @@ MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets) {
   return test;
 }
 
-int64_t PlannedTrainArenaBytes(const TrainingNets& nets) {
+int64_t LargestTrainArenaBytes(const TrainingNets& nets) {
   const std::map<std::string, ShapeInfo> shapes = InferBlobShapes(nets.params.init_net, {});
-  return PlanMemory(nets.train, PlanRequestFor(nets.train, shapes, TrainNetPlanOptions(nets)))
-      .arena_bytes();
+  const MemoryPlan plan =
+      PlanMemory(nets.train, PlanRequestFor(nets.train, shapes, TrainNetPlanOptions(nets)));
+  int64_t largest = 0;
+  for (const ArenaPlan& arena : plan.arenas) largest = std::max(largest, arena.arena_bytes);
+  return largest;
 }
 
-TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec,
-                                          const std::string& executor, int64_t arena_budget_bytes,
+TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec, int64_t arena_budget_bytes,
+                                          const std::function<void(TrainingNets*)>& finish,
                                           RecomputeBudgetReport* report) {
   struct Built {
     TrainingNets nets;
     int64_t arena = 0;
   };
-  const auto build = [&](const std::set<std::string>& convs) {
+  const auto build = [&](const std::set<std::string>& convs, bool plan) {
     TrainingNetsSpec with = spec;
     with.recompute_convs.insert(convs.begin(), convs.end());
     Built b{BuildTrainingNets(with)};
-    b.nets.train.set_type(executor);
-    b.arena = PlannedTrainArenaBytes(b.nets);
+    if (finish) finish(&b.nets);
+    if (plan) b.arena = LargestTrainArenaBytes(b.nets);
     return b;
   };
-  Built best = build({});
-  const std::vector<std::string> candidates = best.nets.recomputable_convs;
   RecomputeBudgetReport r;
-  r.budget_bytes = arena_budget_bytes;
+  r.budget_bytes = std::max<int64_t>(arena_budget_bytes, 0);
+  Built best = build({}, r.budget_bytes > 0);
+  const std::vector<std::string> candidates = best.nets.recomputable_convs;
   r.candidates = static_cast<int>(candidates.size());
   r.arena_without_bytes = best.arena;
-  if (arena_budget_bytes > 0 && best.arena > arena_budget_bytes) {
+  if (r.budget_bytes > 0 && best.arena > r.budget_bytes) {
     // Cheapest first, each kept where the arena does not grow with it (recomputations chain, so
     // one may pay off only with the next), until within the budget; then each kept one dropped
     // again, most expensive first, where the arena stays within what was reached without it.
     std::set<std::string> chosen;
     for (const std::string& conv : candidates) {
-      if (best.arena <= arena_budget_bytes) break;
+      if (best.arena <= r.budget_bytes) break;
       std::set<std::string> with = chosen;
       with.insert(conv);
-      Built tried = build(with);
+      Built tried = build(with, true);
       if (tried.arena <= best.arena) {
         chosen = std::move(with);
         best = std::move(tried);
       }
     }
-    const int64_t reached = std::max(best.arena, arena_budget_bytes);
+    const int64_t reached = std::max(best.arena, r.budget_bytes);
     for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
       if (chosen.count(*it) == 0) continue;
       std::set<std::string> without = chosen;
       without.erase(*it);
-      Built tried = build(without);
+      Built tried = build(without, true);
       if (tried.arena <= reached) {
         chosen = std::move(without);
         best = std::move(tried);
       }
     }
-    r.met = best.arena <= arena_budget_bytes;
+    r.met = best.arena <= r.budget_bytes;
   }
   r.arena_bytes = best.arena;
   r.convs = best.nets.recomputed.convs;
-  TrainingNets nets = std::move(best.nets);
   if (report != nullptr) *report = r;
-  return nets;
+  return std::move(best.nets);
 }
 
 TrainingNets BuildFootprintNets(const FootprintModel& m, RecomputeBudgetReport* report) {
@@ -268,9 +270,13 @@ TrainingNets BuildFootprintNets(const FootprintModel& m, RecomputeBudgetReport* 
   nets_spec.optimizer.lr.policy = "fixed";  // the schedule changes no memory
   nets_spec.device = m.device;
   nets_spec.recompute_bn_relu = true;  // braid_train with --memory-plan on
-  TrainingNets nets = BuildTrainingNetsWithinArena(nets_spec, m.executor, m.recompute_budget,
-                                                   report);
-  nets.test.set_type(m.executor);
+  TrainingNets nets = BuildTrainingNetsWithinArena(
+      nets_spec, m.recompute_budget,
+      [&m](TrainingNets* n) {
+        n->train.set_type(m.executor);
+        n->test.set_type(m.executor);
+      },
+      report);
   return nets;
 }
 

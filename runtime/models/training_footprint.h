@@ -30,6 +30,7 @@
 #define BRAID_RUNTIME_MODELS_TRAINING_FOOTPRINT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,20 +46,25 @@ MemoryPlanOptions TrainNetPlanOptions(const TrainingNets& nets);
 // The TrainingLoop's plan of the test net (share_arenas_of is left for the caller to set).
 MemoryPlanOptions TestNetPlanOptions(const TrainingNets& nets);
 
-// The planned arena of `nets`' train net alone, as the TrainingLoop plans it (TrainNetPlanOptions;
-// the executor of nets.train.type()).
-int64_t PlannedTrainArenaBytes(const TrainingNets& nets);
+// The largest arena of `nets`' train net as the TrainingLoop plans it (TrainNetPlanOptions; the
+// executor of nets.train.type()): the plan has one arena per device (and one on the host for a
+// sim or cuda device's reader), so this is what the fullest device holds.
+int64_t LargestTrainArenaBytes(const TrainingNets& nets);
 
 // Recomputation for a memory budget: the nets of `spec` whose train net also recomputes some of
 // its recomputable Convs (TrainingNets::recomputable_convs, cheapest per byte first;
-// runtime/models/recompute.h), chosen to bring PlannedTrainArenaBytes (with the train net's
-// executor `executor`, dag or simple) within `arena_budget_bytes` with few of them. Greedy, by
-// planning: each candidate in order is kept where the arena does not grow with it (a recomputed
-// Conv's input may be rebuilt from another recomputed Conv, so one pays off only with the next),
-// until the arena is within the budget; then every kept one is tried without, most expensive
-// first, and dropped where the arena stays within the budget (or, when it was not met, at what
-// was reached). `report->met` says whether the budget was met. A budget of 0 recomputes no Conv.
-// Costs up to two builds and plans of the nets per candidate (ResNet-50 b32: ~0.02 s each).
+// runtime/models/recompute.h), chosen to bring LargestTrainArenaBytes within `arena_budget_bytes`
+// with few of them. `finish`, when set, completes every candidate as the caller will run it before
+// it is planned (ReplicateForDevices, the executor), and the returned nets are finished. Greedy,
+// by planning: each candidate in order is kept where the arena does not grow with it (a
+// recomputed Conv's input may be rebuilt from another recomputed Conv, so one may pay off only
+// with the next), until the arena is within the budget; then every kept one is tried without,
+// most expensive first, and dropped where the arena stays within the budget (or, when it was not
+// met, at what was reached). Not a minimum, but on ResNet-50 batch 32 it meets 1.2 GiB with 7 of
+// 53. `report->met` says whether the budget was met. A budget of 0 (or less) builds the nets as
+// BuildTrainingNets does and plans nothing. Each trial builds and plans the nets: for ResNet-50
+// batch 32 ~0.3 s, 2 s in all for a 1.2 GiB budget, ~20 s when no choice reaches the budget. The
+// test net, which shares the train net's arena (runtime/train/training_loop.h), may need more.
 struct RecomputeBudgetReport {
   int64_t budget_bytes = 0;
   int64_t arena_without_bytes = 0;  // no Conv recomputed (spec's own recomputation only)
@@ -66,8 +72,8 @@ struct RecomputeBudgetReport {
   int convs = 0, candidates = 0;    // Convs recomputed, of the recomputable ones
   bool met = true;
 };
-TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec,
-                                          const std::string& executor, int64_t arena_budget_bytes,
+TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec, int64_t arena_budget_bytes,
+                                          const std::function<void(TrainingNets*)>& finish,
                                           RecomputeBudgetReport* report);
 
 // A ResNet trained on synthetic images, built as braid_train builds it (recompute and blocked

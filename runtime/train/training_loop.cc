@@ -144,16 +144,20 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
   nets_spec.device = options_.devices.at(0);
   // Recomputing saves memory only when the planner recycles what the forward pass no longer keeps.
   nets_spec.recompute_bn_relu = options_.recompute && options_.memory_plan;
+  // The budget is each device's: the nets are replicated before each candidate is planned.
   nets_ = BuildTrainingNetsWithinArena(
-      nets_spec, options_.executor,
-      nets_spec.recompute_bn_relu ? options_.recompute_budget : 0, &recompute_report_);
-  if (options_.devices.size() > 1 || options_.world_size > 1) {
-    nets_ = ReplicateForDevices(nets_, options_.devices,
-                                {options_.world_size, options_.allreduce_algorithm,
-                                 options_.allreduce_bucket_bytes, options_.nccl_across_processes});
-  }
-  SetExecutor(options_, &nets_.train);
-  SetExecutor(options_, &nets_.test);
+      nets_spec, nets_spec.recompute_bn_relu ? options_.recompute_budget : 0,
+      [this](TrainingNets* nets) {
+        if (options_.devices.size() > 1 || options_.world_size > 1) {
+          *nets = ReplicateForDevices(
+              *nets, options_.devices,
+              {options_.world_size, options_.allreduce_algorithm, options_.allreduce_bucket_bytes,
+               options_.nccl_across_processes});
+        }
+        SetExecutor(options_, &nets->train);
+        SetExecutor(options_, &nets->test);
+      },
+      &recompute_report_);
   std::vector<std::string> host_fills;
   if (options_.init_on_host) host_fills = MoveRandomFillsToHost(&nets_.params.init_net);
 
@@ -303,9 +307,10 @@ std::string TrainingLoop::Describe() const {
     const auto mib = [](int64_t bytes) { return bytes / 1048576.0; };
     std::snprintf(line, sizeof(line),
                   "; recompute budget %.1f MiB: %d of %d convolutions recomputed, planned train "
-                  "arena %.1f MiB (%.1f MiB without)%s",
+                  "arena %.1f MiB per device (%.1f MiB without)%s",
                   mib(r.budget_bytes), r.convs, r.candidates, mib(r.arena_bytes),
-                  mib(r.arena_without_bytes), r.met ? "" : ", over the budget: the least the recomputation reached");
+                  mib(r.arena_without_bytes),
+                  r.met ? "" : ", over the budget: the least the recomputation reached");
     text += line;
   }
   return text;

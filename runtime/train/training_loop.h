@@ -96,8 +96,8 @@ struct TrainingLoopOptions {
   // With memory_plan only (without it, it saves nothing): recompute SpatialBN + Relu outputs in
   // the backward pass (runtime/models/recompute.h).
   bool recompute = true;
-  // With memory_plan and recompute: also recompute the fewest convolutions that bring the train
-  // net's planned arena within this many bytes (BuildTrainingNetsWithinArena,
+  // With memory_plan and recompute: also recompute convolutions, a few chosen by planning, to
+  // bring each device's planned train arena within this many bytes (BuildTrainingNetsWithinArena,
   // runtime/models/training_footprint.h); 0: none. Describe() says what it did.
   int64_t recompute_budget = 0;
   std::string trace;           // "": none; else a Chrome trace of the first traced_iterations

@@ -98,12 +98,20 @@ if sys.argv[2] == "resnet50:32":
     fail "braid_plan --model $model: footprint JSON"
 done
 
+# --recompute-budget: the arena with and without, and the budget met on the device's arena.
+"$braid_plan" --model resnet50 --device sim --batch-size 32 --recompute-budget 1.2G \
+  >"$work/budget.out" 2>&1 || fail "braid_plan --recompute-budget: $(cat "$work/budget.out")"
+grep -Eq '^recompute budget 1228\.80 MiB: planned train arena 1[6-9][0-9]{2}\.[0-9]{2} MiB without recomputed convolutions, 12[0-2][0-9]\.[0-9]{2} MiB with [1-9][0-9]? of 53 recomputed$' \
+  "$work/budget.out" || fail "braid_plan --recompute-budget report: $(head -3 "$work/budget.out")"
+
 expect_exit 2 "--mode must be" "$mlp" --mode bogus
 expect_exit 2 "--executor must be" "$mlp" --executor threaded
 expect_exit 2 "--input 'x=2,a': bad dimension" "$mlp" --input x=2,a
 expect_exit 2 "missing its value" "$mlp" --input
 expect_exit 2 "unknown command line flag" "$mlp" --no_such_flag
 expect_exit 2 "exactly one NET"
+expect_exit 2 "--recompute-budget '1.2Q' is not a size" --model resnet20 --recompute-budget 1.2Q
+expect_exit 2 "--recompute-budget is for --model" "$mlp" --recompute-budget 1G
 expect_exit 1 "^NotFound: .*no_such_net\.pbtxt" /nonexistent/no_such_net.pbtxt
 expect_exit 1 "^NotFound: .*loss 'nosuch'" "$mlp" --init "$mlp_init" --gradients-of nosuch
 expect_exit 1 "^IoError: .*x\.json" "$mlp" --json /nonexistent/dir/x.json

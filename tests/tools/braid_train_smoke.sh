@@ -94,6 +94,20 @@ grep -Eq "braid_train: --devices cuda:99 does not exist: " "$dir/bad.log" ||
 [[ $? -eq 2 ]] || fail "--executor threaded should exit 2"
 "$braid_train" --no_such_flag >/dev/null 2>&1
 [[ $? -eq 2 ]] || fail "an unknown flag should exit 2"
+for flags in "--recompute-budget 1.2Q" "--recompute-budget 1G --memory-plan off"; do
+  # shellcheck disable=SC2086
+  "$braid_train" $flags >"$dir/bad.log" 2>&1
+  [[ $? -eq 2 ]] || fail "$flags should exit 2"
+  grep -q "^braid_train: .*--recompute-budget" "$dir/bad.log" || fail "$flags: $(cat "$dir/bad.log")"
+done
+
+# A budget below the plain arena: some convolutions recomputed, said on the first line, on two
+# devices too (each device's arena).
+for devices in cpu:0 cpu:0,cpu:1; do
+  "$braid_train" "${common[@]}" --iters 2 --eval=false --devices "$devices" \
+    --recompute-budget 400K >"$dir/budget.log" 2>&1 || fail "--recompute-budget: $(cat "$dir/budget.log")"
+  expect_line "$dir/budget.log" "recompute budget 0\.4 MiB: [0-9]+ of 21 convolutions recomputed, planned train arena [0-9.]+ MiB per device \([0-9.]+ MiB without\)"
+done
 
 [[ $failures -eq 0 ]] && echo "braid_train smoke test ok"
 [[ $failures -eq 0 ]]

@@ -16,6 +16,7 @@
 #include "testing/net_text.h"
 #include "tests/tools/small_resnet.h"
 #include "runtime/models/model_builder.h"
+#include "runtime/models/data_parallel.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_footprint.h"
 #include "runtime/models/training_nets.h"
@@ -120,6 +121,11 @@ TEST(RecomputeTest, LeavesAloneWhatWouldNotRecomputeTheSameValues) {
   }
 }
 
+void OnDag(TrainingNets* nets) {
+  nets->train.set_type("dag");
+  nets->test.set_type("dag");
+}
+
 TrainingNets SmallResNet(bool recompute) {
   TrainingNetsSpec spec = SmallResNetSpec();
   spec.recompute_bn_relu = recompute;
@@ -162,7 +168,7 @@ TEST(RecomputeTest, ResNetWithConvsRecomputedTrainsToTheSameParametersInLessMemo
   ASSERT_EQ(plain.recomputable_convs.size(), 21u);
   EXPECT_EQ(plain.recomputable_convs[0], "conv1");
   RecomputeBudgetReport least;
-  const TrainingNets recomputed = BuildTrainingNetsWithinArena(SmallResNetSpec(), "dag", 1, &least);
+  const TrainingNets recomputed = BuildTrainingNetsWithinArena(SmallResNetSpec(), 1, OnDag, &least);
   EXPECT_FALSE(least.met);
   EXPECT_GT(least.convs, 0);
   EXPECT_EQ(recomputed.recomputed.convs, least.convs);
@@ -174,12 +180,18 @@ TEST(RecomputeTest, ResNetWithConvsRecomputedTrainsToTheSameParametersInLessMemo
   every.recompute_convs = {plain.recomputable_convs.begin(), plain.recomputable_convs.end()};
   TrainingNets all = BuildTrainingNets(every);
   all.train.set_type("dag");
-  EXPECT_GT(PlannedTrainArenaBytes(all), least.arena_bytes);
+  EXPECT_GT(LargestTrainArenaBytes(all), least.arena_bytes);
   Workspace a, b;
   ASSERT_TRUE(a.RunNetOnce(plain.params.init_net).ok());
   ASSERT_TRUE(b.RunNetOnce(recomputed.params.init_net).ok());
   Net* net_a = a.CreateNet(plain.train);
   Net* net_b = b.CreateNet(recomputed.train);
+  // Planned as the TrainingLoop plans it, proven, and with every recycled blob poisoned between
+  // its lives: a recomputation run early or reading a dead blob would show.
+  MemoryPlanOptions options = TrainNetPlanOptions(recomputed);
+  options.verify = true;
+  options.poison = true;
+  const std::unique_ptr<NetMemory> memory = PlanNetMemory(*net_b, &b, options);
   for (int step = 0; step < 5; ++step) {
     ASSERT_TRUE(net_a->Run().ok());
     ASSERT_TRUE(net_b->Run().ok());
@@ -191,6 +203,80 @@ TEST(RecomputeTest, ResNetWithConvsRecomputedTrainsToTheSameParametersInLessMemo
       const float u = x->data<float>()[i], v = y->data<float>()[i];
       ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
     }
+  }
+}
+
+// Data parallel: the budget is each device's. Each of two devices plans less than one device
+// alone (half the activations, all the parameter gradients), so a budget between the two is met
+// with no Conv recomputed.
+TEST(RecomputeTest, OnTwoDevicesTheBudgetIsEachDevicesArena) {
+  const TrainingNetsSpec spec = SmallResNetSpec();
+  const auto two_devices = [](TrainingNets* nets) {
+    DeviceOption cpu1;
+    cpu1.set_device_id(1);
+    *nets = ReplicateForDevices(*nets, {DeviceOption(), cpu1});
+    OnDag(nets);
+  };
+  RecomputeBudgetReport one, two;
+  BuildTrainingNetsWithinArena(spec, int64_t{1} << 40, OnDag, &one);
+  const TrainingNets nets = BuildTrainingNetsWithinArena(spec, int64_t{1} << 40, two_devices, &two);
+  ASSERT_EQ(nets.num_devices(), 2);
+  ASSERT_LT(two.arena_without_bytes, one.arena_without_bytes);
+  const int64_t budget = (one.arena_without_bytes + two.arena_without_bytes) / 2;
+  RecomputeBudgetReport r;
+  BuildTrainingNetsWithinArena(spec, budget, two_devices, &r);
+  EXPECT_TRUE(r.met);
+  EXPECT_EQ(r.convs, 0);
+  BuildTrainingNetsWithinArena(spec, budget, OnDag, &r);
+  EXPECT_GT(r.convs, 0);  // one device holds more
+}
+
+// X = Conv(data, w1), read in the backward pass by a gradient op (from op #3 on); `extra` adds
+// ops, `conv_args` arguments of the Conv.
+NetDef ConvLayer(const std::string& extra = "", const std::string& conv_args = "",
+                 const std::string& backward_reader =
+                     R"(op { type: "ReluGradient" input: "x" input: "r_grad" output: "x_grad" })") {
+  return NetFromText(R"(name: "conv"
+    op { type: "Conv" input: "data" input: "w1" output: "x" )" + conv_args + R"( }
+    op { type: "Relu" input: "x" output: "r" }
+    op { type: "Copy" input: "r" output: "loss" })" + extra + R"(
+    op { type: "Copy" input: "loss" output: "r_grad" })" + backward_reader);
+}
+
+TEST(RecomputeTest, LeavesAloneEveryConvItCannotRecomputeFaithfully) {
+  {
+    NetDef net = ConvLayer();
+    EXPECT_EQ(RecomputeInBackward(&net, 3, {.bn_relu = false, .conv_outputs = {"x"}}).convs, 1);
+    EXPECT_EQ(net.op(4).output(0), "x_recomputed");
+    EXPECT_EQ(net.op(5).input(0), "x_recomputed");
+  }
+  struct Case {
+    const char* why;
+    NetDef net;
+    int first_backward = 3;
+  };
+  const Case cases[] = {
+      {"a fused epilogue", ConvLayer("", R"(arg { name: "fused_activation" s: "Relu" })")},
+      {"its input written between",
+       ConvLayer(R"(op { type: "Copy" input: "loss" output: "data" })"), 4},
+      {"its filter written between",
+       ConvLayer(R"(op { type: "Copy" input: "loss" output: "w1" })"), 4},
+      {"X written again", ConvLayer(R"(op { type: "Copy" input: "r" output: "x" })"), 4},
+      {"X a backward control input",
+       ConvLayer("", "",
+                 R"(op { type: "Copy" input: "r_grad" output: "z" control_input: "x" }
+                    op { type: "ReluGradient" input: "x" input: "r_grad" output: "x_grad" })")},
+      {"no gradient to wait for",
+       ConvLayer("", "", R"(op { type: "Copy" input: "x" output: "x_copy" })")},
+  };
+  for (const Case& c : cases) {
+    NetDef net = c.net;
+    EXPECT_EQ(RecomputeInBackward(&net, c.first_backward, {.bn_relu = false,
+                                                            .conv_outputs = {"x"}})
+                  .convs,
+              0)
+        << c.why;
+    EXPECT_EQ(net.DebugString(), c.net.DebugString()) << c.why;
   }
 }
 
@@ -209,7 +295,7 @@ TEST(RecomputeTest, ResNet50AtBatch32FitsA1Point2GiBArenaWithAFewConvsRecomputed
   spec.optimizer.lr.policy = "fixed";
   const int64_t budget = (int64_t{12} << 30) / 10;  // 1.2 GiB
   RecomputeBudgetReport within;
-  BuildTrainingNetsWithinArena(spec, "simple", budget, &within);
+  BuildTrainingNetsWithinArena(spec, budget, nullptr, &within);
   EXPECT_EQ(within.candidates, 53);
   EXPECT_GT(within.arena_without_bytes, (int64_t{16} << 30) / 10);
   EXPECT_TRUE(within.met);
@@ -222,21 +308,21 @@ TEST(RecomputeTest, ResNet50AtBatch32FitsA1Point2GiBArenaWithAFewConvsRecomputed
 TEST(RecomputeTest, ABudgetRecomputesConvsUntilTheArenaIsWithinIt) {
   const TrainingNetsSpec spec = SmallResNetSpec();
   RecomputeBudgetReport none, zero, least;
-  BuildTrainingNetsWithinArena(spec, "dag", int64_t{1} << 40, &none);
+  BuildTrainingNetsWithinArena(spec, int64_t{1} << 40, OnDag, &none);
   EXPECT_TRUE(none.met);
   EXPECT_EQ(none.convs, 0);
   EXPECT_EQ(none.arena_bytes, none.arena_without_bytes);
-  BuildTrainingNetsWithinArena(spec, "dag", 0, &zero);
+  BuildTrainingNetsWithinArena(spec, 0, OnDag, &zero);
   EXPECT_EQ(zero.convs, 0);
-  BuildTrainingNetsWithinArena(spec, "dag", 1, &least);
+  BuildTrainingNetsWithinArena(spec, 1, OnDag, &least);
   ASSERT_LT(least.arena_bytes, least.arena_without_bytes);
 
   const int64_t budget = (least.arena_bytes + least.arena_without_bytes) / 2;
   RecomputeBudgetReport half;
-  const TrainingNets nets = BuildTrainingNetsWithinArena(spec, "dag", budget, &half);
+  const TrainingNets nets = BuildTrainingNetsWithinArena(spec, budget, OnDag, &half);
   EXPECT_TRUE(half.met);
   EXPECT_LE(half.arena_bytes, budget);
-  EXPECT_EQ(half.arena_bytes, PlannedTrainArenaBytes(nets));
+  EXPECT_EQ(half.arena_bytes, LargestTrainArenaBytes(nets));
   EXPECT_GT(half.convs, 0);
   EXPECT_LT(half.convs, least.convs);
   EXPECT_EQ(nets.train.type(), "dag");

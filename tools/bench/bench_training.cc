@@ -298,12 +298,10 @@ int RunOneRow(const std::string& name) {
   o.profile = FLAGS_profile;
   o.memory_plan = FLAGS_memory_plan;
   o.recompute = FLAGS_recompute;
-  if (!FLAGS_recompute_budget.empty()) {
-    o.recompute_budget = ParseByteSize(FLAGS_recompute_budget, "--recompute_budget");
-  }
   o.blocked_layouts = FLAGS_blocked_layouts;
   RowTiming t;
   try {
+    o.recompute_budget = ParseBudget(FLAGS_recompute_budget, "--recompute_budget");
     AlgorithmCache algorithms(FLAGS_algo_cache);
     t = RunBenchRow(*row, o);
     algorithms.Save();
@@ -323,10 +321,13 @@ std::string Settings() {
   std::snprintf(line, sizeof(line),
                 "devices=%s executor=%s threads=%d (num_workers, OMP_NUM_THREADS, "
                 "OPENBLAS_NUM_THREADS) rounds=%d warmup=%d min_iters=%d min_seconds=%g "
-                "memory_plan=%d recompute=%d blocked_layouts=%d hardware_threads=%u",
+                "memory_plan=%d recompute=%d recompute_budget=%s blocked_layouts=%d "
+                "hardware_threads=%u",
                 FLAGS_devices.c_str(), FLAGS_executor.c_str(), FLAGS_threads, FLAGS_rounds,
                 FLAGS_warmup, FLAGS_min_iters, FLAGS_min_seconds, FLAGS_memory_plan ? 1 : 0,
-                FLAGS_recompute ? 1 : 0, FLAGS_blocked_layouts ? 1 : 0,
+                FLAGS_recompute ? 1 : 0,
+                FLAGS_recompute_budget.empty() ? "0" : FLAGS_recompute_budget.c_str(),
+                FLAGS_blocked_layouts ? 1 : 0,
                 std::thread::hardware_concurrency());
   return line;
 }
@@ -448,6 +449,12 @@ int Main() {
       StatusFromCall([] { ParseDeviceList(FLAGS_devices, "braid_bench_training", "--devices"); });
   if (!devices.ok()) {
     std::fprintf(stderr, "%s\n", devices.message().c_str());
+    return 2;
+  }
+  const Status budget =
+      StatusFromCall([] { ParseBudget(FLAGS_recompute_budget, "--recompute_budget"); });
+  if (!budget.ok()) {
+    std::fprintf(stderr, "braid_bench_training: %s\n", budget.message().c_str());
     return 2;
   }
   std::vector<RowResult> results;

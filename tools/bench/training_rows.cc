@@ -53,21 +53,22 @@ TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
   nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the TrainingLoop
   nets_spec.blocked_layouts = options.blocked_layouts;
   nets_spec.device = DeviceToProto(options.devices.at(0));
-  TrainingNets nets = BuildTrainingNetsWithinArena(
-      nets_spec, options.executor, nets_spec.recompute_bn_relu ? options.recompute_budget : 0,
-      nullptr);
-  if (options.devices.size() > 1) {
-    std::vector<DeviceOption> devices;
-    for (const Device& device : options.devices) devices.push_back(DeviceToProto(device));
-    nets = ReplicateForDevices(nets, devices);
-  }
-  for (NetDef* net : {&nets.train, &nets.test}) {
-    net->set_type(options.executor);
-    Argument* workers = net->add_arg();
-    workers->set_name("num_workers");
-    workers->set_i(options.threads);
-  }
-  return nets;
+  const auto finish = [&options](TrainingNets* nets) {
+    if (options.devices.size() > 1) {
+      std::vector<DeviceOption> devices;
+      for (const Device& device : options.devices) devices.push_back(DeviceToProto(device));
+      *nets = ReplicateForDevices(*nets, devices);
+    }
+    for (NetDef* net : {&nets->train, &nets->test}) {
+      net->set_type(options.executor);
+      Argument* workers = net->add_arg();
+      workers->set_name("num_workers");
+      workers->set_i(options.threads);
+    }
+  };
+  const bool budget = row.training && nets_spec.recompute_bn_relu;  // inference runs no train net
+  return BuildTrainingNetsWithinArena(nets_spec, budget ? options.recompute_budget : 0, finish,
+                                      nullptr);
 }
 
 // The ops of `init` that create a blob `net` reads: inference needs no momenta or counter.
