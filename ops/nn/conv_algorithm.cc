@@ -106,9 +106,7 @@ double TimeForward(const ConvShapes& s, dnnl::algorithm algorithm, const ConvSea
     weights_data = weights->data();
   }
   std::function<void()> reorder_weights;
-  // A constant filter the op transforms once, not per run: not timed (Winograd's timing does not
-  // depend on the filter's values).
-  if (filter_desc != pd.weights_desc() && !s.constant_filter()) {
+  if (filter_desc != pd.weights_desc()) {
     const void* filter = memory.filter;
     if (filter == nullptr || memory.filter_bytes < filter_desc.get_size()) {
       zero_filter = std::make_unique<MappedBuffer>(filter_desc.get_size());
@@ -276,13 +274,8 @@ convolution_forward::primitive_desc MakeConvForwardDesc(const ConvShapes& s,
                                                         dnnl::algorithm algorithm) {
   const ConvPoolWindow& w = s.window;
   const dnnl::memory::desc bias = s.has_bias ? PlainDesc({s.out_channels()}) : dnnl::memory::desc();
-  // Winograd on a constant filter: the inference kernel, whose filter the op transforms once.
-  const dnnl::prop_kind prop =
-      s.constant_filter() && algorithm == dnnl::algorithm::convolution_winograd
-          ? dnnl::prop_kind::forward_inference
-          : dnnl::prop_kind::forward_training;
   const auto desc = [&](const dnnl::memory::desc& y) {
-    return convolution_forward::desc(prop, algorithm,
+    return convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
                                      AnyDesc(ToDnnlDims(s.x_dims)), AnyDesc(s.DnnlWeightDims()),
                                      bias, y, w.Strides(), w.DnnlDilation(), w.PadBegin(),
                                      w.PadEnd());

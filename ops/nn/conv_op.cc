@@ -41,11 +41,7 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
   try {
     const dnnl::convolution_forward::primitive_desc pd = MakeConvForwardDesc(s, algorithm);
     plan.src = LayoutBridge(TensorDesc(s.x_dims, s.x_layout), pd.src_desc(), true);
-    // A constant filter in another layout than the primitive's is transformed once, through the
-    // plain layout (oneDNN reorders into Winograd's layout from plain filters only).
-    plan.unpack_filter = s.constant_filter() && s.FilterDesc() != pd.weights_desc();
-    plan.weights = LayoutBridge(plan.unpack_filter ? PlainDesc(s.DnnlWeightDims()) : s.FilterDesc(),
-                                pd.weights_desc(), true);
+    plan.weights = LayoutBridge(s.FilterDesc(), pd.weights_desc(), true);
     plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
     if (s.has_summand) {
       plan.summand = LayoutBridge(TensorDesc(s.y_dims, s.s_layout), pd.dst_desc(), true);
@@ -222,14 +218,7 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
   scratch_ = ScratchLayout();
   src_ = BoundTensor(plan_->src, &scratch_);
   dst_ = BoundTensor(plan_->dst, &scratch_);
-  transformed_.reset();
-  transformed_from_ = nullptr;
-  if (s.constant_filter() && plan_->weights.reorders()) {
-    transformed_ = std::make_unique<MappedBuffer>(plan_->weights.wanted().get_size());
-    weights_ = BoundTensor(plan_->weights, &scratch_, transformed_->data());
-  } else {
-    weights_ = BoundTensor(plan_->weights, &scratch_);
-  }
+  weights_ = BoundTensor(plan_->weights, &scratch_);
   conv_ = BoundPrimitive(plan_->conv, &scratch_);
   conv_.Bind(DNNL_ARG_SRC, src_.at_primitive());
   conv_.Bind(DNNL_ARG_WEIGHTS, weights_.at_primitive());
@@ -242,27 +231,6 @@ void ConvOp::Bind(int64_t chunk, const ConvSearchMemory& search) {
     summand_ = BoundTensor(plan_->summand, &scratch_);
     conv_.Bind(kSummandArg, summand_.at_primitive());
   }
-}
-
-void ConvOp::TransformFilter(const float* filter) {
-  std::unique_ptr<MappedBuffer> plain;
-  try {
-    if (plan_->unpack_filter) {
-      const dnnl::memory::desc plain_desc = PlainDesc(shapes_.DnnlWeightDims());
-      plain = std::make_unique<MappedBuffer>(plain_desc.get_size());
-      dnnl::memory from(shapes_.FilterDesc(), Engine(), const_cast<float*>(filter));
-      dnnl::memory to(plain_desc, Engine(), plain->data());
-      dnnl::reorder(from, to).execute(ThreadStream(), from, to);
-      ThreadStream().wait();
-      weights_.Point(plain->data());
-    }
-    weights_.Reorder();
-    ThreadStream().wait();
-  } catch (const dnnl::error& e) {
-    ThrowDnnlError(e, "transforming filter '" + def().input(1) + "' of Conv '" + def().name() +
-                          "' once");
-  }
-  transformed_from_ = filter;
 }
 
 void ConvOp::Run() {
@@ -280,14 +248,9 @@ void ConvOp::Run() {
   if (Output(0)->numel() == 0) return;
   scratch_.Place();
   const float* x = Input(0).any_layout_data<float>();
-  const float* filter = Input(1).any_layout_data<float>();
-  weights_.Point(filter);
+  weights_.Point(Input(1).any_layout_data<float>());
   if (shapes_.has_bias) Point(bias_, Input(2).data<float>());
-  if (transformed_ == nullptr) {
-    weights_.Reorder();
-  } else if (transformed_from_ != filter) {
-    TransformFilter(filter);
-  }
+  weights_.Reorder();
   const float* summand = shapes_.has_summand ? Input(last).any_layout_data<float>() : nullptr;
   const int64_t x_chunk = Input(0).numel() / shapes_.x_dims[0] * chunk_;
   const int64_t y_chunk = Output(0)->numel() / shapes_.y_dims[0] * chunk_;

@@ -31,14 +31,6 @@
 // convolutions on 2 AVX-512 cores that took the Conv + Add + Relu of 8x64x56x56 -> 256 channels
 // from 5.1 to 3.7 ms.
 //
-// Winograd on a constant filter (an inference net's packed one, ConvShapes::constant_filter): the
-// op builds oneDNN's inference kernel, whose filter is pre-transformed into Winograd's layout, and
-// transforms it once per shape into a buffer of its own (4x the filter for F(4x4, 3x3), 16/9x for
-// F(2x2, 3x3); ResNet-18's eligible layers ~9 MB of filters) instead of on every run. For 3x3
-// layers on 2 AVX-512 cores, against the direct convolution: 1x256x14x14 with 256 filters 0.35 vs
-// 0.64 ms, 1x128x28x28 0.35 vs 0.71 ms, 8x256x14x14 2.5 vs 5.2 ms; the training kernel, which
-// transforms the filter on every run, took 1.26, 0.73 and 3.4 ms there.
-//
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
 // every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
 // takes no lock and allocates nothing. A large batch runs in chunks of samples (BatchChunk), so
@@ -77,9 +69,6 @@ struct ConvShapes {
          s_layout = Layout::kPlain, dx_layout = Layout::kPlain;
 
   int64_t out_channels() const { return filter_dims[0]; }
-  // A packed filter is a constant: PackParameters packs only parameters no op writes
-  // (runtime/pack_parameters.h). The op then transforms it into Winograd's layout once.
-  bool constant_filter() const { return IsFilterLayout(w_layout); }
   // The filter as oneDNN sees it: [M, C/g, kH, kW], or [g, M/g, C/g, kH, kW] when grouped.
   dnnl::memory::dims DnnlWeightDims() const;
   // The filter tensor's descriptor: plain over DnnlWeightDims, or its packed layout (w_layout).
@@ -95,8 +84,6 @@ ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo
 // A forward convolution: oneDNN primitive and the reorders around it (immutable, cacheable).
 struct ConvForwardPlan {
   LayoutBridge src, weights, dst, summand;  // summand: with fused_sum only
-  // A constant filter unpacked to plain before `weights` reorders it (once, ConvOp).
-  bool unpack_filter = false;
   dnnl::memory::desc bias;
   DnnlPrimitive conv;
 };
@@ -135,8 +122,6 @@ class ConvOp final : public OperatorBase {
   // The plan for `chunk` samples per call, and this op's binding of it; an algorithm search it
   // starts times its candidates on `search` (ops/nn/conv_algorithm.h).
   void Bind(int64_t chunk, const ConvSearchMemory& search);
-  // Makes transformed_ from the constant filter at `filter`.
-  void TransformFilter(const float* filter);
 
   std::vector<std::vector<int64_t>> prepared_dims_;  // input dims the plan was made for
   ConvShapes shapes_;                                // and X's layout (shapes_.x_layout)
@@ -144,11 +129,6 @@ class ConvOp final : public OperatorBase {
   std::shared_ptr<const ConvForwardPlan> plan_;
   ScratchLayout scratch_;
   BoundTensor src_, weights_, dst_, summand_;
-  // A constant filter in the primitive's layout (Winograd's), made once per plan from the filter
-  // at transformed_from_ (the op's own memory, not the scratch area); null when the filter is
-  // read as it is or reordered on every run.
-  std::unique_ptr<MappedBuffer> transformed_;
-  const void* transformed_from_ = nullptr;
   dnnl::memory bias_;
   BoundPrimitive conv_;
 };

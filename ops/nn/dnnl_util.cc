@@ -247,18 +247,6 @@ BoundTensor::BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch,
   reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
 }
 
-BoundTensor::BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch, void* buffer)
-    : plain_(MemoryOf(bridge.plain())) {
-  if (!bridge.reorders()) {
-    at_primitive_ = plain_;
-    return;
-  }
-  at_primitive_ = MemoryOf(bridge.wanted(), buffer);
-  reorder_ = BoundPrimitive(bridge.reorder(), scratch);
-  reorder_.Bind(DNNL_ARG_FROM, bridge.to_primitive() ? plain_ : at_primitive_);
-  reorder_.Bind(DNNL_ARG_TO, bridge.to_primitive() ? at_primitive_ : plain_);
-}
-
 void BoundTensor::Point(const void* data) const { braid::Point(plain_, data); }
 
 void BoundTensor::Reorder() const {

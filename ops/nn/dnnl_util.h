@@ -258,10 +258,6 @@ class BoundTensor {
   // region: for a primitive run in place, or a tensor written only after `sibling`'s buffer is
   // no longer read. One buffer less per op.
   BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch, const BoundTensor& sibling);
-  // As above, but the primitive-side buffer is `buffer` (bridge.wanted()'s size, outliving this),
-  // not a region of the scratch area, which other ops overwrite: for an input reordered once and
-  // read on every run (Conv's constant filter in Winograd's layout).
-  BoundTensor(const LayoutBridge& bridge, ScratchLayout* scratch, void* buffer);
 
   // Re-points the plain memory at the tensor's data.
   void Point(const void* data) const;

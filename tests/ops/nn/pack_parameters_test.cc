@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -13,8 +12,6 @@
 
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/algorithm_registry.h"
-#include "runtime/net.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
 
@@ -70,16 +67,12 @@ TEST(PackParametersTest, PacksOnEveryCpuWhoseConvolutionsBlockChannels) {
   EXPECT_EQ(ws.GetBlob("W")->layout(), PackedLayout());
 }
 
-// Dilated, so that the direct convolution is the only candidate (Winograd takes undilated 3x3
-// windows, and runs another kernel on a packed filter: see the next test): the same kernel, the
-// same bits.
 TEST(PackParametersTest, AConvReadsItsPackedFilterAndComputesExactlyWhatItDidPlain) {
   if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
   const std::string block = std::to_string(NativeChannelBlock());
   for (const std::string& blocked :
-       {std::string("arg { name: 'dilation' i: 2 }"),
-        "arg { name: 'dilation' i: 2 } arg { name: 'blocked_outputs' ints: 0 } "
-        "arg { name: 'channel_block' i: " + block + " }"}) {
+       {std::string(), "arg { name: 'blocked_outputs' ints: 0 } arg { name: 'channel_block' i: " +
+                           block + " }"}) {
     Workspace ws;
     FeedConvBlobs(&ws, 32, 48, {"W"});
     // A 1x1 max pool reads Y in either layout and writes R plain: the identity.
@@ -94,55 +87,6 @@ TEST(PackParametersTest, AConvReadsItsPackedFilterAndComputesExactlyWhatItDidPla
     // Read plain, the packed filter is an error, not other numbers.
     EXPECT_THROW(ws.GetBlob("W")->data<float>(), Error);
   }
-}
-
-// Winograd on a packed (constant) filter: oneDNN's inference kernel, the filter transformed into
-// its layout once (a steady run reorders it no more), the plain filter's values within Winograd's
-// rounding.
-TEST(PackParametersTest, WinogradOnAPackedFilterTransformsItOnce) {
-  if (NativeChannelBlock() == 0) GTEST_SKIP() << kWhyNothingIsPacked;
-  struct RuleMode {  // Winograd first where it builds, for this test only
-    SearchMode was = AlgorithmRegistry::Global().mode();
-    RuleMode() { AlgorithmRegistry::Global().set_mode(SearchMode::kRule); }
-    ~RuleMode() { AlgorithmRegistry::Global().set_mode(was); }
-  } rule;
-  // The second run of one net (its ops prepared by the first).
-  const auto steady_run = [](Workspace* ws, const NetDef& net) {
-    Net* created = ws->CreateNet(net);
-    EXPECT_TRUE(created->Run().ok());
-    const std::map<std::string, int64_t> before = DnnlExecutionCounts();
-    EXPECT_TRUE(created->Run().ok());
-    std::map<std::string, int64_t> ran;
-    for (const auto& [kernel, count] : DnnlExecutionCounts()) {
-      const auto it = before.find(kernel);
-      if (count > (it == before.end() ? 0 : it->second)) {
-        ran[kernel] = count - (it == before.end() ? 0 : it->second);
-      }
-    }
-    return ran;
-  };
-  const auto count = [](const std::map<std::string, int64_t>& ran, const std::string& part) {
-    int64_t n = 0;
-    for (const auto& [kernel, k] : ran) n += kernel.find(part) != std::string::npos ? k : 0;
-    return n;
-  };
-  Workspace ws;
-  FeedConvBlobs(&ws, 32, 48, {"W"});
-  const NetDef net = NetOf({Conv("W", "Y")});
-  const std::map<std::string, int64_t> plain_kernels = steady_run(&ws, net);
-  const std::vector<float> plain = Fetch<float>(ws, "Y");
-  if (count(plain_kernels, "wino") == 0) {
-    GTEST_SKIP() << "oneDNN has no Winograd kernel on this CPU (it has one for AVX-512 only)";
-  }
-  ASSERT_EQ(PackParameters(net, {"W"}, &ws).size(), 1u);
-  const std::map<std::string, int64_t> packed_kernels = steady_run(&ws, net);
-  std::string ran;
-  for (const auto& [kernel, k] : packed_kernels) ran += " " + kernel + " x" + std::to_string(k);
-  EXPECT_EQ(count(packed_kernels, "wino"), 1) << ran;
-  // The plain filter is reordered into the kernel's layout on every run; the packed one was
-  // transformed once, in the first run.
-  EXPECT_EQ(count(packed_kernels, "reorder"), count(plain_kernels, "reorder") - 1) << ran;
-  ExpectCloseToScale(Fetch<float>(ws, "Y"), plain, 1e-4f);
 }
 
 TEST(PackParametersTest, OnlyFiltersEveryReaderOfWhichIsAConvAreEverPacked) {
