@@ -64,6 +64,24 @@ NetDef NetOf(const std::vector<std::string>& op_texts, const std::string& type) 
   return net;
 }
 
+NetDef InitNetOf(const Workspace& ws, const std::vector<std::string>& names) {
+  NetDef init;
+  init.set_name("init");
+  for (const std::string& name : names) {
+    const Tensor* t = ws.GetBlob(name);
+    OperatorDef* fill = init.add_op();
+    fill->set_type("GivenTensorFill");
+    fill->add_output(name);
+    Argument* shape = fill->add_arg();
+    shape->set_name("shape");
+    for (int64_t d : t->shape()) shape->add_ints(d);
+    Argument* values = fill->add_arg();
+    values->set_name("values");
+    for (int64_t i = 0; i < t->numel(); ++i) values->add_floats(t->data<float>()[i]);
+  }
+  return init;
+}
+
 std::vector<int64_t> ShapeOf(const Workspace& ws, const std::string& name) {
   const Tensor* t = ws.GetBlob(name);
   return t ? t->shape() : std::vector<int64_t>{};

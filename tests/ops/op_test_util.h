@@ -46,6 +46,9 @@ inline double StdDev(const std::vector<float>& v) {
 OperatorDef ParseOp(const std::string& text);
 // A net named "test" holding the ops, each given in OperatorDef text format.
 NetDef NetOf(const std::vector<std::string>& op_texts, const std::string& type = "simple");
+// An init net named "init" of GivenTensorFill ops giving the float32 blobs `names` of `ws` their
+// current shapes and values (a Predictor's init net in tests).
+NetDef InitNetOf(const Workspace& ws, const std::vector<std::string>& names);
 
 template <typename T>
 void Feed(Workspace* ws, const std::string& name, std::vector<int64_t> dims,

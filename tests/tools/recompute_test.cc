@@ -121,6 +121,19 @@ TEST(RecomputeTest, LeavesAloneWhatWouldNotRecomputeTheSameValues) {
   }
 }
 
+// Every trained parameter of `nets` in `a` and `b` equal within training's rounding.
+void ExpectSameParameters(const TrainingNets& nets, const Workspace& a, const Workspace& b) {
+  for (const auto& param : nets.params.params) {
+    const Tensor* x = a.GetBlob(param.name);
+    const Tensor* y = b.GetBlob(param.name);
+    ASSERT_EQ(x->shape(), y->shape()) << param.name;
+    for (int64_t i = 0; i < x->numel(); ++i) {
+      const float u = x->data<float>()[i], v = y->data<float>()[i];
+      ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
+    }
+  }
+}
+
 void OnDag(TrainingNets* nets) {
   nets->train.set_type("dag");
   nets->test.set_type("dag");
@@ -146,15 +159,7 @@ TEST(RecomputeTest, ResNetTrainsToTheSameParametersAndBlockOutputsAreRecomputedT
     ASSERT_TRUE(net_a->Run().ok());
     ASSERT_TRUE(net_b->Run().ok());
   }
-  for (const auto& param : plain.params.params) {
-    const Tensor* x = a.GetBlob(param.name);
-    const Tensor* y = b.GetBlob(param.name);
-    ASSERT_EQ(x->shape(), y->shape()) << param.name;
-    for (int64_t i = 0; i < x->numel(); ++i) {
-      const float u = x->data<float>()[i], v = y->data<float>()[i];
-      ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
-    }
-  }
+  ExpectSameParameters(plain, a, b);
 }
 
 // As many Convs recomputed as lower the arena (a budget of one byte), on top of the BN + Relu
@@ -196,14 +201,7 @@ TEST(RecomputeTest, ResNetWithConvsRecomputedTrainsToTheSameParametersInLessMemo
     ASSERT_TRUE(net_a->Run().ok());
     ASSERT_TRUE(net_b->Run().ok());
   }
-  for (const auto& param : plain.params.params) {
-    const Tensor* x = a.GetBlob(param.name);
-    const Tensor* y = b.GetBlob(param.name);
-    for (int64_t i = 0; i < x->numel(); ++i) {
-      const float u = x->data<float>()[i], v = y->data<float>()[i];
-      ASSERT_NEAR(u, v, 1e-4f + 1e-3f * std::fabs(u)) << param.name << "[" << i << "]";
-    }
-  }
+  ExpectSameParameters(plain, a, b);
 }
 
 // Data parallel: the budget is each device's. Each of two devices plans less than one device

@@ -149,20 +149,7 @@ TEST(FoldBatchNormTest, LeavesEveryBatchNormItCannotFoldAsItIs) {
 TEST(FoldBatchNormTest, ThePredictorFoldsAndAnswersAsTheUnfoldedNet) {
   Workspace params;
   const std::set<std::string> names = FeedTwoLayers(&params);
-  NetDef init;
-  init.set_name("init");
-  for (const std::string& name : names) {
-    const Tensor* t = params.GetBlob(name);
-    OperatorDef* fill = init.add_op();
-    fill->set_type("GivenTensorFill");
-    fill->add_output(name);
-    Argument* shape = fill->add_arg();
-    shape->set_name("shape");
-    for (int64_t d : t->shape()) shape->add_ints(d);
-    Argument* values = fill->add_arg();
-    values->set_name("values");
-    for (int64_t i = 0; i < t->numel(); ++i) values->add_floats(t->data<float>()[i]);
-  }
+  const NetDef init = InitNetOf(params, {names.begin(), names.end()});
   NetDef predict = TwoLayers();
   predict.set_name("predict");
   predict.add_external_input("X");

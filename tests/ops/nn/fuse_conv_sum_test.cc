@@ -213,20 +213,7 @@ TEST(FuseConvSumTest, AResNetBecomesItsConvsAloneAndComputesTheSameLogits) {
 TEST(FuseConvSumTest, ThePredictorFusesResidualBlocksAndAnswersAsTheUnfusedNet) {
   Workspace params;
   FeedBlock(&params);
-  NetDef init;
-  init.set_name("init");
-  for (const std::string name : {"W1", "b1", "W2", "b2", "Wp"}) {
-    const Tensor* t = params.GetBlob(name);
-    OperatorDef* fill = init.add_op();
-    fill->set_type("GivenTensorFill");
-    fill->add_output(name);
-    Argument* shape = fill->add_arg();
-    shape->set_name("shape");
-    for (int64_t d : t->shape()) shape->add_ints(d);
-    Argument* values = fill->add_arg();
-    values->set_name("values");
-    for (int64_t i = 0; i < t->numel(); ++i) values->add_floats(t->data<float>()[i]);
-  }
+  const NetDef init = InitNetOf(params, {"W1", "b1", "W2", "b2", "Wp"});
   NetDef predict = ResidualBlock("Add");
   predict.set_name("block");
   predict.add_external_input("X");
