@@ -33,10 +33,11 @@
 // Footprint before running: `braid_plan --model NAME --device sim|cuda --batch-size N
 // [--test-batch-size M] [--image-size S] [--channels C] [--classes K] [--algo-cache PATH]
 // [--recompute-budget SIZE] [--json FILE]` (no NET) builds the model's training nets as
-// braid_train builds them (runtime/models/training_footprint.h) and prints each device's predicted footprint: parameters,
-// gradients outside the arena, momentum, the planned arena, the workspace cap (the largest
-// workspace of the algorithms in --algo-cache), allocator rounding and the total, as the device's
-// caching allocator will hold them; --json writes the same (tools/footprint_report.h).
+// braid_train builds them (runtime/models/training_footprint.h) and prints each device's
+// predicted footprint: parameters, gradients outside the arena, momentum, the planned arena, the
+// workspace cap (the largest workspace of the algorithms in --algo-cache), allocator rounding and
+// the total, as the device's caching allocator will hold them; --json writes the same
+// (tools/footprint_report.h).
 // --recompute-budget SIZE recomputes convolutions in the backward pass until the planned train
 // arena fits SIZE, as braid_train --recompute-budget does, and prints the arena with and without.
 //

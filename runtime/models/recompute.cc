@@ -127,15 +127,15 @@ void InsertOp(NetDef* net, int at, OperatorDef op) {
   for (int i = net->op_size() - 1; i > at; --i) net->mutable_op()->SwapElements(i, i - 1);
 }
 
-// The backward ops reading `blob` as an input, in net order; -1 first when one names it as a
-// control input (the rewrites leave such a blob alone).
+// The backward ops reading `blob` as an input, in net order; none when a backward op names it as
+// a control input (the rewrites leave such a blob alone).
 std::vector<int> BackwardReaders(const NetDef& net, int first_backward, const std::string& blob) {
   std::vector<int> readers;
   for (int i = first_backward; i < net.op_size(); ++i) {
     const OperatorDef& op = net.op(i);
     if (std::find(op.control_input().begin(), op.control_input().end(), blob) !=
         op.control_input().end()) {
-      return {-1};
+      return {};
     }
     if (Reads(op, blob)) readers.push_back(i);
   }
@@ -158,9 +158,7 @@ std::vector<int> RecomputableConvReaders(const NetDef& net, int c, int first_bac
   if (conv.type() != "Conv" || conv.output_size() != 1 || HasFusedEpilogue(conv)) return {};
   const std::string& x = conv.output(0);
   if (Reads(conv, x) || WrittenIn(net, 0, net.op_size(), x, {c})) return {};
-  std::vector<int> readers = BackwardReaders(net, first_backward, x);
-  if (!readers.empty() && readers.front() < 0) return {};
-  return readers;
+  return BackwardReaders(net, first_backward, x);
 }
 
 // Recomputes the output of the forward Conv at `c` before its first backward reader, if it
@@ -192,9 +190,7 @@ bool Rewrite(NetDef* net, int bn, int first_backward) {
   Pattern p;
   if (!FindPattern(*net, bn, first_backward, &p)) return false;
   const std::vector<int> readers = BackwardReaders(*net, first_backward, p.r);
-  if (readers.empty() || readers.front() < 0 || WrittenIn(*net, 0, net->op_size(), p.r, p.ops)) {
-    return false;
-  }
+  if (readers.empty() || WrittenIn(*net, 0, net->op_size(), p.r, p.ops)) return false;
   const OperatorDef& bn_op = net->op(bn);
   const int at = readers.front();
   std::vector<std::string> kept = {bn_op.input(0), bn_op.input(1), bn_op.input(2),
