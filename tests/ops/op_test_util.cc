@@ -64,6 +64,17 @@ NetDef NetOf(const std::vector<std::string>& op_texts, const std::string& type) 
   return net;
 }
 
+void ExpectLeftAlone(const std::function<int(NetDef*)>& rewrite,
+                     const std::vector<UnrewritableNet>& nets) {
+  for (const UnrewritableNet& c : nets) {
+    NetDef net = NetOf(c.ops);
+    for (const std::string& out : c.outputs) net.add_external_output(out);
+    const std::string before = net.DebugString();
+    EXPECT_EQ(rewrite(&net), 0) << c.why;
+    EXPECT_EQ(net.DebugString(), before) << c.why;
+  }
+}
+
 NetDef InitNetOf(const Workspace& ws, const std::vector<std::string>& names) {
   NetDef init;
   init.set_name("init");

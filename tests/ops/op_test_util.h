@@ -14,6 +14,7 @@
 #include <cmath>
 #include <numeric>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ void ExpectCloseToScale(const std::vector<float>& got, const std::vector<float>&
 
 // The types of `net`'s ops, in order.
 std::vector<std::string> OpTypes(const NetDef& net);
+
+// A net a graph rewrite must leave alone: its ops (text format), the blobs callers fetch, and why.
+struct UnrewritableNet {
+  std::string why;
+  std::vector<std::string> ops;
+  std::vector<std::string> outputs;  // external outputs
+};
+// Expects `rewrite` (returning how many ops it removed) to remove none from each net and change
+// nothing in it.
+void ExpectLeftAlone(const std::function<int(NetDef*)>& rewrite,
+                     const std::vector<UnrewritableNet>& nets);
 
 // Sample mean and (population) standard deviation, for checking random fills.
 inline double Mean(const std::vector<float>& v) {

@@ -21,6 +21,7 @@
 #include "runtime/pack_parameters.h"
 #include "runtime/shape_inference.h"
 #include "runtime/workspace.h"
+#include "tests/tools/small_resnet.h"
 
 namespace braid {
 namespace {
@@ -28,16 +29,8 @@ namespace {
 // ResNet-18 (ImageNet style) on 32x32 RGB synthetic images, batch 4: every layer kind of the
 // full-size net (7x7/2 conv, 3x3/2 max pool, basic blocks with projections, global pooling).
 TrainingNets ResNet18() {
-  TrainingNetsSpec spec;
-  spec.name = "resnet18";
-  spec.forward = [](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, ResNetSpecFromName("resnet18", 3, 10), data);
-  };
-  spec.train_input = SyntheticImageReader({4, 3, 32, 10, /*examples=*/8}, "reader");
-  spec.test_input = SyntheticImageReader({4, 3, 32, 10, /*examples=*/8}, "test_reader");
-  spec.optimizer.lr.policy = "fixed";
-  spec.optimizer.lr.base_lr = 0.01f;
-  return BuildTrainingNets(spec);
+  return BuildTrainingNets(
+      SyntheticResNetSpec("resnet18", "resnet18", {4, 3, 32, 10, /*examples=*/8}, 0.01f));
 }
 
 // Executions of each kernel during one run of `net` (after a first run that prepared it).

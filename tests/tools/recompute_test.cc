@@ -283,14 +283,8 @@ TEST(RecomputeTest, LeavesAloneEveryConvItCannotRecomputeFaithfully) {
 // recomputing a few of the 4x-wide expansions and projections (1x1 Convs, the cheapest per byte)
 // from the middle BN inputs.
 TEST(RecomputeTest, ResNet50AtBatch32FitsA1Point2GiBArenaWithAFewConvsRecomputed) {
-  TrainingNetsSpec spec;
-  spec.name = "resnet50";
-  spec.forward = [](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, ResNetSpecFromName("resnet50", 3, 10), data);
-  };
-  spec.train_input = SyntheticImageReader({32, 3, 224, 1000, /*examples=*/32}, "reader");
-  spec.test_input = SyntheticImageReader({32, 3, 224, 1000, /*examples=*/32}, "test_reader");
-  spec.optimizer.lr.policy = "fixed";
+  const TrainingNetsSpec spec =
+      SyntheticResNetSpec("resnet50", "resnet50", {32, 3, 224, 1000, /*examples=*/32}, 0.1f);
   const int64_t budget = (int64_t{12} << 30) / 10;  // 1.2 GiB
   RecomputeBudgetReport within;
   BuildTrainingNetsWithinArena(spec, budget, nullptr, &within);

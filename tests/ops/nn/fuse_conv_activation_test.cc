@@ -108,12 +108,7 @@ TEST(FuseConvActivationTest, AnInPlaceActivationFollowedByInPlaceWritersIsFused)
 }
 
 TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
-  struct Case {
-    std::string why;
-    std::vector<std::string> ops;
-    std::vector<std::string> outputs;
-  };
-  const std::vector<Case> cases = {
+  ExpectLeftAlone(FuseConvActivation, {
       {"X read by another op",
        {kConv1, "type: 'Relu' input: 'x1' output: 'r'", "type: 'Sigmoid' input: 'x1' output: 's'"},
        {"r", "s"}},
@@ -150,14 +145,7 @@ TEST(FuseConvActivationTest, LeavesEveryActivationItCannotFuseAsItIs) {
        {std::string(kConv1) + " arg { name: 'fused_activation' s: 'Relu' }",
         "type: 'Relu' input: 'x1' output: 'r'"},
        {"r"}},
-  };
-  for (const Case& c : cases) {
-    NetDef net = NetOf(c.ops);
-    for (const std::string& out : c.outputs) net.add_external_output(out);
-    const std::string before = net.DebugString();
-    EXPECT_EQ(FuseConvActivation(&net), 0) << c.why;
-    EXPECT_EQ(net.DebugString(), before) << c.why;
-  }
+  });
 }
 
 TEST(FuseConvActivationTest, AFusedConvHasNoGradient) {
