@@ -102,12 +102,13 @@ void Predictor::State::CheckInputs(const std::map<std::string, InputView>& input
 
 namespace {
 
-// Sets `def`'s device (unless it names one) and executor.
+// Sets `def`'s device (unless it names one), executor and intra-op threads.
 void SetDeviceAndExecutor(const PredictorOptions& options, NetDef* def) {
   if (!def->has_device_option())
     *def->mutable_device_option() = DeviceToProto(ParseDevice(options.device));
   def->set_type(options.workers_per_run > 1 ? "dag" : "simple");
   SetNetIntArg(def, kNumWorkersArg, options.workers_per_run);
+  if (options.intra_op_threads > 0) SetNetIntArg(def, kIntraOpThreadsArg, options.intra_op_threads);
 }
 
 // The predict net's inputs (external inputs the init net did not write), in its order, and the
@@ -175,11 +176,17 @@ Status Predictor::FromOnnxFile(const std::string& path, const PredictorOptions& 
 Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const PredictorOptions& options,
                             std::unique_ptr<Predictor>* predictor) {
   return StatusFromCall([&] {
-    if (options.max_concurrent_runs < 1 || options.workers_per_run < 1) {
+    if (options.max_concurrent_runs < 1 || options.workers_per_run < 1 ||
+        options.workers_per_run > kMaxNetThreads) {
       throw Error(Status::InvalidArgument(
-          "predictor: max_concurrent_runs and workers_per_run must be >= 1, got " +
-          std::to_string(options.max_concurrent_runs) + " and " +
-          std::to_string(options.workers_per_run)));
+          "predictor: max_concurrent_runs must be >= 1 and workers_per_run 1 to " +
+          std::to_string(kMaxNetThreads) + ", got " + std::to_string(options.max_concurrent_runs) +
+          " and " + std::to_string(options.workers_per_run)));
+    }
+    if (options.intra_op_threads < 0 || options.intra_op_threads > kMaxNetThreads) {
+      throw Error(Status::InvalidArgument(
+          "predictor: intra_op_threads must be 0 (the process's) to " +
+          std::to_string(kMaxNetThreads) + ", got " + std::to_string(options.intra_op_threads)));
     }
     auto state = std::make_unique<State>();
     state->options = options;

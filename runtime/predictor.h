@@ -86,6 +86,12 @@ struct PredictorOptions {
   // Executor workers per Run: 1 runs the ops in order (the simple executor), more runs independent
   // ops in parallel (the dag executor).
   int workers_per_run = 1;
+  // OpenMP threads each op of a Run uses (its team); 0: the process's (OMP_NUM_THREADS, or every
+  // hardware thread), divided among a Run's workers where their ops run side by side
+  // (runtime/intra_op_threads.h). Overlapping Runs each run their teams: measured with
+  // braid_bench_serving, that served more requests per second than making the Runs take turns at
+  // the cores, quiet and beside busy processes alike (README, "Serve a model").
+  int intra_op_threads = 0;
   // Plan each context's activations into one arena (off: every blob allocates its own memory).
   bool plan_memory = true;
   // Rewrite the predict net when the model is loaded (runtime/models/optimize_inference.h): fold

@@ -12,10 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/intra_op_threads.h"
 #include "runtime/model_folder.h"
 #include "runtime/tensor.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
+#include "testing/test_ops.h"
 
 namespace braid {
 namespace {
@@ -326,6 +328,44 @@ TEST(PredictorTest, ServesFromASimulatedGpu) {
   for (std::thread& client : clients) client.join();
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_LE(sim->memory().contexts, 2);
+}
+
+// Each op of a Run runs the OpenMP team intra_op_threads asks for, or the process's by default.
+TEST(PredictorTest, OpsRunTheTeamsIntraOpThreadsAsksFor) {
+  const NetDef sleepy = NetFromText(R"(name: "sleepy"
+    op { type: "TestSleep" input: "data" arg { name: "us" i: 10 } }
+    op { type: "Copy" input: "data" output: "out" }
+    external_input: "data" external_output: "out")");
+  for (const int threads : {0, 1, 3}) {
+    PredictorOptions options;
+    options.intra_op_threads = threads;
+    std::unique_ptr<Predictor> predictor;
+    const Status made =
+        Predictor::FromNetDefs(NetFromText("name: \"init\""), sleepy, options, &predictor);
+    ASSERT_TRUE(made.ok()) << made.ToString();
+    braid::testing::TestSleepStats().Reset();
+    const std::vector<float> data = {1.5f, -2};
+    std::map<std::string, OutputTensor> outputs;
+    const Status ran = predictor->Run({{"data", InputView::Of(data.data(), {2})}}, &outputs);
+    ASSERT_TRUE(ran.ok()) << ran.ToString();
+    EXPECT_EQ(std::memcmp(outputs["out"].bytes.data(), data.data(), sizeof(float) * 2), 0);
+    EXPECT_EQ(braid::testing::TestSleepStats().max_threads.load(),
+              threads > 0 ? threads : ProcessIntraOpThreads());
+  }
+}
+
+TEST(PredictorTest, ThreadOptionsOutOfRangeAreRefused) {
+  for (const auto& [runs, threads] : std::vector<std::pair<int, int>>{{0, 0}, {1, -1}, {1, 1025}}) {
+    PredictorOptions options;
+    options.max_concurrent_runs = runs;
+    options.intra_op_threads = threads;
+    std::unique_ptr<Predictor> predictor;
+    const Status s = Predictor::FromNetDefs(InitNet(), PredictNet(), options, &predictor);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << runs << " " << threads;
+    EXPECT_NE(s.message().find(runs < 1 ? "max_concurrent_runs" : "intra_op_threads"),
+              std::string::npos)
+        << s.message();
+  }
 }
 
 }  // namespace

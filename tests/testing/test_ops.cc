@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "runtime/intra_op_threads.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
 #include "runtime/scratch.h"
@@ -57,16 +58,22 @@ Gate& DeviceBlockGate() {
 
 namespace {
 
+void RaiseTo(std::atomic<int>& max, int now) {
+  int seen = max.load();
+  while (now > seen && !max.compare_exchange_weak(seen, now)) {
+  }
+}
+
 class TestSleepOp final : public OperatorBase {
  public:
   using OperatorBase::OperatorBase;
   void Run() override {
     SleepStats& s = TestSleepStats();
-    int now = s.running.fetch_add(1) + 1;
-    int max = s.max_running.load();
-    while (now > max && !s.max_running.compare_exchange_weak(max, now)) {
-    }
+    const int team = IntraOpThreads();
+    RaiseTo(s.max_running, s.running.fetch_add(1) + 1);
+    RaiseTo(s.max_threads, s.threads.fetch_add(team) + team);
     std::this_thread::sleep_for(std::chrono::microseconds(args().Get<int>("us", 1000)));
+    s.threads.fetch_sub(team);
     s.running.fetch_sub(1);
   }
 };

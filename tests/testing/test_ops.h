@@ -1,5 +1,6 @@
 // Ops that exist only in tests, to observe and disturb executors:
-//   TestSleep  (any inputs/outputs; arg `us`): sleeps, and records how many TestSleep ops ran at once.
+//   TestSleep  (any inputs/outputs; arg `us`): sleeps, and records how many TestSleep ops ran at once
+//     and how many OpenMP threads their teams (IntraOpThreads) came to at most.
 //   TestFail   (any inputs/outputs): throws braid::Error("injected failure") while FailArmed().
 //   TestEnforcedInplace (1 -> 1): its input and output must be the same blob.
 //   TestCollective / TestLazy (any -> any): no-ops whose schemas say collective / allocates lazily.
@@ -24,9 +25,13 @@ namespace braid::testing {
 struct SleepStats {
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
+  std::atomic<int> threads{0};      // the running ops' teams, summed
+  std::atomic<int> max_threads{0};
   void Reset() {
     running = 0;
     max_running = 0;
+    threads = 0;
+    max_threads = 0;
   }
 };
 SleepStats& TestSleepStats();

@@ -28,7 +28,9 @@
 //
 // Threads: --threads N is OMP_NUM_THREADS (oneDNN's and the elementwise kernels' OpenMP teams) and
 // OPENBLAS_NUM_THREADS (FC); both are read when the libraries load, so when the environment does
-// not already say N the binary sets them and re-executes itself. With --executor dag, N is also
+// not already say N the binary sets them and re-executes itself (tools/thread_environment.h), with
+// GOMP_SPINCOUNT=1000 unless the environment sets it (bounded spinning: the latency beside busy
+// processes). With --executor dag, N is also
 // the number of dag workers (ops that may run side by side then share the N cores,
 // runtime/intra_op_threads.h). The default, simple (one op at a time, each with N OpenMP
 // threads), was the faster on the torchvision models on 2 cores (tools/bench/inference_torchvision.py).
@@ -60,6 +62,7 @@
 #include "runtime/workspace.h"
 #include "tools/bench/process_stats.h"
 #include "tools/command_line.h"
+#include "tools/thread_environment.h"
 #include "tools/model_input.h"
 #include "runtime/models/blocked_layouts.h"
 
@@ -249,24 +252,6 @@ void PrintReport(const InferenceResult& r) {
               mib(r.naive_bytes), mib(r.scratch_bytes), r.setup_seconds);
 }
 
-// Sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to `threads` and re-executes this binary with
-// `argv` when they differ: the thread pools read them as the libraries load.
-void ExecWithThreadsIfNeeded(int threads, char** argv) {
-  const std::string want = std::to_string(threads);
-  bool same = true;
-  for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) {
-    const char* value = std::getenv(name);
-    if (value == nullptr || want != value) {
-      setenv(name, want.c_str(), 1);
-      same = false;
-    }
-  }
-  if (same) return;
-  execv("/proc/self/exe", argv);
-  std::perror("braid_bench_inference: re-executing with the thread settings");
-  std::exit(1);
-}
-
 }  // namespace
 }  // namespace braid::bench
 
@@ -289,7 +274,10 @@ int main(int argc, char** argv) {
   if (FLAGS_threads < 1 || FLAGS_warmup < 0 || FLAGS_min_iters < 1 || FLAGS_max_iters < 1) {
     return bad_flags("--threads, --min_iters and --max_iters must be >= 1, --warmup >= 0");
   }
-  braid::bench::ExecWithThreadsIfNeeded(FLAGS_threads, original.data());
+  const std::string threads = std::to_string(FLAGS_threads);
+  braid::ExecWithEnvironment(original.data(), {{"OMP_NUM_THREADS", threads, true},
+                                               {"OPENBLAS_NUM_THREADS", threads, true},
+                                               braid::kBoundedSpin});
   const std::string path = models.empty() ? "" : models[0];
   return braid::RunTool("braid_bench_inference", [&] {
     const braid::bench::InferenceResult r = braid::bench::Measure(path);

@@ -1,25 +1,27 @@
 // braid_bench_serving: one model served to 1, 2, 4 and 8 client threads through one Predictor,
 // side by side with the same requests serialised through one Session.
 //
-//   OMP_NUM_THREADS=1 braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 5]
+//   braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 6] [--rounds 3]
 //
 // The model is imported once (runtime/onnx/onnx_import.h) and written as a zoo folder in a
 // temporary directory, which both sides load. For each client count C, C threads each send
 // requests (batch as the model's input, one fixed uniform [-1, 1) input per thread) for --seconds:
+//   session    one Session (runtime/session.h) with its net's memory planned, behind a mutex:
+//              Feed, RunNet, Fetch, one request at a time;
 //   predictor  a Predictor with C contexts (runtime/predictor.h): up to C requests at once, the
 //              parameters held once, one planned activation arena per context (optimize_graph
-//              off: the same net as the Session's);
-//   session    one Session (runtime/session.h) with its net's memory planned, behind a mutex:
-//              Feed, RunNet, Fetch, one request at a time.
+//              off: the same net as the Session's), each op with the process's OpenMP team;
+//   1-thread   the same with PredictorOptions::intra_op_threads 1: one-thread teams.
+// The rows of one client count take turns, --rounds times, each for --seconds / --rounds, so that
+// the machine's drift (large on shared VMs) falls on all of them alike.
 // Each row prints requests/s, the median and 99th-percentile latency (ms, from the client's
-// call to its return, waiting included), the predictor/session throughput ratio, and for the
-// predictor its memory: parameters (once), the activation arenas of all contexts against their
-// lower bound, and the process's resident size after the row (VmRSS; the Session's rows run
-// first and its memory stays, so the predictor's growth is the difference between rows).
+// call to its return, waiting included), the throughput ratio to the session's row, and for the
+// predictors their memory: parameters (once), the activation arenas of all contexts against their
+// lower bound, and the scratch areas.
 //
-// Threads: each request runs its ops on the calling thread (the simple executor) with
-// OMP_NUM_THREADS threads per op; the process reads it once at start. With C clients on a machine
-// of P cores, OMP_NUM_THREADS=1 keeps C x threads <= P where C <= P.
+// Threads: OMP_NUM_THREADS (or every hardware thread) per op, read once at start; GOMP_SPINCOUNT
+// is 1000 unless the environment sets it (tools/thread_environment.h: the binary re-executes
+// itself with it).
 // Exit codes: 0 success, 1 the model failed to load or run, 2 bad flags.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -30,6 +32,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <map>
 #include <filesystem>
 #include <mutex>
@@ -46,9 +49,11 @@
 #include "runtime/status.h"
 #include "tools/bench/process_stats.h"
 #include "tools/command_line.h"
+#include "tools/thread_environment.h"
 
 DEFINE_string(clients, "1,2,4,8", "client thread counts, one row each");
-DEFINE_double(seconds, 5, "seconds each row sends requests for");
+DEFINE_double(seconds, 6, "seconds each row sends requests for, over all rounds");
+DEFINE_int32(rounds, 3, "rounds: each row's seconds are split into them, the rows taking turns");
 
 namespace braid {
 namespace {
@@ -59,24 +64,24 @@ void ThrowIfError(const Status& status) {
   if (!status.ok()) throw Error(status);
 }
 
+// One side's requests over all rounds: their latencies (ms) and the seconds they were sent for.
 struct Row {
-  int64_t requests = 0;
+  std::vector<double> latencies_ms;
   double seconds = 0;
-  double p50_ms = 0, p99_ms = 0;
+  double rate() const { return latencies_ms.size() / seconds; }
 };
 
-
-// `clients` threads each calling `request` (given the thread's index) for --seconds; the first
-// error a request throws is rethrown once every thread has stopped.
+// `clients` threads each calling `request` (given the thread's index) for `seconds`, adding to
+// *row; the first error a request throws is rethrown once every thread has stopped.
 template <typename Request>
-Row Drive(int clients, const Request& request) {
+void Drive(int clients, double seconds, const Request& request, Row* row) {
   std::vector<std::vector<double>> latencies(clients);
   std::mutex error_mutex;
   std::exception_ptr error;  // guarded by error_mutex
   std::atomic<bool> failed{false};
   const Clock::time_point start = Clock::now();
-  const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(FLAGS_seconds));
+  const Clock::time_point end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
@@ -96,16 +101,9 @@ Row Drive(int clients, const Request& request) {
   }
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
-  Row row;
-  row.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<double> all;
-  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  row.requests = static_cast<int64_t>(all.size());
-  row.p50_ms = Quantile(all, 0.5);
-  row.p99_ms = Quantile(all, 0.99);
-  return row;
+  row->seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  for (const auto& l : latencies) row->latencies_ms.insert(row->latencies_ms.end(), l.begin(), l.end());
 }
-
 
 double MiB(int64_t bytes) { return bytes / 1048576.0; }
 
@@ -122,11 +120,14 @@ std::vector<std::vector<float>> Inputs(const ValueInfo& input, int clients) {
   return inputs;
 }
 
-void PrintRow(const char* side, int clients, const Row& row, double ratio) {
-  std::printf("%-9s %7d %10.1f %9.2f %9.2f", side, clients, row.requests / row.seconds, row.p50_ms,
-              row.p99_ms);
-  if (ratio > 0) std::printf(" %8.2fx", ratio);
-}
+// One way of serving the requests: a name, what one client's request does, and its predictor
+// (none for the session).
+struct Side {
+  std::string name;
+  std::function<void(int client)> request;
+  std::unique_ptr<Predictor> predictor;
+  Row row;
+};
 
 void Serve(const std::string& model_path, const std::vector<int>& client_counts) {
   ModelFolder model;
@@ -141,11 +142,13 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
   const std::vector<std::vector<float>> inputs =
       Inputs(input, *std::max_element(client_counts.begin(), client_counts.end()));
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::printf("%s: input %s %s, output %s, OMP_NUM_THREADS=%s, %g s per row, %u hardware threads\n",
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  std::printf("%s: input %s %s, output %s, OMP_NUM_THREADS=%s, GOMP_SPINCOUNT=%s, %g s per row in "
+              "%d rounds, %u hardware threads\n",
               model_path.c_str(), input.name.c_str(), DTypeName(input.dtype), output.c_str(),
-              omp ? omp : "(unset)", FLAGS_seconds, std::thread::hardware_concurrency());
+              omp ? omp : "(unset)", spin ? spin : "(unset)", FLAGS_seconds, FLAGS_rounds,
+              std::thread::hardware_concurrency());
 
-  // The Session's rows: one request at a time.
   Session session;
   ThrowIfError(session.RunNetOnce(dir + "/init_net.pb"));
   ThrowIfError(session.Feed(input.name, input.shape, inputs[0]));
@@ -153,49 +156,64 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
   ThrowIfError(session.LoadNet(dir + "/predict_net.pb", &net));
   ThrowIfError(session.PlanMemory(net));
   std::mutex session_mutex;
-  std::vector<Row> session_rows;
-  for (int clients : client_counts) {
-    session_rows.push_back(Drive(clients, [&](int c) {
-      std::lock_guard<std::mutex> lock(session_mutex);
-      std::vector<int64_t> shape;
-      std::vector<float> values;
-      ThrowIfError(session.Feed(input.name, input.shape, inputs[c]));
-      ThrowIfError(session.RunNet(net));
-      ThrowIfError(session.Fetch(output, &shape, &values));
-    }));
-  }
-  const int64_t rss_after_session = ProcStatusBytes("VmRSS:");
 
-  // The Predictor's rows: a predictor with as many contexts as clients.
+  struct Variant {
+    const char* name;
+    int intra_op_threads;
+  };
+  const Variant variants[] = {{"predictor", 0}, {"1-thread", 1}};
   std::printf("%-9s %7s %10s %9s %9s %9s  %s\n", "serving", "clients", "requests/s", "p50 ms",
               "p99 ms", "vs session", "memory");
-  for (size_t i = 0; i < client_counts.size(); ++i) {
-    const int clients = client_counts[i];
-    PredictorOptions options;
-    options.max_concurrent_runs = clients;
-    // The Session runs the net as imported: so does the Predictor here, so that the ratio measures
-    // serving, not the load-time rewrites (braid_bench_inference measures those).
-    options.optimize_graph = false;
-    std::unique_ptr<Predictor> predictor;
-    ThrowIfError(Predictor::FromModelFolder(dir, options, &predictor));
-    std::vector<std::map<std::string, OutputTensor>> outputs(clients);
-    const Row row = Drive(clients, [&](int c) {
-      ThrowIfError(predictor->Run(
-          {{input.name, InputView::Of(inputs[c].data(), input.shape)}}, &outputs[c]));
-    });
-    const PredictorMemory memory = predictor->memory();
-    PrintRow("session", clients, session_rows[i], 0);
-    std::printf("\n");
-    PrintRow("predictor", clients, row,
-             (row.requests / row.seconds) / (session_rows[i].requests / session_rows[i].seconds));
-    std::printf("  parameters %.1f MiB once; %d contexts, arenas %.1f MiB (lower bound %.1f MiB, "
-                "%.1f MiB per context); scratch %.1f MiB per context; RSS %.1f MiB (%.1f after the "
-                "session's rows)\n",
-                MiB(memory.parameter_bytes), memory.contexts, MiB(memory.arena_bytes),
-                MiB(memory.lower_bound_bytes),
-                memory.contexts ? MiB(memory.arena_bytes) / memory.contexts : 0.0,
-                memory.contexts ? MiB(memory.scratch_bytes) / memory.contexts : 0.0,
-                MiB(ProcStatusBytes("VmRSS:")), MiB(rss_after_session));
+  for (const int clients : client_counts) {
+    std::vector<Side> sides;
+    sides.push_back({"session", [&](int c) {
+                       std::lock_guard<std::mutex> lock(session_mutex);
+                       std::vector<int64_t> shape;
+                       std::vector<float> values;
+                       ThrowIfError(session.Feed(input.name, input.shape, inputs[c]));
+                       ThrowIfError(session.RunNet(net));
+                       ThrowIfError(session.Fetch(output, &shape, &values));
+                     }});
+    auto outputs = std::make_shared<std::vector<std::map<std::string, OutputTensor>>>(clients);
+    for (const Variant& variant : variants) {
+      PredictorOptions options;
+      options.max_concurrent_runs = clients;
+      options.intra_op_threads = variant.intra_op_threads;
+      // The Session runs the net as imported: so do the predictors here, so that the ratio
+      // measures serving, not the load-time rewrites (braid_bench_inference measures those).
+      options.optimize_graph = false;
+      Side side{variant.name};
+      ThrowIfError(Predictor::FromModelFolder(dir, options, &side.predictor));
+      const Predictor* predictor = side.predictor.get();
+      side.request = [&, predictor, outputs](int c) {
+        ThrowIfError(predictor->Run(
+            {{input.name, InputView::Of(inputs[c].data(), input.shape)}}, &(*outputs)[c]));
+      };
+      sides.push_back(std::move(side));
+    }
+    // Rounds, each side's turn in a rotating order: the machine's drift falls on every side.
+    for (int round = 0; round < FLAGS_rounds; ++round) {
+      for (size_t k = 0; k < sides.size(); ++k) {
+        Side& side = sides[(round + k) % sides.size()];
+        Drive(clients, FLAGS_seconds / FLAGS_rounds, side.request, &side.row);
+      }
+    }
+    const double session_rate = sides[0].row.rate();
+    for (const Side& side : sides) {
+      std::printf("%-9s %7d %10.1f %9.2f %9.2f", side.name.c_str(), clients, side.row.rate(),
+                  Quantile(side.row.latencies_ms, 0.5), Quantile(side.row.latencies_ms, 0.99));
+      if (side.predictor == nullptr) {
+        std::printf("\n");
+        continue;
+      }
+      const PredictorMemory memory = side.predictor->memory();
+      std::printf(" %8.2fx  parameters %.1f MiB once; %d contexts, arenas %.1f MiB (lower bound "
+                  "%.1f MiB, %.1f MiB per context); scratch %.1f MiB per context\n",
+                  side.row.rate() / session_rate, MiB(memory.parameter_bytes), memory.contexts,
+                  MiB(memory.arena_bytes), MiB(memory.lower_bound_bytes),
+                  memory.contexts ? MiB(memory.arena_bytes) / memory.contexts : 0.0,
+                  memory.contexts ? MiB(memory.scratch_bytes) / memory.contexts : 0.0);
+    }
   }
   std::filesystem::remove_all(dir);
 }
@@ -204,10 +222,11 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
 }  // namespace braid
 
 int main(int argc, char** argv) {
+  braid::ExecWithEnvironment(argv, {braid::kBoundedSpin});
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
   const std::vector<std::string> models = braid::ParseCommandLine(
-      argc, argv, "OMP_NUM_THREADS=1 braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 5]");
+      argc, argv, "braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 6] [--rounds 3]");
   if (models.size() != 1) {
     std::fprintf(stderr, "braid_bench_serving: expected one MODEL.onnx\n");
     return braid::kExitBadFlags;
@@ -223,8 +242,8 @@ int main(int argc, char** argv) {
     }
     clients.push_back(n);
   }
-  if (clients.empty() || FLAGS_seconds <= 0) {
-    std::fprintf(stderr, "braid_bench_serving: name client counts and seconds > 0\n");
+  if (clients.empty() || FLAGS_seconds <= 0 || FLAGS_rounds < 1) {
+    std::fprintf(stderr, "braid_bench_serving: name client counts, seconds > 0 and rounds >= 1\n");
     return braid::kExitBadFlags;
   }
   return braid::RunTool("braid_bench_serving", [&] { braid::Serve(models[0], clients); });
