@@ -6,8 +6,10 @@
 
 #include "planner/dataflow.h"
 #include "runtime/argument.h"
+#include "runtime/device_context.h"
 #include "runtime/net_args.h"
 #include "runtime/op_schema.h"
+#include "runtime/tbb_threads.h"
 
 namespace braid {
 namespace {
@@ -35,8 +37,8 @@ std::vector<std::vector<int>> FuseChains(const DataflowGraph& g, std::vector<int
 // The stream of each chain (on each of its ops' devices): a chain goes on with the stream of its
 // latest parent chain (the one it most likely starts after) unless that parent passed its stream to
 // an earlier child, so sequential work stays on one stream without event waits; a chain with none
-// takes the next of `workers` streams in turn. Chains are numbered in the order of their first
-// ops, so parents come first.
+// takes the next of `workers` streams (at most kMaxDeviceStreams) in turn. Chains are numbered in
+// the order of their first ops, so parents come first.
 std::vector<int> ChainStreams(const std::vector<std::vector<int>>& chains, const DataflowGraph& g,
                               const std::vector<int>& chain_of, int workers) {
   std::vector<int> stream(chains.size());
@@ -50,7 +52,7 @@ std::vector<int> ChainStreams(const std::vector<std::vector<int>>& chains, const
       passed_on[from] = 1;
       stream[c] = stream[from];
     } else {
-      stream[c] = next++ % workers;
+      stream[c] = next++ % std::min(workers, kMaxDeviceStreams);
     }
   }
   return stream;
@@ -85,7 +87,7 @@ void AddLaunchOrder(const std::vector<std::vector<int>>& chains, const std::vect
 DagNet::DagNet(const NetDef& def, Workspace* ws)
     : Net(def, ws, NumWorkers(def)),
       first_iter_only_one_worker_(FirstRunIsSingleThreaded(def)),
-      arena_(NumWorkers(def)) {
+      arena_(AllowTbbThreads(NumWorkers(def))) {
   DataflowGraph g = BuildDataflow(def);
   std::vector<int> chain_of;
   std::vector<std::vector<int>> chains = FuseChains(g, &chain_of);
@@ -156,7 +158,14 @@ void DagNet::RunChain(ChainSlice slice) {
   for (int k = slice.begin + 1; k < slice.end; ++k) __builtin_prefetch(slots[k]);
   for (int k = slice.begin; k < slice.first_child; ++k) {
     if (failed()) return;
-    Status s = RunOrLaunch(*slots[k]);
+    // A flow-graph node must not throw (oneTBB would cancel the graph with its successors' counts
+    // half made): what a launch or an observer throws is the Run's error.
+    Status s;
+    try {
+      s = RunOrLaunch(*slots[k]);
+    } catch (...) {
+      s = CurrentOpError(slots[k]->net_position());
+    }
     if (!s.ok()) {
       RecordError(std::move(s));
       return;

@@ -3,11 +3,12 @@
 // Dependencies come from planner/dataflow.h (the function the memory planner uses too).
 // Straight-line chains (op i's only child is j and j's only parent is i) are fused into one
 // flow-graph node, so a chain costs one task, not one per op. The graph is built once, in a
-// task_arena of num_workers threads (runtime/net.h NumWorkers), and reused by every Run.
+// task_arena of num_workers threads (runtime/net.h NumWorkers; above the core count too,
+// runtime/tbb_threads.h), and reused by every Run.
 //
-// First iteration: with the net argument first_iter_only_one_worker = 1, the first Run executes
-// the ops one at a time on the calling thread in listed (topological) order; later Runs are
-// parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
+// First iteration: with the net argument first_iter_only_one_worker = 1, every Run until one
+// whose ops all succeed (a failed first Run may have left allocations lazy) executes the ops one
+// at a time on the calling thread in listed (topological) order; later Runs are parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
 // allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0
 // (runtime/net_args.h FirstRunIsSingleThreaded).
 //
@@ -23,9 +24,10 @@
 // Scratch: a chain runs with the scratch area (runtime/scratch.h) of its thread's arena slot.
 //
 // Devices: a chain's ops on a device are launched on one of num_workers streams of their device
-// (runtime/launch_plan.h), chosen when the net is built, so every run uses the same: a chain goes on
-// with the stream of its first parent chain that has not passed it on yet (sequential work stays
-// on one stream, without event waits), other chains take the streams in turn.
+// (at most kMaxDeviceStreams, runtime/device_context.h; runtime/launch_plan.h), chosen when the
+// net is built, so every run uses the same: a chain goes on with the stream of its first parent
+// chain that has not passed it on yet (sequential work stays on one stream, without event waits),
+// other chains take the streams in turn.
 //
 // Errors: the first op (or kernel) to fail records its Status (Net::RecordError); ops not yet
 // started are skipped, and Run returns that Status once the graph and the streams drain. The next

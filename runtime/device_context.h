@@ -84,13 +84,17 @@ class Stream {
   virtual void RunHere(const std::function<void()>& kernel);
 };
 
+// Streams an asynchronous device has (sim and cuda alike): executors spread work over at most
+// this many.
+inline constexpr int kMaxDeviceStreams = 64;
+
 class DeviceContext {
  public:
   virtual ~DeviceContext() = default;
   virtual const Device& device() const = 0;
   // False for cpu: its kernels run where they are called and it has no streams.
   virtual bool is_async() const = 0;
-  // Stream `index` (0, 1, ...) of the device, made on first use.
+  // Stream `index` (0 to kMaxDeviceStreams - 1) of the device, made on first use.
   virtual Stream* stream(int index) = 0;
   virtual std::unique_ptr<Event> CreateEvent(std::string label) = 0;
   // Blocks until every stream of the device has run all work queued so far.

@@ -64,9 +64,12 @@ class LaunchPlan::OpLaunch final : public KernelTask {
  public:
   OpLaunch(Net* net, OperatorBase* op) : net_(net), op_(op), schema_(FindSchema(op->type())) {}
 
-  void Execute() override {  // on the stream's thread
+  void Execute() override {  // on the stream's thread; must not throw
     if (net_->failed()) return;  // a kernel of a failed run does not run
-    Status s = net_->RunOp(*op_);
+    Status s = StatusFromCall([&] {
+      Status ran = net_->RunOp(*op_);
+      if (!ran.ok()) throw Error(std::move(ran));
+    });
     if (!s.ok()) net_->RecordError(std::move(s));
   }
   void Abandon(const Status& why) override {
@@ -367,7 +370,14 @@ Status LaunchPlan::RunSynchronously(OpLaunch& l) {
 }
 
 void LaunchPlan::Finish() {
-  for (Stream* s : streams_) s->Synchronize();
+  // Every stream drains, whatever another's Synchronize throws: none may still run this Run's
+  // kernels when Run returns.
+  Status first;
+  for (Stream* s : streams_) {
+    Status drained = StatusFromCall([&] { s->Synchronize(); });
+    if (first.ok()) first = std::move(drained);
+  }
+  if (!first.ok()) throw Error(first);
 }
 
 }  // namespace braid

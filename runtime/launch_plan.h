@@ -73,7 +73,8 @@ class LaunchPlan {
   // Runs a host op (after its device parents) or launches a device op. Returns an error raised on
   // the calling thread (a host op's, or a launch's); kernels report theirs to the net.
   Status RunOrLaunch(OperatorBase& op);
-  // Blocks until every stream the net launched on has run all it was given.
+  // Blocks until every stream the net launched on has run all it was given; then throws the first
+  // error a stream's Synchronize threw, if any.
   void Finish();
 
   // Whether any op of `def` runs on an asynchronous device (then its executor needs a plan).

@@ -55,26 +55,44 @@ Status Net::Run() {
     return Status::FailedPrecondition("net '" + name() +
                                       "' is already running; a net runs one Run at a time");
   }
-  Status status = CheckExternalInputsFed();
-  if (!status.ok()) {
-    running_.store(false, std::memory_order_release);
-    return status;
+  struct Release {  // however Run returns
+    std::atomic<bool>& running;
+    ~Release() { running.store(false, std::memory_order_release); }
+  } release{running_};
+  if (!undrained_.ok()) {
+    return Status::FailedPrecondition("net '" + name() + "' cannot run again: a device stream " +
+                                      "failed to drain in an earlier Run (" +
+                                      undrained_.ToString() + ")");
   }
+  Status status = CheckExternalInputsFed();
+  if (status.ok()) status = RunOnce();
+  return status;
+}
+
+Status Net::RunOnce() {
+  // Whatever throws outside an op (a launch or a host wait, growing the scratch areas, an
+  // observer) fails this Run only: every step below still runs, so the net is idle and runnable
+  // when Run returns. A stream that cannot drain may still run this Run's kernels: later Runs are
+  // refused (undrained_).
+  const auto guarded = [this](const auto& step) {
+    Status s = StatusFromCall(step);
+    if (!s.ok()) RecordError(Status(s.code(), "net '" + name() + "': " + s.message()));
+    return s;
+  };
   if (!observers_.empty()) std::fill(events_.begin(), events_.end(), OpEvent{});
   failed_.store(false);
   const int own_threads = IntraOpThreads();
-  RunOps(run_count_.load() == 0);
+  guarded([&] { RunOps(/*first_run=*/!ops_succeeded_once_); });
   SetIntraOpThreads(own_threads);
-  if (launches_ != nullptr) launches_->Finish();
-  {
-    std::lock_guard<std::mutex> lock(error_mu_);
-    status = std::exchange(first_error_, Status::OK());
-  }
-  scratch_.Equalize();
+  if (launches_ != nullptr) undrained_ = guarded([&] { launches_->Finish(); });
+  ops_succeeded_once_ |= !failed();  // every op and kernel ran: allocations are no longer lazy
+  guarded([&] { scratch_.Equalize(); });
   run_count_.fetch_add(1);
-  for (NetObserver* observer : observers_) observer->OnRunEnd(*this, events_);
-  running_.store(false, std::memory_order_release);
-  return status;
+  for (NetObserver* observer : observers_) {
+    guarded([&] { observer->OnRunEnd(*this, events_); });
+  }
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return std::exchange(first_error_, Status::OK());
 }
 
 Status Net::CheckExternalInputsFed() const {
@@ -89,11 +107,13 @@ Status Net::CheckExternalInputsFed() const {
 
 Status Net::RunObservedOp(OperatorBase& op) {
   const int i = op.net_position();
-  for (NetObserver* observer : observers_) observer->OnOpStart(*this, i);
   OpEvent& event = events_[i];  // launch fields, if any, were set by the launching thread
-  event.thread = CurrentThreadIndex();
-  event.start_ns = NowNanos();
-  Status status = StatusFromCall([&] { op.Run(); });
+  Status status = StatusFromCall([&] {
+    for (NetObserver* observer : observers_) observer->OnOpStart(*this, i);
+    event.thread = CurrentThreadIndex();
+    event.start_ns = NowNanos();
+    op.Run();
+  });
   event.end_ns = NowNanos();
   if (!status.ok()) return Status(status.code(), OpLabel(i) + ": " + status.message());
   return status;
@@ -120,7 +140,12 @@ void Net::RunInListedOrder() {
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) __builtin_prefetch(ops_[i + kPrefetchAhead].get());
     if (failed()) return;
-    Status s = RunOrLaunch(*ops_[i]);
+    Status s;
+    try {
+      s = RunOrLaunch(*ops_[i]);
+    } catch (...) {
+      s = CurrentOpError(static_cast<int>(i));
+    }
     if (!s.ok()) {
       RecordError(std::move(s));
       return;

@@ -13,7 +13,10 @@
 //   Status s = net->Run();   // "Internal: net 'n' op #4 (FC 'fc1'): ..." if an op fails
 //
 // Thread safety: Run may be called from any thread, one call at a time per net; a Run that starts
-// while another is in flight returns FailedPrecondition without running anything. Different nets
+// while another is in flight returns FailedPrecondition without running anything. Run never
+// throws: an op's error, or an exception from a launch, the scratch areas or an observer, is the
+// Run's Status, and the net stays runnable; after a device stream that failed to drain (its
+// kernels may still be running) later Runs are refused, saying why. Different nets
 // may run concurrently if they write disjoint blobs. AddObserver must not overlap a Run.
 //
 // Scratch: the net owns one scratch area per worker (runtime/scratch.h), installed on the thread
@@ -76,8 +79,9 @@ class Net {
   // def must already be validated; creates the ops. `workers`: how many threads may run the
   // net's ops at once (one scratch area each).
   Net(const NetDef& def, Workspace* ws, int workers);
-  // Runs (or launches) all ops once, reporting failures with RecordError; first_run is true on
-  // the net's first Run.
+  // Runs (or launches) all ops once, reporting failures with RecordError; first_run is true until
+  // a Run's ops have all succeeded (a failed first Run may have left allocations lazy: its retry
+  // is a first Run too). What it throws fails the Run (Run catches it).
   virtual void RunOps(bool first_run) = 0;
   // Executors call this once, when built: `workers` threads may run host ops at once, and op i,
   // when on a device, runs on stream stream_of[i] of it (runtime/launch_plan.h). It sets each op's
@@ -107,6 +111,8 @@ class Net {
       return CurrentOpError(i);
     }
   }
+  // Inside a catch block only: the in-flight exception thrown by op i as a Status naming the op.
+  Status CurrentOpError(int i) const;
   // Runs (or launches) every op in listed order on the calling thread; stops at the first failure.
   void RunInListedOrder();
   // Worker `i`'s scratch area (0 <= i < workers), for a ScratchScope on the thread running it.
@@ -115,11 +121,11 @@ class Net {
  private:
   friend class LaunchPlan;  // runs kernels with RunOp, fills events_ of launched ops
 
+  // Run's body once it owns the net: every step, whatever fails; the Run's first error.
+  Status RunOnce();
   Status RunObservedOp(OperatorBase& op);
   Status RunGatedOp(OperatorBase& op);  // RunOp holding the op's core tokens
   Status CheckExternalInputsFed() const;
-  // Inside a catch block only: the in-flight exception thrown by op i as a Status naming the op.
-  Status CurrentOpError(int i) const;
 
   NetDef def_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
@@ -135,6 +141,9 @@ class Net {
   Status first_error_;  // guarded by error_mu_
   std::atomic<bool> running_{false};
   std::atomic<int64_t> run_count_{0};
+  // Read and written only by the Run that owns running_:
+  bool ops_succeeded_once_ = false;  // a Run's ops and kernels all succeeded
+  Status undrained_;                 // why a stream failed to drain (later Runs are refused)
 };
 
 // Validates def against the op schemas and workspace and builds the executor it names.

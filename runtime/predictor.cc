@@ -56,6 +56,7 @@ PredictorContext* Predictor::State::Borrow() const {
     idle.pop_back();
     return context;
   }
+  idle.reserve(contexts.size() + 1);  // so that Return, which must not throw, never allocates
   contexts.push_back(std::make_unique<PredictorContext>(&parameters, &spec));
   return contexts.back().get();
 }
@@ -221,12 +222,15 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
 
 Status Predictor::Run(const std::map<std::string, InputView>& inputs,
                       std::map<std::string, OutputTensor>* outputs) const {
-  Status checked = StatusFromCall([&] { state_->CheckInputs(inputs); });
-  if (!checked.ok()) return checked;
-  PredictorContext* context = state_->Borrow();
-  Status status = StatusFromCall([&] { context->Run(inputs, outputs); });
-  state_->Return(context);
-  return status;
+  return StatusFromCall([&] {
+    state_->CheckInputs(inputs);
+    struct Borrowed {  // the context goes back to the pool however the Run ends
+      const State& state;
+      PredictorContext* context;
+      ~Borrowed() { state.Return(context); }
+    } borrowed{*state_, state_->Borrow()};
+    borrowed.context->Run(inputs, outputs);
+  });
 }
 
 const std::vector<std::string>& Predictor::input_names() const { return state_->spec.input_names; }

@@ -88,9 +88,10 @@ struct PredictorOptions {
   int workers_per_run = 1;
   // OpenMP threads each op of a Run uses (its team); 0: the process's (OMP_NUM_THREADS, or every
   // hardware thread), divided among a Run's workers where their ops run side by side
-  // (runtime/intra_op_threads.h). Overlapping Runs each run their teams: measured with
-  // braid_bench_serving, that served more requests per second than making the Runs take turns at
-  // the cores, quiet and beside busy processes alike (README, "Serve a model").
+  // (runtime/intra_op_threads.h). With one worker per Run, overlapping Runs each run their teams:
+  // measured with braid_bench_serving, that served more requests per second than making the Runs
+  // take turns at the cores, quiet and beside busy processes alike (README, "Serve a model"). (With
+  // several, a Run's ops hold the process's core tokens, which other Runs' ops then wait for.)
   int intra_op_threads = 0;
   // Plan each context's activations into one arena (off: every blob allocates its own memory).
   bool plan_memory = true;

@@ -79,7 +79,7 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
   Prepared prepared;
   prepared.ws = std::make_unique<Workspace>(parameters_);
   for (const std::string& name : spec_->input_names) {
-    Tensor* blob = prepared.ws->CreateBlob(name);
+    Tensor* blob = prepared.ws->CreateLocalBlob(name);  // never the init net's, which contexts share
     *blob = Tensor(spec_->device);
     prepared.inputs.push_back(blob);
   }

@@ -211,8 +211,8 @@ SimDevice::SimDevice(int id)
     : device_{DeviceType::kSim, id}, allocator_(std::make_unique<CachingAllocator>(this)) {}
 
 Stream* SimDevice::stream(int index) {
-  CHECK(index >= 0 && index < kMaxStreams)
-      << device_.ToString() << " has streams 0 to " << kMaxStreams - 1 << ", not " << index;
+  CHECK(index >= 0 && index < kMaxDeviceStreams)
+      << device_.ToString() << " has streams 0 to " << kMaxDeviceStreams - 1 << ", not " << index;
   std::lock_guard<std::mutex> lock(streams_mu_);
   while (static_cast<int>(streams_.size()) <= index) {
     streams_.push_back(std::make_unique<SimStream>(this, static_cast<int>(streams_.size())));

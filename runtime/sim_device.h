@@ -88,7 +88,6 @@ class SimStream;
 
 class SimDevice final : public DeviceContext {
  public:
-  static constexpr int kMaxStreams = 64;
   static constexpr int kMaxDevices = 64;
 
   // Device sim:id, made on first use; throws braid::Error for an id beyond kMaxDevices.

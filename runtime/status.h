@@ -74,7 +74,8 @@ class Error : public std::exception {
   std::string what_;
 };
 
-// Runs fn and converts a braid::Error or std::exception it throws into a Status.
+// Runs fn and converts whatever it throws into a Status: a braid::Error's own, a std::exception's
+// what() (Internal), anything else Internal "unknown exception".
 template <typename Fn>
 Status StatusFromCall(Fn&& fn) {
   try {
@@ -84,6 +85,8 @@ Status StatusFromCall(Fn&& fn) {
     return e.status();
   } catch (const std::exception& e) {
     return Status::Internal(e.what());
+  } catch (...) {
+    return Status::Internal("unknown exception (not a std::exception)");
   }
 }
 

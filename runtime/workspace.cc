@@ -19,6 +19,13 @@ Tensor* Workspace::CreateBlob(const std::string& name) {
   return slot.get();
 }
 
+Tensor* Workspace::CreateLocalBlob(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = blobs_[name];
+  if (!slot) slot = std::make_unique<Tensor>();
+  return slot.get();
+}
+
 Tensor* Workspace::GetBlob(const std::string& name) const {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -38,6 +38,10 @@ class Workspace {
 
   // The blob called `name` here or in a parent; creates it here if none exists.
   Tensor* CreateBlob(const std::string& name);
+  // This workspace's own blob called `name`, created here if it has none, even where a parent has
+  // one (which it then hides from this workspace): for a blob each child must own, such as a
+  // request's input that the parent also holds.
+  Tensor* CreateLocalBlob(const std::string& name);
   // The blob here or in a parent, or null.
   Tensor* GetBlob(const std::string& name) const;
   bool HasBlob(const std::string& name) const { return GetBlob(name) != nullptr; }

@@ -12,6 +12,10 @@ void ExecWithEnvironment(char** argv, const std::vector<EnvironmentSetting>& set
   for (const EnvironmentSetting& setting : settings) {
     const char* now = std::getenv(setting.name.c_str());
     if (now != nullptr && (!setting.override_caller || setting.value == now)) continue;
+    if (!setting.override_caller && !setting.unless_set.empty() &&
+        std::getenv(setting.unless_set.c_str()) != nullptr) {
+      continue;
+    }
     setenv(setting.name.c_str(), setting.value.c_str(), 1);
     changed = true;
   }

@@ -8,7 +8,8 @@
 // soon. Measured with braid_bench_inference on ResNet-18 batch 1, 2 threads on 2 cores, beside two
 // busy processes: median 76-96 ms, p90 172-203 ms by default; 44-56 ms, 76-84 ms with it. Quiet,
 // images/s did not drop (51-57 against 50-54). The serving tools set it unless the caller's
-// environment sets GOMP_SPINCOUNT; training keeps libgomp's default (it cost training 15-25%).
+// environment sets GOMP_SPINCOUNT or OMP_WAIT_POLICY; training keeps libgomp's default (it cost
+// training 15-25%).
 //
 //   ExecWithEnvironment(original_argv, {{"OMP_NUM_THREADS", "2", /*override=*/true}, kBoundedSpin});
 //
@@ -26,9 +27,13 @@ struct EnvironmentSetting {
   std::string value;
   // true: the tool's value wins over the caller's; false: a default, where the caller set none.
   bool override_caller = false;
+  // A default is left out too where the caller set this variable ("": none).
+  std::string unless_set = "";
 };
 
-inline const EnvironmentSetting kBoundedSpin = {"GOMP_SPINCOUNT", "1000", false};
+// Left out where the caller set OMP_WAIT_POLICY: an explicit GOMP_SPINCOUNT would replace the
+// spinning that policy chose.
+inline const EnvironmentSetting kBoundedSpin = {"GOMP_SPINCOUNT", "1000", false, "OMP_WAIT_POLICY"};
 
 // Applies `settings` and, when that changed the environment, re-executes /proc/self/exe with
 // `argv` (main's argv as it came, before flag parsing reordered it; null-terminated). Returns when

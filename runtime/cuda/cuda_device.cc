@@ -226,8 +226,8 @@ CudaDevice::CudaDevice(int id, int physical)
 std::string CudaDevice::name() const { return NameOf(device_); }
 
 Stream* CudaDevice::stream(int index) {
-  CHECK(index >= 0 && index < kMaxStreams)
-      << device_.ToString() << " has streams 0 to " << kMaxStreams - 1 << ", not " << index;
+  CHECK(index >= 0 && index < kMaxDeviceStreams)
+      << device_.ToString() << " has streams 0 to " << kMaxDeviceStreams - 1 << ", not " << index;
   std::lock_guard<std::mutex> lock(streams_mu_);
   while (static_cast<int>(streams_.size()) <= index) {
     streams_.push_back(std::make_unique<CudaStream>(device_, static_cast<int>(streams_.size())));

@@ -76,7 +76,6 @@ class CudaStream;
 
 class CudaDevice final : public DeviceContext {
  public:
-  static constexpr int kMaxStreams = 64;
 
   // Device cuda:id, made on first use; throws braid::Error with the CUDA error when it is absent.
   static CudaDevice* Get(int id);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "runtime/element_count.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -12,10 +13,18 @@ namespace {
   throw Error(Status::InvalidArgument(message));
 }
 
+// The product of dims[begin, end), overflow-checked (runtime/element_count.h).
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end; ++i) n *= dims[i];
-  return n;
+  return ElementCount(std::vector<int64_t>(dims.begin() + begin, dims.begin() + end));
+}
+
+// Throws unless `count` elements fill `dims` exactly: every ConstantTensor holds its dims' count.
+void CheckCount(const std::vector<int64_t>& dims, size_t count) {
+  const int64_t want = ElementCount(dims);
+  if (static_cast<size_t>(want) != count) {
+    Throw("constant of dims " + DimsText(dims) + " needs " + std::to_string(want) +
+          " values, has " + std::to_string(count));
+  }
 }
 
 // The elements of `tensor`, from raw_data (little-endian) or from `typed` (the typed field).
@@ -24,9 +33,10 @@ std::vector<Out> ReadElements(const onnx::TensorProto& tensor, const Field& type
   std::vector<Out> values;
   if (tensor.has_raw_data()) {
     const std::string& raw = tensor.raw_data();
-    if (raw.size() != static_cast<size_t>(count) * sizeof(Raw)) {
-      Throw("tensor '" + tensor.name() + "' has " + std::to_string(raw.size()) +
-            " raw bytes, expected " + std::to_string(count * sizeof(Raw)));
+    if (raw.size() % sizeof(Raw) != 0 || raw.size() / sizeof(Raw) != static_cast<size_t>(count)) {
+      Throw("tensor '" + tensor.name() + "' has " + std::to_string(raw.size()) + " raw bytes, its dims " +
+            DimsText({tensor.dims().begin(), tensor.dims().end()}) + " need " +
+            std::to_string(count) + " elements of " + std::to_string(sizeof(Raw)) + " bytes");
     }
     values.resize(count);
     for (int64_t i = 0; i < count; ++i) {
@@ -51,7 +61,16 @@ int64_t ConstantTensor::numel() const { return Product(dims, 0, dims.size()); }
 
 std::vector<int64_t> ConstantTensor::AsInts() const {
   if (!is_float) return ints;
-  return std::vector<int64_t>(floats.begin(), floats.end());
+  std::vector<int64_t> values;
+  values.reserve(floats.size());
+  for (float f : floats) {
+    // int64's range is [-2^63, 2^63); a float outside it (or NaN) has no int64 value.
+    if (!(f >= -9.223372036854775808e18f && f < 9.223372036854775808e18f)) {
+      Throw("constant value " + std::to_string(f) + " is not an int64");
+    }
+    values.push_back(static_cast<int64_t>(f));
+  }
+  return values;
 }
 
 std::vector<float> ConstantTensor::AsFloats() const {
@@ -59,7 +78,12 @@ std::vector<float> ConstantTensor::AsFloats() const {
   return std::vector<float>(ints.begin(), ints.end());
 }
 
+void CheckConstant(const ConstantTensor& c) {
+  CheckCount(c.dims, c.is_float ? c.floats.size() : c.ints.size());
+}
+
 ConstantTensor FloatConstant(std::vector<int64_t> dims, std::vector<float> values) {
+  CheckCount(dims, values.size());
   ConstantTensor c;
   c.dims = std::move(dims);
   c.floats = std::move(values);
@@ -67,6 +91,7 @@ ConstantTensor FloatConstant(std::vector<int64_t> dims, std::vector<float> value
 }
 
 ConstantTensor IntConstant(std::vector<int64_t> dims, std::vector<int64_t> values) {
+  CheckCount(dims, values.size());
   ConstantTensor c;
   c.is_float = false;
   c.dims = std::move(dims);
@@ -79,7 +104,12 @@ ConstantTensor ConstantFromOnnx(const onnx::TensorProto& tensor) {
     Throw("tensor '" + tensor.name() + "' is stored in an external file, which braid does not read");
   }
   std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
-  const int64_t count = Product(dims, 0, dims.size());
+  int64_t count = 0;
+  try {
+    count = ElementCount(dims);
+  } catch (const Error& e) {
+    Throw("tensor '" + tensor.name() + "': " + e.status().message());
+  }
   using T = onnx::TensorProto;
   switch (tensor.data_type()) {
     case T::FLOAT:
@@ -119,6 +149,8 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 
 ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& indices,
                               int64_t axis) {
+  CheckConstant(data);
+  CheckConstant(indices);
   const int64_t rank = static_cast<int64_t>(data.dims.size());
   axis = NormalizeAxis(axis, rank, "Gather");
   const int64_t outer = Product(data.dims, 0, axis);
@@ -129,6 +161,18 @@ ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& 
   out.dims.assign(data.dims.begin(), data.dims.begin() + axis);
   out.dims.insert(out.dims.end(), indices.dims.begin(), indices.dims.end());
   out.dims.insert(out.dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  const int64_t count = ElementCount(out.dims);
+  if (count == 0) return out;  // no loop over dims whose product is empty
+  if (count > kMaxFoldedElements) {
+    Throw("Gather of constants " + DimsText(data.dims) + " by " + DimsText(indices.dims) +
+          " would fold " + std::to_string(count) + " elements, more than braid folds (" +
+          std::to_string(kMaxFoldedElements) + ")");
+  }
+  if (data.is_float) {
+    out.floats.reserve(count);
+  } else {
+    out.ints.reserve(count);
+  }
   const std::vector<int64_t> index_values = indices.AsInts();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t index : index_values) {
@@ -163,12 +207,27 @@ ConstantTensor ConcatConstants(const std::vector<const ConstantTensor*>& parts, 
       Throw("Concat of constants " + DimsText(first.dims) + " and " + DimsText(part->dims) +
             " of different ranks or types");
     }
-    out.dims[axis] += part->dims[axis];
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && part->dims[d] != first.dims[d]) {
+        Throw("Concat of constants " + DimsText(first.dims) + " and " + DimsText(part->dims) +
+              " on axis " + std::to_string(axis) + ": dim " + std::to_string(d) + " differs");
+      }
+    }
+    if (__builtin_add_overflow(out.dims[axis], part->dims[axis], &out.dims[axis])) {
+      Throw("Concat of constants: axis " + std::to_string(axis) + " overflows");
+    }
   }
+  if (ElementCount(out.dims) == 0) return out;  // (throws when the joined count overflows)
   const int64_t outer = Product(first.dims, 0, axis);
+  std::vector<int64_t> blocks;
+  for (const ConstantTensor* part : parts) {
+    CheckConstant(*part);
+    blocks.push_back(Product(part->dims, axis, part->dims.size()));
+  }
   for (int64_t o = 0; o < outer; ++o) {
-    for (const ConstantTensor* part : parts) {
-      const int64_t block = Product(part->dims, axis, part->dims.size());
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const ConstantTensor* part = parts[p];
+      const int64_t block = blocks[p];
       for (int64_t i = 0; i < block; ++i) {
         if (out.is_float) {
           out.floats.push_back(part->floats[o * block + i]);
@@ -183,8 +242,10 @@ ConstantTensor ConcatConstants(const std::vector<const ConstantTensor*>& parts, 
 
 ConstantTensor TransposeMatrix(const ConstantTensor& matrix) {
   if (matrix.dims.size() != 2) Throw("cannot transpose " + DimsText(matrix.dims) + ": not 2-D");
+  CheckConstant(matrix);
   const int64_t rows = matrix.dims[0], cols = matrix.dims[1];
   const std::vector<float> in = matrix.AsFloats();
+  if (in.empty()) return FloatConstant({cols, rows}, {});  // no loop over an empty matrix's rows
   std::vector<float> out(in.size());
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];

@@ -2,7 +2,11 @@
 // held as float32 or int64, and the folds the importer applies to shape-computing chains.
 //
 // A ConstantTensor is a value: dims and the elements in row-major order, in `floats` (float32) or
-// `ints` (int64; ONNX's int32, int64 and bool tensors are read into it). Functions throw
+// `ints` (int64; ONNX's int32, int64 and bool tensors are read into it), exactly as many as its
+// dims' overflow-checked count (runtime/element_count.h): FloatConstant, IntConstant and
+// ConstantFromOnnx check it, CheckConstant checks a constant built or re-dimensioned by hand, and
+// the folds check their operands with it (the importer empties the elements of a constant it has
+// moved into the init net, and restores them before reading it again). Functions throw
 // braid::Error (InvalidArgument) naming the tensor for data they cannot read or fold; the caller
 // adds the node.
 //
@@ -26,12 +30,15 @@ struct ConstantTensor {
   std::vector<int64_t> ints;
 
   int64_t numel() const;
-  // The elements as int64 (floats truncated), for shapes, axes and indices.
+  // The elements as int64 (floats truncated; throws for one outside int64 or NaN), for shapes,
+  // axes and indices.
   std::vector<int64_t> AsInts() const;
   // The elements as float32.
   std::vector<float> AsFloats() const;
 };
 
+// Throws unless `c` holds exactly its dims' element count (which must not overflow).
+void CheckConstant(const ConstantTensor& c);
 ConstantTensor FloatConstant(std::vector<int64_t> dims, std::vector<float> values);
 ConstantTensor IntConstant(std::vector<int64_t> dims, std::vector<int64_t> values);
 
@@ -40,6 +47,8 @@ ConstantTensor IntConstant(std::vector<int64_t> dims, std::vector<int64_t> value
 ConstantTensor ConstantFromOnnx(const onnx::TensorProto& tensor);
 
 // Folds over constants (ONNX semantics); axes may be negative.
+// A Gather folds at most kMaxFoldedElements elements (a constant's own size is the model's).
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 26;
 ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& indices,
                               int64_t axis);
 ConstantTensor ConcatConstants(const std::vector<const ConstantTensor*>& parts, int64_t axis);

@@ -104,9 +104,11 @@ void ConvertNodes(const onnx::GraphProto& graph, ImportContext* ctx) {
     ctx->BeginNode(i, &graph.node(i));
     try {
       NodeConverters().at(graph.node(i).op_type())(ctx);
-    } catch (const Error&) {
+    } catch (const NodeError&) {
       throw;
-    } catch (const std::exception& e) {  // a fold's error, which names no node
+    } catch (const Error& e) {  // a fold's or a constant's error, which names no node
+      ctx->Fail(e.status().message());
+    } catch (const std::exception& e) {
       ctx->Fail(e.what());
     }
   }

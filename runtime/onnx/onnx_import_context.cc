@@ -20,7 +20,7 @@ void ImportContext::Fail(const std::string& message) const {
     if (!node_->name().empty()) where += " '" + node_->name() + "'";
     where += "): ";
   }
-  throw Error(Status::InvalidArgument(where + message));
+  throw NodeError(Status::InvalidArgument(where + message));
 }
 
 bool ImportContext::HasInput(int i) const {
@@ -65,6 +65,7 @@ const ConstantTensor& ImportContext::ConstantData(const std::string& name) const
     constant.ints.assign(arg.ints().begin(), arg.ints().end());
   }
   released_.erase(released);
+  CheckConstant(constant);
   return constant;
 }
 
@@ -100,6 +101,7 @@ void ImportContext::SetShape(const std::string& name, std::vector<int64_t> dims)
 }
 
 void ImportContext::SetConstant(const std::string& name, ConstantTensor value) {
+  CheckConstant(value);
   constants_[name] = std::move(value);
   released_.erase(name);
 }
@@ -146,6 +148,7 @@ std::string ImportContext::Weight(const std::string& onnx_name) {
 }
 
 std::string ImportContext::NewWeight(const std::string& hint, ConstantTensor value) {
+  CheckConstant(value);
   const std::string name = UniqueName(hint);
   FillInInitNet(name, value);
   return name;

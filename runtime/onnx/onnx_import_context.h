@@ -22,6 +22,7 @@
 #include "proto/braid.pb.h"
 #include "runtime/argument.h"  // AddIntArg and the other argument writers
 #include "runtime/onnx/onnx_constants.h"
+#include "runtime/status.h"
 
 namespace braid {
 
@@ -30,6 +31,12 @@ namespace braid {
 struct PendingPad {
   std::string source;  // the unpadded value
   std::array<int64_t, 4> pads{};
+};
+
+// The Error ImportContext::Fail throws: its message already names the model and the node.
+class NodeError : public Error {
+ public:
+  using Error::Error;
 };
 
 class ImportContext {
@@ -42,7 +49,7 @@ class ImportContext {
   // The node being converted (for errors and op names).
   void BeginNode(int index, const onnx::NodeProto* node);
   const onnx::NodeProto& node() const { return *node_; }
-  [[noreturn]] void Fail(const std::string& message) const;
+  [[noreturn]] void Fail(const std::string& message) const;  // throws NodeError
 
   // Inputs of the current node: whether input i is given (ONNX leaves optional ones empty).
   bool HasInput(int i) const;

@@ -1,5 +1,8 @@
 #include "runtime/dag_net.h"
 
+#include <atomic>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -16,6 +19,7 @@ namespace {
 using ::braid::testing::FailArmed;
 using ::braid::testing::NetFromText;
 using ::braid::testing::TestSleepStats;
+using ::braid::testing::ThrowingObserver;
 
 // `width` independent TestSleep ops of `us` microseconds each.
 NetDef WideSleepNet(int width, int us, const std::string& extra_args = "") {
@@ -57,6 +61,23 @@ TEST(DagNetTest, FirstIterationRunsOneOpAtATimeThenParallel) {
   ASSERT_TRUE(net->Run().ok());
   EXPECT_GE(TestSleepStats().max_running.load(), 2);
   EXPECT_TRUE(AnyTwoOverlap(observer.runs[1]));
+}
+
+// num_workers above the core count is honoured (oneTBB capped the workers at the hardware
+// threads): that many threads take the net's chains. (At most one op per core runs at a time:
+// they hold core tokens, runtime/intra_op_threads.h.)
+TEST(DagNetTest, MoreWorkersThanCoresAllTakeChains) {
+  const int workers = std::max(8, static_cast<int>(std::thread::hardware_concurrency()) * 2);
+  NetDef def = WideSleepNet(workers * 4, 20000);
+  def.mutable_arg(0)->set_i(workers);  // num_workers
+  Workspace ws;
+  Net* net = ws.CreateNet(def);
+  RecordingObserver observer;
+  net->AddObserver(&observer);
+  ASSERT_TRUE(net->Run().ok());
+  std::set<int> threads;
+  for (const OpEvent& e : observer.runs[0]) threads.insert(e.thread);
+  EXPECT_GT(static_cast<int>(threads.size()), static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 TEST(DagNetTest, WithoutTheFlagTheFirstIterationIsParallel) {
@@ -140,6 +161,56 @@ TEST(DagNetTest, FailingOpStopsTheRunWithItsErrorAndTheNextRunSucceeds) {
   ran = 0;
   for (const OpEvent& e : observer.runs[1]) ran += e.ran();
   EXPECT_EQ(ran, 320);
+  FailArmed() = true;
+}
+
+// A failed first Run may have left lazy allocations undone: its retry runs one op at a time too,
+// and only a Run after a successful one runs ops side by side.
+TEST(DagNetTest, AFailedFirstRunLeavesTheRetrySingleThreaded) {
+  NetDef def = WideSleepNet(8, 20000);
+  NetDef lazy_then_fail;
+  lazy_then_fail.add_op()->set_type("TestLazy");  // first_iter_only_one_worker defaults to 1
+  lazy_then_fail.add_op()->set_type("TestFail");
+  for (const OperatorDef& op : def.op()) *lazy_then_fail.add_op() = op;
+  def.clear_op();
+  def.MergeFrom(lazy_then_fail);
+  Workspace ws;
+  auto* net = static_cast<DagNet*>(ws.CreateNet(def));
+  ASSERT_TRUE(net->first_iter_only_one_worker());
+  FailArmed() = true;
+  EXPECT_FALSE(net->Run().ok());
+  FailArmed() = false;
+  TestSleepStats().Reset();
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_EQ(TestSleepStats().max_running.load(), 1);
+  TestSleepStats().Reset();
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_GE(TestSleepStats().max_running.load(), 2);
+  FailArmed() = true;
+}
+
+// What throws outside an op's Run (here an observer, as a launch or a stream's drain may) fails
+// that Run with a Status and leaves the net runnable, on both executors.
+TEST(DagNetTest, AnExceptionOutsideTheOpsFailsTheRunNotTheNet) {
+  for (const char* type : {"dag", "simple"}) {
+    for (const bool at_run_end : {false, true}) {
+      NetDef def = LayeredNetWithFailure();
+      def.set_type(type);
+      FailArmed() = false;
+      Workspace ws;
+      Net* net = ws.CreateNet(def);
+      ThrowingObserver observer(5, at_run_end);
+      net->AddObserver(&observer);
+      const Status failed = net->Run();
+      EXPECT_FALSE(failed.ok()) << type;
+      EXPECT_NE(failed.message().find(at_run_end ? "net 'layers': observer at the end"
+                                                 : "net 'layers' op #5 "),
+                std::string::npos)
+          << failed.ToString();
+      EXPECT_TRUE(net->Run().ok()) << type << " " << at_run_end;
+      EXPECT_EQ(net->run_count(), 2);
+    }
+  }
   FailArmed() = true;
 }
 

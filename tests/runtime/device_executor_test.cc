@@ -56,6 +56,35 @@ class DeviceExecutorTest : public ::testing::Test {
   }
 };
 
+// An exception no op catches, thrown where a sim op runs (on its stream's thread), fails that Run
+// and leaves the net runnable (it ended the process before).
+TEST_F(DeviceExecutorTest, AnObserverThrowingOnAStreamFailsTheRunNotTheProcess) {
+  for (const char* type : {"simple", "dag"}) {
+    Workspace ws;
+    Net* net = ws.CreateNet(NetFromText("name: \"n\" type: \"" + std::string(type) + "\" " +
+                                        Fill("a", 1, 0) + Fill("b", 2, 0)));
+    ::braid::testing::ThrowingObserver observer(1, /*at_run_end=*/false);
+    net->AddObserver(&observer);
+    const Status failed = net->Run();
+    EXPECT_NE(failed.message().find("net 'n' op #1 (ConstantFill ''): observer"), std::string::npos)
+        << failed.ToString();
+    ASSERT_TRUE(net->Run().ok()) << type;
+    EXPECT_EQ(HostValues(ws, "b"), std::vector<float>(4, 2.f));
+  }
+}
+
+// More workers than a device has streams: chains share the device's 64 streams (asking for stream
+// 64 aborted the process before).
+TEST_F(DeviceExecutorTest, MoreWorkersThanStreamsShareTheDevicesStreams) {
+  std::string text = R"(name: "wide" type: "dag" arg { name: "num_workers" i: 128 })";
+  for (int i = 0; i < 70; ++i) text += Fill("f" + std::to_string(i), static_cast<float>(i), 0);
+  Workspace ws;
+  Net* net = ws.CreateNet(NetFromText(text));
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_EQ(HostValues(ws, "f69"), std::vector<float>(4, 69.f));
+  EXPECT_EQ(HostValues(ws, "f0"), std::vector<float>(4, 0.f));
+}
+
 TEST_F(DeviceExecutorTest, ANetOnASimDeviceComputesWhatItComputesOnTheHost) {
   const std::string body = R"(
     op { type: "GaussianFill" output: "w" arg { name: "shape" ints: 3 ints: 5 } arg { name: "seed" i: 3 } DEV }

@@ -330,6 +330,40 @@ TEST(PredictorTest, ServesFromASimulatedGpu) {
   EXPECT_LE(sim->memory().contexts, 2);
 }
 
+// Caffe2's zoo init nets often fill the input blob too ("data" as a placeholder): each context
+// owns its input all the same. (Sharing the init net's tensor, a Run that fed its input and then
+// slept read the input the other Run fed meanwhile.)
+TEST(PredictorTest, AnInputTheInitNetAlsoFillsIsEachContextsOwn) {
+  ModelFolder model;
+  model.init_net = NetFromText("name: \"init\"\n" + Fill("data", {2}, 0.5f));
+  model.predict_net = NetFromText(R"(name: "sleepy"
+    op { type: "TestSleep" input: "data" arg { name: "us" i: 50000 } }
+    op { type: "Copy" input: "data" output: "out" }
+    external_input: "data" external_output: "out")");
+  model.inputs = {{"data", DType::kFloat32, {2}}};
+  const std::string dir = ::testing::TempDir() + "/init_fills_input";
+  WriteModelFolder(dir, model);
+  PredictorOptions options;
+  options.max_concurrent_runs = 2;
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromModelFolder(dir, options, &predictor).ok());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 2; ++t) {
+    clients.emplace_back([&, t] {
+      const std::vector<float> data = {static_cast<float>(t), -1};
+      std::map<std::string, OutputTensor> outputs;
+      for (int r = 0; r < 3; ++r) {
+        const Status s = predictor->Run({{"data", InputView::Of(data.data(), {2})}}, &outputs);
+        if (!s.ok() || std::memcmp(outputs["out"].bytes.data(), data.data(), 8) != 0) ++wrong;
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(wrong.load(), 0);
+  std::filesystem::remove_all(dir);
+}
+
 // Each op of a Run runs the OpenMP team intra_op_threads asks for, or the process's by default.
 TEST(PredictorTest, OpsRunTheTeamsIntraOpThreadsAsksFor) {
   const NetDef sleepy = NetFromText(R"(name: "sleepy"
@@ -355,16 +389,20 @@ TEST(PredictorTest, OpsRunTheTeamsIntraOpThreadsAsksFor) {
 }
 
 TEST(PredictorTest, ThreadOptionsOutOfRangeAreRefused) {
-  for (const auto& [runs, threads] : std::vector<std::pair<int, int>>{{0, 0}, {1, -1}, {1, 1025}}) {
+  struct Case {
+    int runs, workers, threads;
+    const char* named;
+  };
+  for (const Case& c : {Case{0, 1, 0, "max_concurrent_runs"}, Case{1, 1025, 0, "workers_per_run"},
+                        Case{1, 1, -1, "intra_op_threads"}, Case{1, 1, 1025, "intra_op_threads"}}) {
     PredictorOptions options;
-    options.max_concurrent_runs = runs;
-    options.intra_op_threads = threads;
+    options.max_concurrent_runs = c.runs;
+    options.workers_per_run = c.workers;
+    options.intra_op_threads = c.threads;
     std::unique_ptr<Predictor> predictor;
     const Status s = Predictor::FromNetDefs(InitNet(), PredictNet(), options, &predictor);
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << runs << " " << threads;
-    EXPECT_NE(s.message().find(runs < 1 ? "max_concurrent_runs" : "intra_op_threads"),
-              std::string::npos)
-        << s.message();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.named;
+    EXPECT_NE(s.message().find(c.named), std::string::npos) << s.message();
   }
 }
 

@@ -11,14 +11,19 @@
 //     consumer that does not wait for it reads stale data.
 //   TestDeviceBlock (any -> none): on a sim device, blocks in SimDevice::WaitInKernel until
 //     DeviceBlockGate() is opened (the watchdog's case); elsewhere a no-op.
+// And ThrowingObserver, a net observer that throws once (what no op catches).
 #ifndef BRAID_TESTS_TESTING_TEST_OPS_H_
 #define BRAID_TESTS_TESTING_TEST_OPS_H_
 
 #include <atomic>
 #include <condition_variable>
+#include <stdexcept>
 #include <string>
 #include <mutex>
 #include <set>
+#include <vector>
+
+#include "runtime/observer.h"
 
 namespace braid::testing {
 
@@ -58,6 +63,24 @@ class Gate {
   bool open_ = true;  // guarded by mu_
 };
 Gate& DeviceBlockGate();
+
+// Throws std::runtime_error once: when op `op` starts ("observer"), or when the Run ends
+// ("observer at the end").
+class ThrowingObserver final : public NetObserver {
+ public:
+  ThrowingObserver(int op, bool at_run_end) : op_(op), at_run_end_(at_run_end) {}
+  void OnOpStart(const Net&, int op) override {
+    if (!at_run_end_ && op == op_ && armed_.exchange(false)) throw std::runtime_error("observer");
+  }
+  void OnRunEnd(const Net&, const std::vector<OpEvent>&) override {
+    if (at_run_end_ && armed_.exchange(false)) throw std::runtime_error("observer at the end");
+  }
+
+ private:
+  const int op_;
+  const bool at_run_end_;
+  std::atomic<bool> armed_{true};
+};
 
 }  // namespace braid::testing
 

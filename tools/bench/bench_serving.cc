@@ -105,6 +105,27 @@ void Drive(int clients, double seconds, const Request& request, Row* row) {
   for (const auto& l : latencies) row->latencies_ms.insert(row->latencies_ms.end(), l.begin(), l.end());
 }
 
+// One untimed request from each of `clients` threads at once, so that a predictor's contexts,
+// their nets and plans, and the algorithm searches are made before any row's clock runs.
+template <typename Request>
+void WarmUp(int clients, const Request& request) {
+  std::mutex error_mutex;
+  std::exception_ptr error;  // guarded by error_mutex
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      try {
+        request(c);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 double MiB(int64_t bytes) { return bytes / 1048576.0; }
 
 // The model's input filled with uniform [-1, 1) values, one per client (seed 0).
@@ -191,6 +212,7 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
       };
       sides.push_back(std::move(side));
     }
+    for (const Side& side : sides) WarmUp(clients, side.request);
     // Rounds, each side's turn in a rotating order: the machine's drift falls on every side.
     for (int round = 0; round < FLAGS_rounds; ++round) {
       for (size_t k = 0; k < sides.size(); ++k) {

@@ -179,6 +179,71 @@ TEST(OnnxImportNetTest, UnfoldableNodesAreRefusedNamingTheNode) {
   EXPECT_NE(ImportError(OnnxTestGraph(13)).find("one input, this one has 0"), std::string::npos);
 }
 
+// Dims whose element count overflows int64 ([4, 2^62] wrapped to 0 elements before, so an empty
+// data field passed and MatMul's transpose of it wrote past its end): an error naming the file and
+// the initializer.
+TEST(OnnxImportNetTest, InitializersWhoseCountOverflowsAreRefused) {
+  OnnxTestGraph g(13);
+  g.Input("x", {1, 4});
+  g.Initializer("w", {4, int64_t{1} << 62}, {});
+  g.Node("MatMul", {"x", "w"}, {"y"});
+  g.Output("y");
+  const std::string error = ImportError(g);
+  EXPECT_NE(error.find("model.onnx: initializer: tensor 'w': "), std::string::npos) << error;
+  EXPECT_NE(error.find("overflow"), std::string::npos) << error;
+
+  OnnxTestGraph short_data(13);  // 2x3 dims, 5 values
+  short_data.Input("x", {1, 2});
+  short_data.Initializer("w", {2, 3}, {1, 2, 3, 4, 5});
+  short_data.Node("MatMul", {"x", "w"}, {"y"});
+  short_data.Output("y");
+  const std::string short_error = ImportError(short_data);
+  EXPECT_NE(short_error.find("model.onnx: initializer: tensor 'w' has 20 raw bytes, its dims [2,3] need 6 "
+                       "elements of 4 bytes"),
+            std::string::npos)
+      << short_error;
+}
+
+// Constants joined on an axis must agree on every other dim ([2,3] ++ [1,4] on axis 1 read past
+// the first part's values before): an error naming the node.
+TEST(OnnxImportNetTest, ConcatOfConstantsWithOtherDimsDifferingIsRefused) {
+  OnnxTestGraph g(13);
+  g.Input("x", {1, 7});
+  g.Initializer("a", {2, 3}, TestValues(6, 1));
+  g.Initializer("b", {1, 4}, TestValues(4, 2));
+  SetAttr(g.Node("Concat", {"a", "b"}, {"c"}), "axis", int64_t{1});
+  g.Node("Add", {"x", "c"}, {"y"});
+  g.Output("y");
+  const std::string error = ImportError(g);
+  EXPECT_NE(error.find("model.onnx: node #0 (Concat"), std::string::npos) << error;
+  EXPECT_NE(error.find("Concat of constants [2,3] and [1,4] on axis 1: dim 0 differs"),
+            std::string::npos)
+      << error;
+}
+
+// Folds of constants with no elements but huge leading dims return at once (they looped over
+// the leading dims, 2^62 times, before).
+TEST(OnnxImportNetTest, FoldsOfEmptyConstantsWithHugeDimsReturnAtOnce) {
+  const int64_t huge = int64_t{1} << 62;
+  OnnxTestGraph concat(13);
+  concat.Input("x", {1, 7});
+  concat.Initializer("a", {huge, 0}, {});
+  concat.Initializer("b", {huge, 0}, {});
+  SetAttr(concat.Node("Concat", {"a", "b"}, {"c"}), "axis", int64_t{1});
+  concat.Node("Add", {"x", "c"}, {"y"});
+  concat.Output("y");
+  EXPECT_EQ(ImportError(concat).find("node #0"), std::string::npos);  // the Concat folded
+
+  OnnxTestGraph gather(13);
+  gather.Input("x", {1, 7});
+  gather.Initializer("d", {huge, 1, 0}, {});
+  gather.IntInitializer("i", {1}, {0});
+  SetAttr(gather.Node("Gather", {"d", "i"}, {"g"}), "axis", int64_t{1});
+  gather.Node("Add", {"x", "g"}, {"y"});
+  gather.Output("y");
+  EXPECT_EQ(ImportError(gather).find("node #0"), std::string::npos);  // the Gather folded
+}
+
 TEST(OnnxImportNetTest, FileErrorsNameTheFile) {
   ModelFolder model;
   Status status = ImportOnnxFile("/nonexistent/model.onnx", {}, &model);
