@@ -114,7 +114,7 @@ std::vector<std::string> AcceptedArgs::Names() const {
 }
 
 std::string CheckArguments(const google::protobuf::RepeatedPtrField<Argument>& args,
-                           const AcceptedArgs& accepted) {
+                           const AcceptedArgs& accepted, std::vector<std::string>* unknown) {
   for (int a = 0; a < args.size(); ++a) {
     const Argument& arg = args.Get(a);
     for (int b = 0; b < a; ++b) {
@@ -123,6 +123,10 @@ std::string CheckArguments(const google::protobuf::RepeatedPtrField<Argument>& a
     const ArgSpec* spec = accepted.Find(arg.name());
     if (spec == nullptr) {
       if (accepted.any_name) continue;
+      if (unknown != nullptr) {
+        unknown->push_back(arg.name());
+        continue;
+      }
       std::string names;
       for (const std::string& n : accepted.Names()) names += (names.empty() ? "" : ", ") + n;
       return "unknown argument '" + arg.name() + "' (accepted: " + names + ")";

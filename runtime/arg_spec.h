@@ -68,8 +68,11 @@ struct AcceptedArgs {
 
 // Empty when every argument names an accepted one, holds one of its kinds, lies in its range and
 // appears once; else what is wrong with the first that does not, naming it and what was expected.
+// With `unknown`, a name that is not accepted is no error: it is added there (Caffe2 ignores the
+// arguments an op does not read).
 std::string CheckArguments(const google::protobuf::RepeatedPtrField<Argument>& args,
-                           const AcceptedArgs& accepted);
+                           const AcceptedArgs& accepted,
+                           std::vector<std::string>* unknown = nullptr);
 
 }  // namespace braid
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <thread>
 #include <utility>
@@ -28,8 +29,14 @@ constexpr size_t kPrefetchAhead = 8;
 }  // namespace
 
 Net::Net(const NetDef& def, Workspace* ws, int workers) : def_(def), scratch_(workers) {
+  std::set<std::string> read;  // an external input no op reads needs no data (Caffe2 runs so)
+  for (const OperatorDef& op : def_.op()) {
+    read.insert(op.input().begin(), op.input().end());
+    read.insert(op.control_input().begin(), op.control_input().end());
+  }
   for (const std::string& name : def_.external_input()) {
-    external_inputs_.emplace_back(name, ws->CreateBlob(name));
+    Tensor* blob = ws->CreateBlob(name);
+    if (read.count(name)) external_inputs_.emplace_back(name, blob);
   }
   ops_.reserve(def_.op_size());
   for (int i = 0; i < def_.op_size(); ++i) {

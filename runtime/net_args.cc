@@ -25,6 +25,7 @@ const std::vector<ArgSpec>& NetArgSpecs() {
       {kFirstIterOnlyOneWorkerArg, ArgKind::kInt, 0, 1, "0 or 1"},
       {kIntraOpThreadsArg, ArgKind::kInt, 0, kMaxNetThreads,
        std::string(kThreadsRange) + "; 0: the executor shares the cores out"},
+      {kStrictArgsArg, ArgKind::kInt, 0, 1, "0 or 1"},
   };
   return *specs;
 }

@@ -8,6 +8,10 @@
 //                               an op whose schema says it allocates lazily, else 0.
 //   intra_op_threads            int, 0 to kMaxNetThreads; 0 (the default): the executor shares the
 //                               cores out (runtime/intra_op_threads.h).
+//   strict_args                 int, 0 or 1; 0 (the default): an op argument its schema does not
+//                               accept is ignored, with one warning per op type and name (none for
+//                               Caffe2's engine hints, runtime/net_validation.cc), as Caffe2
+//                               ignores arguments an op does not read; 1: it is an error.
 // Any other name is an error, as is another kind of value or a value out of range.
 //
 //   CheckNetArgs(def);   // throws "net 'n': argument 'num_workers' = -3 is out of range (...)"
@@ -26,6 +30,7 @@ namespace braid {
 inline constexpr char kNumWorkersArg[] = "num_workers";
 inline constexpr char kFirstIterOnlyOneWorkerArg[] = "first_iter_only_one_worker";
 inline constexpr char kIntraOpThreadsArg[] = "intra_op_threads";
+inline constexpr char kStrictArgsArg[] = "strict_args";
 inline constexpr int kMaxNetThreads = 1024;
 
 const std::vector<ArgSpec>& NetArgSpecs();

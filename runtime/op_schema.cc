@@ -216,8 +216,8 @@ AcceptedArgs OpSchema::accepted_args() const {
   return accepted;
 }
 
-std::string OpSchema::VerifyArgs(const OperatorDef& op) const {
-  return CheckArguments(op.arg(), accepted_args());
+std::string OpSchema::VerifyArgs(const OperatorDef& op, std::vector<std::string>* unknown) const {
+  return CheckArguments(op.arg(), accepted_args(), unknown);
 }
 
 OpSchema& OpSchema::SetDoc(std::string doc) {

@@ -111,8 +111,9 @@ class OpSchema {
   OpSchema& Collective();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();
-  // Arguments (runtime/arg_spec.h), checked when a net is built (VerifyArgs): an argument the op
-  // does not accept, or of another kind, is an error. Every schema says what it takes: Arg, Args
+  // Arguments (runtime/arg_spec.h), checked when a net is built (VerifyArgs): an argument of
+  // another kind is an error, and so is one the op does not accept in a strict net (net argument
+  // strict_args; otherwise it is ignored, with a warning, as Caffe2 ignores it). Every schema says what it takes: Arg, Args
   // or ArgsOf declare names (beside CommonOpArgs), NoArgs none, AnyArgs any name (an op with
   // open-ended arguments; the declared ones are still checked). One that says nothing accepts
   // CommonOpArgs only (tests/ops/op_arguments_test.cc requires every schema to say).
@@ -153,8 +154,9 @@ class OpSchema {
 
   // Empty if `op` satisfies arity, in-place and layout rules, else what is wrong.
   std::string Verify(const OperatorDef& op) const;
-  // Empty if `op`'s arguments are accepted (see Arg), else what is wrong.
-  std::string VerifyArgs(const OperatorDef& op) const;
+  // Empty if `op`'s arguments are accepted (see Arg), else what is wrong. With `unknown`, names
+  // the op does not accept are listed there instead of being an error.
+  std::string VerifyArgs(const OperatorDef& op, std::vector<std::string>* unknown = nullptr) const;
   // Output shapes (unknown ones when the schema has no inference function). Throws braid::Error
   // naming the output when an inferred shape's element count or byte size overflows int64.
   std::vector<ShapeInfo> InferShapes(const OperatorDef& op, const std::vector<ShapeInfo>& in) const;

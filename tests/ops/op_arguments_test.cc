@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/op_test_util.h"
+#include "runtime/argument.h"
 #include "runtime/net.h"
 #include "runtime/op_schema.h"
 #include "runtime/status.h"
@@ -18,11 +19,14 @@ using test::ParseOp;
 
 // The Status building a net of the one op `op_text` throws ("OK" if it builds), in a workspace
 // holding X (float [1,1,3,3]) and W (float [1,1,3,3]).
-Status BuildError(const std::string& op_text) {
+// Builds a net "test" of the one op; `strict`: with the net argument strict_args: 1.
+Status BuildError(const std::string& op_text, bool strict = false) {
   Workspace ws;
   Feed<float>(&ws, "X", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
   Feed<float>(&ws, "W", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
-  return StatusFromCall([&] { BuildNet(NetOf({op_text}), &ws); });
+  NetDef net = NetOf({op_text});
+  if (strict) SetNetIntArg(&net, "strict_args", 1);
+  return StatusFromCall([&] { BuildNet(net, &ws); });
 }
 
 std::string VerifyArgs(const std::string& op_text) {
@@ -54,9 +58,27 @@ TEST(OpArgumentsTest, StringWhereIntsAreExpectedFailsWhenTheNetIsBuilt) {
                   .ok());
 }
 
+// Caffe2 ignores the arguments an op does not read, and published nets carry many (Detectron's
+// Relu has cudnn_exhaustive_search, Mask R-CNN2Go's FC an order, brew's helpers dim_in/dim_out):
+// such a net builds, and runs.
+TEST(OpArgumentsTest, AnArgumentTheOpDoesNotReadIsIgnored) {
+  Workspace ws;
+  Feed<float>(&ws, "X", {2}, {-1.f, 2.f});
+  std::unique_ptr<Net> net = BuildNet(NetOf({R"(type: "Relu" name: "r" input: "X" output: "Y"
+      arg { name: "cudnn_exhaustive_search" i: 1 } arg { name: "foo" i: 1 })"}), &ws);
+  ASSERT_TRUE(net->Run().ok());
+  EXPECT_EQ(Fetch<float>(ws, "Y"), (std::vector<float>{0.f, 2.f}));
+  // A known argument of another kind stays an error.
+  EXPECT_FALSE(BuildError(R"(type: "Relu" name: "r" input: "X" output: "Y"
+                             arg { name: "seed" s: "7" })")
+                   .ok());
+}
+
+// strict_args: 1 makes an argument the op does not accept the error it is in a strict net.
 TEST(OpArgumentsTest, UnknownArgumentNamesTheOpTheArgumentAndTheAcceptedOnes) {
   const Status s = BuildError(R"(type: "Relu" name: "r" input: "X" output: "Y"
-                                 arg { name: "foo" i: 1 })");
+                                 arg { name: "foo" i: 1 })",
+                              /*strict=*/true);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "net 'test' op #0 (Relu 'r'): unknown argument 'foo' (accepted: blocked_outputs, "
@@ -142,7 +164,7 @@ TEST(OpArgumentsTest, TheErrorComesBeforeAnythingRuns) {
   Feed<float>(&ws, "X", {2}, {1.f, 2.f});
   const Status s = ws.RunNetOnce(NetOf({R"(type: "Relu" input: "X" output: "Y")",
                                         R"(type: "Relu" input: "Y" output: "Z"
-                                           arg { name: "foo" i: 1 })"}));
+                                           arg { name: "seed" s: "1" })"}));
   EXPECT_NE(s.message().find("op #1 (Relu '')"), std::string::npos) << s.ToString();
   EXPECT_EQ(ws.GetBlob("Y"), nullptr);  // op #0 never ran
 }

@@ -58,7 +58,7 @@ TEST(NetArgsTest, ValuesPastTheUpperBoundsAreRefused) {
 TEST(NetArgsTest, UnknownNetArgumentListsTheAcceptedOnes) {
   EXPECT_EQ(BuildError(R"(arg { name: "num_worker" i: 2 })").message(),
             "net 'n': unknown argument 'num_worker' (accepted: first_iter_only_one_worker, "
-            "intra_op_threads, num_workers)");
+            "intra_op_threads, num_workers, strict_args)");
 }
 
 TEST(NetArgsTest, WrongKindIsRefused) {

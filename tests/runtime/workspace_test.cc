@@ -63,6 +63,16 @@ TEST(WorkspaceTest, RunNetOnceReportsBuildErrorsAsStatus) {
 namespace braid {
 namespace {
 
+// The zoo's ResNet-50 lists an input queue no op reads: Caffe2 creates it empty and runs, so does
+// braid.
+TEST(WorkspaceTest, AnExternalInputNoOpReadsNeedsNoData) {
+  Workspace ws;
+  Net* net = ws.CreateNet(testing::NetFromText(R"(name: "n" external_input: "queue"
+    op { type: "ConstantFill" output: "y" arg { name: "shape" ints: 2 } })"));
+  EXPECT_TRUE(net->Run().ok());
+  EXPECT_TRUE(ws.HasBlob("queue"));
+}
+
 TEST(WorkspaceTest, DeclaredExternalInputMayBeFedAfterTheNetIsBuilt) {
   Workspace ws;
   Net* net = ws.CreateNet(testing::NetFromText(R"(name: "n" external_input: "x"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
+#include "runtime/op_schema.h"
 
 namespace braid::test {
 namespace {
@@ -145,8 +146,10 @@ TEST(BoxWithNMSLimitOpTest, BadArgumentsAndInputsAreNamed) {
       output: "c")",
       "boxes 'boxes8' float32[3,8] must be float32[3,12]");
   // GenerateProposals' name for the threshold is not BoxWithNMSLimit's.
-  ExpectRunFails(&ws, NmsOp(R"(arg { name: "nms_thresh" f: 0.5 })"),
-                 "unknown argument 'nms_thresh'");
+  EXPECT_EQ(FindSchema("BoxWithNMSLimit")
+                ->VerifyArgs(ParseOp(NmsOp(R"(arg { name: "nms_thresh" f: 0.5 })")))
+                .find("unknown argument 'nms_thresh'"),
+            0u);
   ExpectRunFails(&ws, NmsOp("", R"(input: "batch_bad" )"), "batch_splits 'batch_bad' sums to 2");
   ExpectRunFails(&ws, NmsOp("", R"(input: "batch_frac" )"), "entry 0 is 1.500000");
 }
