@@ -1,6 +1,8 @@
 #include "runtime/arg_spec.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <utility>
 
 namespace braid {
@@ -94,6 +96,29 @@ std::string DescribeArgValue(const Argument& arg) {
   return "a list of nets (nets)";
 }
 
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+bool IsCaffe2Hint(const std::string& name) {
+  static const auto* hints = new std::set<std::string>{
+      "cudnn_exhaustive_search", "exhaustive_search", "ws_nbytes_limit", "use_cudnn",
+      "float16_compute", "shared_buffer", "dim_in", "dim_out", "init_params", "cudnn_state"};
+  return hints->count(name) > 0;
+}
+
 const ArgSpec* AcceptedArgs::Find(const std::string& name) const {
   for (const std::vector<ArgSpec>* group : groups) {
     for (const ArgSpec& spec : *group) {
@@ -123,12 +148,24 @@ std::string CheckArguments(const google::protobuf::RepeatedPtrField<Argument>& a
     const ArgSpec* spec = accepted.Find(arg.name());
     if (spec == nullptr) {
       if (accepted.any_name) continue;
-      if (unknown != nullptr) {
+      std::string names, near;
+      for (const std::string& n : accepted.Names()) {
+        names += (names.empty() ? "" : ", ") + n;
+        if (near.empty() && EditDistance(arg.name(), n) <= 2) near = n;
+      }
+      if (unknown != nullptr && IsCaffe2Hint(arg.name())) continue;
+      // Lenient, a name is ignored unless it is a misspelling of an accepted one, or one of
+      // Caffe2's arguments that change what an op computes.
+      const bool changes_results =
+          arg.name() == "axis_str" || (arg.name() == "order" && arg.s() != "NCHW");
+      if (unknown != nullptr && near.empty() && !changes_results) {
         unknown->push_back(arg.name());
         continue;
       }
-      std::string names;
-      for (const std::string& n : accepted.Names()) names += (names.empty() ? "" : ", ") + n;
+      if (!near.empty()) {
+        return "unknown argument '" + arg.name() + "' (did you mean '" + near + "'? accepted: " +
+               names + ")";
+      }
       return "unknown argument '" + arg.name() + "' (accepted: " + names + ")";
     }
     std::string problem = CheckOne(arg, *spec);

@@ -68,11 +68,19 @@ struct AcceptedArgs {
 
 // Empty when every argument names an accepted one, holds one of its kinds, lies in its range and
 // appears once; else what is wrong with the first that does not, naming it and what was expected.
-// With `unknown`, a name that is not accepted is no error: it is added there (Caffe2 ignores the
-// arguments an op does not read).
+// With `unknown`, a name that is not accepted is no error (Caffe2 ignores the arguments an op does
+// not read): it is added there, or dropped when it is one of Caffe2's engine hints (IsCaffe2Hint),
+// unless it is within two edits of an accepted name (a misspelling: "did you mean") or a Caffe2
+// argument that changes results (axis_str, an order other than NCHW), which stay errors.
 std::string CheckArguments(const google::protobuf::RepeatedPtrField<Argument>& args,
                            const AcceptedArgs& accepted,
                            std::vector<std::string>* unknown = nullptr);
+
+// Levenshtein distance, letters compared case-insensitively.
+size_t EditDistance(const std::string& a, const std::string& b);
+// Arguments Caffe2's model helpers write for its cuDNN engine and for themselves
+// (cudnn_exhaustive_search, ws_nbytes_limit, dim_in, dim_out, ...), which no braid op reads.
+bool IsCaffe2Hint(const std::string& name);
 
 }  // namespace braid
 

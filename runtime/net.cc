@@ -29,10 +29,13 @@ constexpr size_t kPrefetchAhead = 8;
 }  // namespace
 
 Net::Net(const NetDef& def, Workspace* ws, int workers) : def_(def), scratch_(workers) {
-  std::set<std::string> read;  // an external input no op reads needs no data (Caffe2 runs so)
+  // An external input no op touches needs no data (Caffe2 runs so); one an op writes may be read
+  // by it (Iter's counter), and an external output is read by the caller.
+  std::set<std::string> read(def_.external_output().begin(), def_.external_output().end());
   for (const OperatorDef& op : def_.op()) {
     read.insert(op.input().begin(), op.input().end());
     read.insert(op.control_input().begin(), op.control_input().end());
+    read.insert(op.output().begin(), op.output().end());
   }
   for (const std::string& name : def_.external_input()) {
     Tensor* blob = ws->CreateBlob(name);

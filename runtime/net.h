@@ -7,7 +7,8 @@
 //   "simple" (or empty): ops run in listed order on the calling thread  (runtime/simple_net.h)
 //   "dag":               ops run in parallel on a oneTBB flow graph   (runtime/dag_net.h)
 // Invalid input throws braid::Error whose message names the net, the op (index, type, name) and
-// the blob. Run refuses to start while a declared external input that an op reads holds no data.
+// the blob. Run refuses to start while a declared external input holds no data, unless no op
+// touches it and it is no external output.
 //
 //   std::unique_ptr<Net> net = BuildNet(def, &ws);
 //   Status s = net->Run();   // "Internal: net 'n' op #4 (FC 'fc1'): ..." if an op fails
@@ -129,7 +130,7 @@ class Net {
 
   NetDef def_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
-  std::vector<std::pair<std::string, const Tensor*>> external_inputs_;  // those some op reads
+  std::vector<std::pair<std::string, const Tensor*>> external_inputs_;  // those that need data
   std::vector<NetObserver*> observers_;
   std::vector<OpEvent> events_;  // slot i is written only by RunOp of op i during a Run
   ScratchAreas scratch_;         // area i is used only by the thread of worker i

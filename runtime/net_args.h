@@ -9,9 +9,10 @@
 //   intra_op_threads            int, 0 to kMaxNetThreads; 0 (the default): the executor shares the
 //                               cores out (runtime/intra_op_threads.h).
 //   strict_args                 int, 0 or 1; 0 (the default): an op argument its schema does not
-//                               accept is ignored, with one warning per op type and name (none for
-//                               Caffe2's engine hints, runtime/net_validation.cc), as Caffe2
-//                               ignores arguments an op does not read; 1: it is an error.
+//                               declare is ignored, as Caffe2 ignores it, with one warning per op
+//                               type and name (none for Caffe2's engine hints), unless it is a
+//                               misspelling or changes results (runtime/arg_spec.h
+//                               CheckArguments); 1: every such argument is an error.
 // Any other name is an error, as is another kind of value or a value out of range.
 //
 //   CheckNetArgs(def);   // throws "net 'n': argument 'num_workers' = -3 is out of range (...)"

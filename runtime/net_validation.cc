@@ -29,26 +29,18 @@ std::string Joined(const std::vector<std::string>& names) {
   return s;
 }
 
-// Arguments Caffe2's model helpers write for its cuDNN engine and for themselves, which no braid
-// op reads: ignored without a warning.
-const std::set<std::string>& Caffe2Hints() {
-  static const auto* hints = new std::set<std::string>{
-      "cudnn_exhaustive_search", "exhaustive_search", "ws_nbytes_limit", "use_cudnn",
-      "float16_compute", "shared_buffer", "dim_in", "dim_out", "init_params", "cudnn_state"};
-  return *hints;
-}
-
-// One glog warning per op type and argument name in the process.
-void WarnIgnoredOnce(const std::string& type, const std::string& name) {
-  if (Caffe2Hints().count(name)) return;
+// One glog warning per op type and argument name in the process, naming the first op.
+void WarnIgnoredOnce(const NetDef& net, int i, const std::string& name) {
+  const std::string& type = net.op(i).type();
   static std::mutex mu;
   static auto* const warned = new std::set<std::pair<std::string, std::string>>();  // guarded by mu
   {
     std::lock_guard<std::mutex> lock(mu);
     if (!warned->emplace(type, name).second) return;
   }
-  LOG(WARNING) << type << " ignores argument '" << name
-               << "', which braid does not read (net argument strict_args: 1 makes it an error)";
+  LOG(WARNING) << OpLabelOf(net, i) << ": argument '" << name << "' is ignored: " << type
+               << " does not take it (net argument strict_args: 1 makes it an error; later "
+               << type << " ops with it are not reported)";
 }
 
 void ValidateOp(const NetDef& net, int i, const Workspace& ws,
@@ -62,7 +54,7 @@ void ValidateOp(const NetDef& net, int i, const Workspace& ws,
   std::vector<std::string> unknown;
   const bool strict = ArgumentReader(net.arg()).Get<bool>(kStrictArgsArg, false);
   std::string problem = schema->VerifyArgs(op, strict ? nullptr : &unknown);
-  for (const std::string& name : unknown) WarnIgnoredOnce(op.type(), name);
+  for (const std::string& name : unknown) WarnIgnoredOnce(net, i, name);
   if (problem.empty()) problem = schema->Verify(op);
   if (!problem.empty()) Fail(StatusCode::kInvalidArgument, net, i, problem);
   Device device;

@@ -3,8 +3,9 @@
 // ValidateNet throws braid::Error naming the net, the op (index, type, name) and the blob for:
 // a net argument that is unknown, of another kind or out of range (runtime/net_args.h), an op
 // argument of another kind than its schema declares (OpSchema::VerifyArgs, naming the argument and
-// what was expected) or, in a net with strict_args: 1, one it does not accept (otherwise ignored:
-// glog warns once per op type and argument name, except for Caffe2's engine hints), an unknown op type (with the closest known types), wrong
+// what was expected) or one it does not declare that is a misspelling, changes results or, with
+// strict_args: 1, any (otherwise ignored: glog warns once per op type and argument name, except
+// for Caffe2's engine hints), an unknown op type (with the closest known types), wrong
 // input/output counts, in-place use the schema forbids (or a missing one it enforces), a device
 // without a kernel for the op, an input or control input that neither exists in the workspace,
 // nor is a declared external_input, nor is produced by an earlier op, an external output that

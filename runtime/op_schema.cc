@@ -17,22 +17,6 @@ std::map<std::string, std::unique_ptr<OpSchema>>& Schemas() {
   return *schemas;
 }
 
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string Range(int min, int max) {
   if (min == max) return std::to_string(min);
   if (max == OpSchema::kUnbounded) return "at least " + std::to_string(min);

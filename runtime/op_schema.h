@@ -112,10 +112,11 @@ class OpSchema {
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();
   // Arguments (runtime/arg_spec.h), checked when a net is built (VerifyArgs): an argument of
-  // another kind is an error, and so is one the op does not accept in a strict net (net argument
-  // strict_args; otherwise it is ignored, with a warning, as Caffe2 ignores it). Every schema says what it takes: Arg, Args
-  // or ArgsOf declare names (beside CommonOpArgs), NoArgs none, AnyArgs any name (an op with
-  // open-ended arguments; the declared ones are still checked). One that says nothing accepts
+  // another kind is an error; one the op does not declare is one in a strict net (net argument
+  // strict_args) and otherwise ignored as Caffe2 ignores it, with a warning, unless it is a
+  // misspelling or changes results (runtime/arg_spec.h CheckArguments). Every schema says what it
+  // takes: Arg, Args or ArgsOf declare names (beside CommonOpArgs), NoArgs none, AnyArgs any name
+  // (an op with open-ended arguments; the declared ones are still checked). One that says nothing accepts
   // CommonOpArgs only (tests/ops/op_arguments_test.cc requires every schema to say).
   OpSchema& Arg(std::string name, ArgKind kinds);
   OpSchema& Args(const std::vector<ArgSpec>& specs);

@@ -118,8 +118,14 @@ void DescribeNet(const Workspace& parameters, PredictorSpec* spec) {
   const NetDef& net = spec->predict_net;
   const std::string label = "predictor '" + net.name() + "'";
   if (spec->input_names.empty()) {
-    for (const std::string& name : net.external_input()) {
-      if (!parameters.HasBlob(name)) spec->input_names.push_back(name);
+    std::set<std::string> touched(net.external_output().begin(), net.external_output().end());
+    for (const OperatorDef& op : net.op()) {
+      touched.insert(op.input().begin(), op.input().end());
+      touched.insert(op.control_input().begin(), op.control_input().end());
+      touched.insert(op.output().begin(), op.output().end());
+    }
+    for (const std::string& name : net.external_input()) {  // an untouched one needs no data
+      if (!parameters.HasBlob(name) && touched.count(name)) spec->input_names.push_back(name);
     }
   }
   for (int i = 0; i < net.op_size(); ++i) {

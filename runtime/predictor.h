@@ -124,7 +124,8 @@ class Predictor {
   // batch sizes run; a shape folded from other dims stays fixed.
   static Status FromOnnxFile(const std::string& path, const PredictorOptions& options,
                              std::unique_ptr<Predictor>* predictor);
-  // Nets in memory. The inputs are predict_net's external inputs that init_net does not write.
+  // Nets in memory. The inputs are predict_net's external inputs that init_net does not write and
+  // that an op touches (or that are external outputs).
   static Status FromNetDefs(const NetDef& init_net, const NetDef& predict_net,
                             const PredictorOptions& options, std::unique_ptr<Predictor>* predictor);
 

@@ -74,6 +74,27 @@ TEST(OpArgumentsTest, AnArgumentTheOpDoesNotReadIsIgnored) {
                    .ok());
 }
 
+// Lenient still refuses a misspelling of a declared name (it would run with the default) and the
+// Caffe2 arguments that change results where the op does not take them.
+TEST(OpArgumentsTest, MisspellingsAndResultChangingArgumentsStayErrors) {
+  const Status typo = BuildError(R"(type: "Conv" name: "c" input: "X" input: "W" output: "Y"
+                                    arg { name: "kernal" i: 3 })");
+  EXPECT_NE(typo.message().find("unknown argument 'kernal' (did you mean 'kernel'?"),
+            std::string::npos)
+      << typo.ToString();
+  EXPECT_NE(BuildError(R"(type: "Relu" name: "r" input: "X" output: "Y"
+                          arg { name: "axis_str" s: "C" })")
+                .message()
+                .find("unknown argument 'axis_str'"),
+            std::string::npos);
+  EXPECT_FALSE(BuildError(R"(type: "Sigmoid" name: "s" input: "X" output: "Y"
+                             arg { name: "order" s: "NHWC" })")
+                   .ok());
+  EXPECT_TRUE(BuildError(R"(type: "Sigmoid" name: "s" input: "X" output: "Y"
+                            arg { name: "order" s: "NCHW" })")
+                  .ok());
+}
+
 // strict_args: 1 makes an argument the op does not accept the error it is in a strict net.
 TEST(OpArgumentsTest, UnknownArgumentNamesTheOpTheArgumentAndTheAcceptedOnes) {
   const Status s = BuildError(R"(type: "Relu" name: "r" input: "X" output: "Y"

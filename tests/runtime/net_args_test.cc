@@ -57,8 +57,8 @@ TEST(NetArgsTest, ValuesPastTheUpperBoundsAreRefused) {
 
 TEST(NetArgsTest, UnknownNetArgumentListsTheAcceptedOnes) {
   EXPECT_EQ(BuildError(R"(arg { name: "num_worker" i: 2 })").message(),
-            "net 'n': unknown argument 'num_worker' (accepted: first_iter_only_one_worker, "
-            "intra_op_threads, num_workers, strict_args)");
+            "net 'n': unknown argument 'num_worker' (did you mean 'num_workers'? accepted: "
+            "first_iter_only_one_worker, intra_op_threads, num_workers, strict_args)");
 }
 
 TEST(NetArgsTest, WrongKindIsRefused) {

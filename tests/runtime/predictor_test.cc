@@ -364,6 +364,17 @@ TEST(PredictorTest, AnInputTheInitNetAlsoFillsIsEachContextsOwn) {
   std::filesystem::remove_all(dir);
 }
 
+// An external input no op touches (the zoo's ResNet-50 lists its input queue) is not an input the
+// Predictor asks for.
+TEST(PredictorTest, AnExternalInputNoOpTouchesIsNotAnInput) {
+  NetDef predict = PredictNet();
+  predict.add_external_input("gpu_0/imagenet1k_blobs_queue");
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromNetDefs(InitNet(), predict, {}, &predictor).ok());
+  EXPECT_EQ(predictor->input_names(), std::vector<std::string>{"data"});
+  EXPECT_EQ(Probabilities(*predictor, Image(1, 3), 1), Probabilities(*Make({}), Image(1, 3), 1));
+}
+
 // Each op of a Run runs the OpenMP team intra_op_threads asks for, or the process's by default.
 TEST(PredictorTest, OpsRunTheTeamsIntraOpThreadsAsksFor) {
   const NetDef sleepy = NetFromText(R"(name: "sleepy"
