@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "runtime/atomic_file.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/device_context.h"
 
@@ -233,19 +234,14 @@ std::map<std::string, AlgorithmChoice> AlgorithmRegistry::Entries() const {
 
 Status AlgorithmRegistry::Save(const std::string& path) const {
   const std::map<std::string, AlgorithmChoice> entries = Entries();
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << kVersionLine << "\n";
-    for (const auto& [key, choice] : entries) {
-      file << key << "\t" << choice.algorithm << "\t" << choice.workspace_bytes << "\n";
-    }
-    file.flush();
-    if (!file) return Status::IoError("cannot write algorithm cache '" + temporary + "'");
+  std::ostringstream text;
+  text << kVersionLine << "\n";
+  for (const auto& [key, choice] : entries) {
+    text << key << "\t" << choice.algorithm << "\t" << choice.workspace_bytes << "\n";
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return Status::IoError("cannot replace algorithm cache '" + path + "'");
+  const Status written = WriteFileAtomically(path, text.str());
+  if (!written.ok()) {
+    return Status(written.code(), "algorithm cache: " + written.message());
   }
   return Status::OK();
 }

@@ -145,14 +145,23 @@ CachingAllocator::Block* CachingAllocator::Split(Block* b, size_t size) {
 
 CachingAllocator::Block* CachingAllocator::TakeAllocated(void* ptr, size_t bytes) {
   auto it = allocated_.find(ptr);
-  CHECK(it != allocated_.end()) << device_->device().ToString()
-                                << ": Free of memory this allocator did not give out";
+  if (it == allocated_.end()) {
+    ++stats_.invalid_frees;
+    LOG(ERROR) << device_->device().ToString() << ": Free(" << ptr << ", " << bytes
+               << ") of memory this allocator did not give out (or freed already); ignored";
+    return nullptr;
+  }
   Block* b = it->second;
-  CHECK_EQ(b->requested, bytes) << "Free with another size than Allocate";
+  if (b->requested != bytes) {
+    ++stats_.invalid_frees;
+    LOG(ERROR) << device_->device().ToString() << ": Free(" << ptr << ", " << bytes
+               << ") of a block allocated with " << b->requested
+               << " bytes; freed with its allocated size (pass Allocate's size to Free)";
+  }
   allocated_.erase(it);
   b->allocated = false;
   ++stats_.frees;
-  stats_.bytes_in_use -= static_cast<int64_t>(bytes);
+  stats_.bytes_in_use -= static_cast<int64_t>(b->requested);
   return b;
 }
 
@@ -160,6 +169,7 @@ void CachingAllocator::Free(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   Block* b = TakeAllocated(ptr, bytes);
+  if (b == nullptr) return;
   if (b->used_on.empty()) {
     FreeBlock(b);
     return;

@@ -17,6 +17,10 @@
 //    again, Allocate throws a ResourceExhausted braid::Error stating the request, the device, its
 //    total and free bytes, the bytes this allocator has in use and cached, and its largest cached
 //    block. The allocator stays consistent and usable.
+//  - Caller mistakes. Free of a pointer this allocator did not give out, or with another size than
+//    its Allocate, aborts nothing: the error is logged (naming the device, the pointer and both
+//    sizes) and counted in stats().invalid_frees; an unknown pointer is left alone, a known one is
+//    freed with the size it was allocated with.
 //  - Device lock. Raw calls hold LockDevice(device) (runtime/device_lock.h), as collective launches
 //    do, so one never falls between the kernel launches of the other.
 //
@@ -100,7 +104,9 @@ class CachingAllocator final : public Allocator {
   Block* NewSegment(size_t size, bool small, int stream, size_t request);
   void* RawAllocateWithRetry(size_t size, size_t request);
   Block* Split(Block* b, size_t size);
-  Block* TakeAllocated(void* ptr, size_t bytes);  // a live block, no longer counted as in use
+  // The live block at `ptr`, no longer counted as in use; null (and the mistake logged) for a
+  // pointer that is not one.
+  Block* TakeAllocated(void* ptr, size_t bytes);
   void FreeBlock(Block* b);
   void ReleaseSegmentLocked(Block* segment);  // a whole free segment, out of its pool
   void ProcessPendingFrees();

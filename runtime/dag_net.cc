@@ -159,13 +159,8 @@ void DagNet::RunChain(ChainSlice slice) {
   for (int k = slice.begin; k < slice.first_child; ++k) {
     if (failed()) return;
     // A flow-graph node must not throw (oneTBB would cancel the graph with its successors' counts
-    // half made): what a launch or an observer throws is the Run's error.
-    Status s;
-    try {
-      s = RunOrLaunch(*slots[k]);
-    } catch (...) {
-      s = CurrentOpError(slots[k]->net_position());
-    }
+    // half made): RunOrLaunch does not.
+    Status s = RunOrLaunch(*slots[k]);
     if (!s.ok()) {
       RecordError(std::move(s));
       return;

@@ -64,12 +64,9 @@ class LaunchPlan::OpLaunch final : public KernelTask {
  public:
   OpLaunch(Net* net, OperatorBase* op) : net_(net), op_(op), schema_(FindSchema(op->type())) {}
 
-  void Execute() override {  // on the stream's thread; must not throw
+  void Execute() override {  // on the stream's thread; must not throw, and RunOp does not
     if (net_->failed()) return;  // a kernel of a failed run does not run
-    Status s = StatusFromCall([&] {
-      Status ran = net_->RunOp(*op_);
-      if (!ran.ok()) throw Error(std::move(ran));
-    });
+    Status s = net_->RunOp(*op_);
     if (!s.ok()) net_->RecordError(std::move(s));
   }
   void Abandon(const Status& why) override {

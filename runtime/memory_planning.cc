@@ -20,6 +20,11 @@
 namespace braid {
 namespace {
 
+// The advice a planned blob's error ends with when a run needs it larger than its plan.
+constexpr char kPlannedForOtherShapes[] =
+    "the blob's memory was planned for smaller input shapes; plan the net's memory again for "
+    "these shapes (Session::PlanMemory; a Predictor plans each new input shape itself)";
+
 // Where a planned blob lives: arena `arena` of its NetMemory, `offset` bytes in. Resolved at each
 // use, so the regions follow an arena that a borrower grows (NetMemory::GrowArena).
 struct Region {
@@ -202,7 +207,7 @@ void NetMemory::GrowArena(int i, int64_t bytes) {
   char* base = static_cast<char*>(arenas_[i].get());
   for (const View* view : moving) {
     view->tensor->SetExternalStorage(base + view->offset, static_cast<size_t>(view->bytes),
-                                     arenas_[i]);
+                                     arenas_[i], kPlannedForOtherShapes);
   }
   if (failure != nullptr) std::rethrow_exception(failure);
 }
@@ -228,7 +233,8 @@ std::unique_ptr<NetMemory> PlanNetMemory(Net& net, Workspace* ws,
     char* base = static_cast<char*>(memory->arenas_.back().get());
     for (const BlobOffset& blob : arena.blobs) {
       Tensor* tensor = ws->CreateBlob(blob.blob);
-      tensor->SetExternalStorage(base + blob.offset, blob.bytes, memory->arenas_.back());
+      tensor->SetExternalStorage(base + blob.offset, blob.bytes, memory->arenas_.back(),
+                                 kPlannedForOtherShapes);
       memory->bound_.insert(tensor);
       memory->views_.back().push_back({tensor, blob.offset, blob.bytes});
       if (DeviceFromProto(arena.device).type == DeviceType::kCuda) continue;  // not host-addressable

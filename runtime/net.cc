@@ -29,17 +29,10 @@ constexpr size_t kPrefetchAhead = 8;
 }  // namespace
 
 Net::Net(const NetDef& def, Workspace* ws, int workers) : def_(def), scratch_(workers) {
-  // An external input no op touches needs no data (Caffe2 runs so); one an op writes may be read
-  // by it (Iter's counter), and an external output is read by the caller.
-  std::set<std::string> read(def_.external_output().begin(), def_.external_output().end());
-  for (const OperatorDef& op : def_.op()) {
-    read.insert(op.input().begin(), op.input().end());
-    read.insert(op.control_input().begin(), op.control_input().end());
-    read.insert(op.output().begin(), op.output().end());
-  }
-  for (const std::string& name : def_.external_input()) {
-    Tensor* blob = ws->CreateBlob(name);
-    if (read.count(name)) external_inputs_.emplace_back(name, blob);
+  for (const std::string& name : def_.external_input()) ws->CreateBlob(name);  // as Caffe2 does
+  for (std::string& name : ExternalInputsNeedingData(def_)) {
+    const Tensor* blob = ws->GetBlob(name);
+    external_inputs_.emplace_back(std::move(name), blob);
   }
   ops_.reserve(def_.op_size());
   for (int i = 0; i < def_.op_size(); ++i) {
@@ -140,6 +133,14 @@ Status Net::RunGatedOp(OperatorBase& op) {
   }
 }
 
+Status Net::LaunchOp(OperatorBase& op) {
+  try {
+    return launches_->RunOrLaunch(op);
+  } catch (...) {
+    return CurrentOpError(op.net_position());
+  }
+}
+
 Status Net::CurrentOpError(int i) const {
   Status cause = StatusFromCall([] { throw; });
   return Status(cause.code(), OpLabel(i) + ": " + cause.message());
@@ -150,12 +151,7 @@ void Net::RunInListedOrder() {
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) __builtin_prefetch(ops_[i + kPrefetchAhead].get());
     if (failed()) return;
-    Status s;
-    try {
-      s = RunOrLaunch(*ops_[i]);
-    } catch (...) {
-      s = CurrentOpError(static_cast<int>(i));
-    }
+    Status s = RunOrLaunch(*ops_[i]);
     if (!s.ok()) {
       RecordError(std::move(s));
       return;
@@ -208,6 +204,20 @@ ScratchArea& Net::scratch_area(int i) {
   CHECK(i >= 0 && i < scratch_.size()) << "worker " << i << " of net '" << name() << "' beyond its "
                                         << scratch_.size() << " scratch areas";
   return scratch_.slot(i);
+}
+
+std::vector<std::string> ExternalInputsNeedingData(const NetDef& def) {
+  std::set<std::string> touched(def.external_output().begin(), def.external_output().end());
+  for (const OperatorDef& op : def.op()) {
+    touched.insert(op.input().begin(), op.input().end());
+    touched.insert(op.control_input().begin(), op.control_input().end());
+    touched.insert(op.output().begin(), op.output().end());
+  }
+  std::vector<std::string> needed;
+  for (const std::string& name : def.external_input()) {
+    if (touched.count(name)) needed.push_back(name);
+  }
+  return needed;
 }
 
 int NumWorkers(const NetDef& def) {

@@ -89,9 +89,10 @@ class Net {
   // intra-op threads and whether ops hold core tokens, and returns how many ops may run beside
   // another (runtime/intra_op_threads.h OpsAtOnce > 1).
   int PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers);
-  // Runs a host op or launches a device op (RunOp when the net has no device ops).
+  // Runs a host op or launches a device op (RunOp when the net has no device ops). Never throws:
+  // what a launch or a host wait throws is the op's error.
   Status RunOrLaunch(OperatorBase& op) {
-    return launches_ == nullptr ? RunOp(op) : launches_->RunOrLaunch(op);
+    return launches_ == nullptr ? RunOp(op) : LaunchOp(op);
   }
   // The run's first failure wins; failed() turns true with it. Safe from any thread (kernels on
   // device streams report theirs here).
@@ -126,6 +127,7 @@ class Net {
   Status RunOnce();
   Status RunObservedOp(OperatorBase& op);
   Status RunGatedOp(OperatorBase& op);  // RunOp holding the op's core tokens
+  Status LaunchOp(OperatorBase& op);    // launches_->RunOrLaunch, its exceptions as the op's error
   Status CheckExternalInputsFed() const;
 
   NetDef def_;
@@ -150,6 +152,11 @@ class Net {
 // Validates def against the op schemas and workspace and builds the executor it names.
 // Throws braid::Error on invalid input.
 std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws);
+
+// The external inputs of `def` that need data to run, in its order: those an op touches (reads,
+// control-reads or writes: Iter reads the counter it writes) or that are external outputs. One no
+// op touches (the zoo ResNet-50's input queue) needs none, as in Caffe2.
+std::vector<std::string> ExternalInputsNeedingData(const NetDef& def);
 
 // Worker threads for a net: its "num_workers" argument, else the deprecated num_workers field, else
 // the machine's hardware threads.

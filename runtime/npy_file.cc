@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "runtime/atomic_file.h"
+
 namespace braid {
 namespace {
 
@@ -264,17 +266,7 @@ Status WriteNpyFile(const std::string& path, const Tensor& tensor) {
   std::string bytes;
   Status status = NpyBytes(tensor, &bytes);
   if (!status.ok()) return Status(status.code(), path + ": " + status.message());
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    file << bytes;
-    file.flush();
-    if (!file) return Status::IoError("cannot write '" + temp + "'");
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    return Status::IoError("cannot rename '" + temp + "' to '" + path + "'");
-  }
-  return Status::OK();
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace braid

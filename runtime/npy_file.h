@@ -33,7 +33,7 @@ Status ReadNpyFile(const std::string& path, Tensor* tensor);
 
 // The bytes of a .npy file holding `tensor` (a host tensor in the plain layout).
 Status NpyBytes(const Tensor& tensor, std::string* bytes);
-// Writes atomically: to a temporary file beside `path`, then renamed over it.
+// Writes atomically (runtime/atomic_file.h): the old file or all of the new one, never a part.
 Status WriteNpyFile(const std::string& path, const Tensor& tensor);
 
 }  // namespace braid

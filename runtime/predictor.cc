@@ -13,6 +13,7 @@
 #include "runtime/init_net.h"
 #include "runtime/model_folder.h"
 #include "runtime/models/optimize_inference.h"
+#include "runtime/net.h"
 #include "runtime/net_args.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/pack_parameters.h"
@@ -22,11 +23,6 @@
 namespace braid {
 
 int64_t OutputTensor::numel() const { return ElementCount(shape); }
-
-void OutputTensor::CheckType(DType requested) const {
-  CHECK(requested == dtype) << "OutputTensor holds " << DTypeName(dtype) << ", read as "
-                            << DTypeName(requested);
-}
 
 struct Predictor::State {
   PredictorOptions options;
@@ -118,14 +114,8 @@ void DescribeNet(const Workspace& parameters, PredictorSpec* spec) {
   const NetDef& net = spec->predict_net;
   const std::string label = "predictor '" + net.name() + "'";
   if (spec->input_names.empty()) {
-    std::set<std::string> touched(net.external_output().begin(), net.external_output().end());
-    for (const OperatorDef& op : net.op()) {
-      touched.insert(op.input().begin(), op.input().end());
-      touched.insert(op.control_input().begin(), op.control_input().end());
-      touched.insert(op.output().begin(), op.output().end());
-    }
-    for (const std::string& name : net.external_input()) {  // an untouched one needs no data
-      if (!parameters.HasBlob(name) && touched.count(name)) spec->input_names.push_back(name);
+    for (const std::string& name : ExternalInputsNeedingData(net)) {
+      if (!parameters.HasBlob(name)) spec->input_names.push_back(name);
     }
   }
   for (int i = 0; i < net.op_size(); ++i) {

@@ -67,15 +67,12 @@ struct OutputTensor {
   std::vector<uint8_t> bytes;
 
   int64_t numel() const;
-  // The values; a dtype other than T's is a programming error (checked, aborts).
+  // The values as T; nullptr when the output holds another dtype (read `dtype` first when a model
+  // may produce several).
   template <typename T>
   const T* data() const {
-    CheckType(DTypeOf<T>());
-    return reinterpret_cast<const T*>(bytes.data());
+    return DTypeOf<T>() == dtype ? reinterpret_cast<const T*>(bytes.data()) : nullptr;
   }
-
- private:
-  void CheckType(DType requested) const;
 };
 
 struct PredictorOptions {

@@ -7,6 +7,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include "runtime/atomic_file.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -68,21 +69,18 @@ void LoadProto(const std::string& path, google::protobuf::Message* message) {
 
 void SaveProto(const google::protobuf::Message& message, const std::string& path) {
   std::string content;
-  if (IsBinaryPath(path)) {
-    message.SerializeToString(&content);
-  } else {
-    google::protobuf::TextFormat::PrintToString(message, &content);
+  const bool serialized = IsBinaryPath(path)
+                              ? message.SerializeToString(&content)
+                              : google::protobuf::TextFormat::PrintToString(message, &content);
+  if (!serialized) {  // binary protobuf stops at 2 GiB
+    throw Error(Status::InvalidArgument("cannot save '" + path + "': the " +
+                                        message.GetTypeName() + " (" +
+                                        std::to_string(message.ByteSizeLong()) +
+                                        " bytes) cannot be serialized; protobuf files hold at "
+                                        "most 2 GiB"));
   }
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    file << content;
-    file.flush();
-    if (!file) throw Error(Status::IoError("cannot write '" + temp + "'"));
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    throw Error(Status::IoError("cannot rename '" + temp + "' to '" + path + "'"));
-  }
+  const Status written = WriteFileAtomically(path, content);
+  if (!written.ok()) throw Error(written);
 }
 
 NetDef LoadNetDef(const std::string& path) {

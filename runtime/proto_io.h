@@ -20,7 +20,7 @@ namespace braid {
 void ParseTextProto(const std::string& text, const std::string& source,
                     google::protobuf::Message* message);
 void LoadProto(const std::string& path, google::protobuf::Message* message);
-// Writes atomically: to a temporary file beside `path`, then renamed over it.
+// Writes atomically (runtime/atomic_file.h): the old file or all of the new one, never a part.
 void SaveProto(const google::protobuf::Message& message, const std::string& path);
 
 NetDef LoadNetDef(const std::string& path);

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include <cstring>
+#include <shared_mutex>
 
 #include "runtime/device_context.h"
 #include "runtime/memory_planning.h"
@@ -10,23 +11,45 @@
 
 namespace braid {
 
+// A loaded net. `use` is held shared by a RunNet and exclusively by PlanMemory and by the LoadNet
+// that replaces it, so neither changes a net that is running. A RunNet that finds the net retired
+// (replaced while it waited) looks its name up again.
+struct Session::LoadedNet {
+  std::unique_ptr<Net> net;
+  std::shared_mutex use;
+  std::unique_ptr<NetMemory> plan;  // guarded by use (exclusive)
+  bool retired = false;             // guarded by use (written exclusive)
+};
+
 Session::Session() : workspace_(std::make_unique<Workspace>()) {}
 Session::~Session() = default;
 
 Status Session::SetDevice(const std::string& device) {
   return StatusFromCall([&] {
     GetDeviceContext(ParseDevice(device));  // refuses a device braid cannot use
+    std::lock_guard<std::mutex> lock(mu_);
     device_ = device;
   });
 }
 
 Status Session::LoadOnDevice(const std::string& path, NetDef* def) const {
+  std::string device;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    device = device_;
+  }
   return StatusFromCall([&] {
     *def = LoadNetDef(path);
-    if (!device_.empty() && !def->has_device_option()) {
-      *def->mutable_device_option() = DeviceToProto(ParseDevice(device_));
+    if (!device.empty() && !def->has_device_option()) {
+      *def->mutable_device_option() = DeviceToProto(ParseDevice(device));
     }
   });
+}
+
+std::shared_ptr<Session::LoadedNet> Session::FindNet(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = nets_.find(name);
+  return it == nets_.end() ? nullptr : it->second;
 }
 
 Status Session::RunNetOnce(const std::string& net_path) {
@@ -40,31 +63,54 @@ Status Session::LoadNet(const std::string& net_path, std::string* net_name) {
   NetDef def;
   Status loaded = LoadOnDevice(net_path, &def);
   if (!loaded.ok()) return loaded;
-  return StatusFromCall([&] {
-    workspace_->CreateNet(def);
-    *net_name = def.name();
-  });
+  // Replacing a net waits for its Run; the old net is destroyed once no RunNet holds it.
+  const std::shared_ptr<LoadedNet> old = FindNet(def.name());
+  std::unique_lock<std::shared_mutex> old_quiet;
+  if (old != nullptr) old_quiet = std::unique_lock<std::shared_mutex>(old->use);
+  auto fresh = std::make_shared<LoadedNet>();
+  Status built = StatusFromCall([&] { fresh->net = BuildNet(def, workspace_.get()); });
+  if (!built.ok()) return built;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nets_[def.name()] = std::move(fresh);
+  }
+  if (old != nullptr) old->retired = true;
+  *net_name = def.name();
+  return Status::OK();
 }
 
 Status Session::RunNet(const std::string& net_name, int iterations) {
-  Net* net = workspace_->GetNet(net_name);
-  if (net == nullptr) return Status::NotFound("no net named '" + net_name + "' in this session");
-  for (int i = 0; i < iterations; ++i) {
-    Status s = net->Run();
-    if (!s.ok()) return s;
+  for (;;) {
+    const std::shared_ptr<LoadedNet> entry = FindNet(net_name);
+    if (entry == nullptr) {
+      return Status::NotFound("no net named '" + net_name + "' in this session");
+    }
+    std::shared_lock<std::shared_mutex> in_use(entry->use);
+    if (entry->retired) continue;  // replaced while this call waited: run the new one
+    for (int i = 0; i < iterations; ++i) {
+      Status s = entry->net->Run();
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
   }
-  return Status::OK();
 }
 
 Status Session::PlanMemory(const std::string& net_name, int64_t* planned_bytes,
                            int64_t* naive_bytes) {
-  Net* net = workspace_->GetNet(net_name);
-  if (net == nullptr) return Status::NotFound("no net named '" + net_name + "' in this session");
-  return StatusFromCall([&] {
-    plans_.push_back(PlanNetMemory(*net, workspace_.get(), {}));
-    if (planned_bytes != nullptr) *planned_bytes = plans_.back()->plan().arena_bytes();
-    if (naive_bytes != nullptr) *naive_bytes = plans_.back()->plan().naive_bytes();
-  });
+  for (;;) {
+    const std::shared_ptr<LoadedNet> entry = FindNet(net_name);
+    if (entry == nullptr) {
+      return Status::NotFound("no net named '" + net_name + "' in this session");
+    }
+    std::unique_lock<std::shared_mutex> quiet(entry->use);  // no Run of the net meanwhile
+    if (entry->retired) continue;
+    return StatusFromCall([&] {
+      // The old plan's arenas live on while its views do; the new plan rebinds them.
+      entry->plan = PlanNetMemory(*entry->net, workspace_.get(), {});
+      if (planned_bytes != nullptr) *planned_bytes = entry->plan->plan().arena_bytes();
+      if (naive_bytes != nullptr) *naive_bytes = entry->plan->plan().naive_bytes();
+    });
+  }
 }
 
 Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,

@@ -17,14 +17,20 @@
 //   if (s.ok()) s = session.Fetch("softmax", &shape, &probs);
 //   if (!s.ok()) std::cerr << s.ToString() << "\n";
 //
-// Thread safety: a Session may be used from several threads, but each net runs one Run at a time
-// (a concurrent RunNet of the same net returns FailedPrecondition), and Feed/Fetch of a blob must
-// not overlap a run that uses it.
+// Thread safety: every method may be called from any thread at any time, with these rules:
+//  - A net runs one Run at a time: a RunNet of a net that is running returns FailedPrecondition.
+//  - PlanMemory of a net, and LoadNet of a name already loaded, wait until that net's running Run
+//    ends (and hold its next Run until they are done); a net LoadNet replaces finishes its Run.
+//  - Blobs are the caller's to order: a Feed or Fetch of a blob, a PlanMemory or LoadNet of a net
+//    whose blobs another net's Run is writing, or a RunNet of two nets writing one blob, must not
+//    overlap (braid does not lock tensors; see runtime/tensor.h).
 #ifndef BRAID_SESSION_H_
 #define BRAID_SESSION_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,7 +39,6 @@
 namespace braid {
 
 class Workspace;
-class NetMemory;
 class NetDef;
 
 class Session {
@@ -72,12 +77,16 @@ class Session {
   std::vector<std::string> BlobNames() const;
 
  private:
+  struct LoadedNet;  // a net, its memory plan and who may use it (session.cc)
+
   // The net at `path`, on the session's device unless it names one.
   Status LoadOnDevice(const std::string& path, NetDef* def) const;
+  std::shared_ptr<LoadedNet> FindNet(const std::string& name) const;
 
-  std::unique_ptr<Workspace> workspace_;
-  std::vector<std::unique_ptr<NetMemory>> plans_;  // the arenas of planned nets
-  std::string device_;                             // "" : the host
+  const std::unique_ptr<Workspace> workspace_;  // blobs; its own mutex guards their lookup
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<LoadedNet>> nets_;  // guarded by mu_
+  std::string device_;                                       // guarded by mu_; "" : the host
 };
 
 }  // namespace braid

@@ -22,12 +22,14 @@ FixedTensorsScope::~FixedTensorsScope() { tls_tensors_fixed = previous_; }
 Storage::Storage(Device device) : device_(device), allocator_(GetAllocator(device)) {}
 
 std::shared_ptr<Storage> Storage::View(Device device, void* data, size_t bytes,
-                                       std::shared_ptr<void> owner) {
+                                       std::shared_ptr<void> owner,
+                                       const char* when_too_small) {
   auto s = std::shared_ptr<Storage>(new Storage(device));
   s->allocator_ = nullptr;
   s->owner_ = std::move(owner);
   s->data_ = data;
   s->capacity_ = bytes;
+  s->when_too_small_ = when_too_small;
   return s;
 }
 
@@ -36,8 +38,10 @@ Storage::~Storage() { Free(); }
 void Storage::Reserve(size_t bytes) {
   if (bytes <= capacity_ && data_ != nullptr) return;
   if (is_view()) {
-    throw Error(Status::InvalidArgument("tensor view of " + std::to_string(capacity_) +
-                                        " bytes cannot hold " + std::to_string(bytes) + " bytes"));
+    std::string message = "tensor view of " + std::to_string(capacity_) + " bytes cannot hold " +
+                          std::to_string(bytes) + " bytes";
+    if (when_too_small_ != nullptr) message += std::string(": ") + when_too_small_;
+    throw Error(Status::InvalidArgument(std::move(message)));
   }
   void* fresh = allocator_->Allocate(bytes);
   Free();
@@ -227,9 +231,10 @@ void Tensor::ShareData(const Tensor& other) {
   device_ = other.device_;
 }
 
-void Tensor::SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner) {
+void Tensor::SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner,
+                                const char* when_too_small) {
   CheckMayChange("to external storage");
-  storage_ = Storage::View(device_, data, bytes, std::move(owner));
+  storage_ = Storage::View(device_, data, bytes, std::move(owner), when_too_small);
 }
 
 void Tensor::FreeMemory() {

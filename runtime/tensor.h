@@ -86,8 +86,11 @@ class Storage {
   explicit Storage(Device device);
   // A view onto `bytes` bytes at `data`, owned elsewhere. `owner`, when given, is kept alive as long
   // as the view (an arena shared by many views); otherwise the memory must outlive this Storage.
+  // `when_too_small` (a literal), when given, ends the error of a Reserve the view cannot hold: what
+  // the caller should do (a memory plan's view says to plan again).
   static std::shared_ptr<Storage> View(Device device, void* data, size_t bytes,
-                                       std::shared_ptr<void> owner = nullptr);
+                                       std::shared_ptr<void> owner = nullptr,
+                                       const char* when_too_small = nullptr);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -109,6 +112,7 @@ class Storage {
   std::shared_ptr<void> owner_;     // views only: keeps the viewed memory alive
   void* data_ = nullptr;
   size_t capacity_ = 0;
+  const char* when_too_small_ = nullptr;  // views only: see View
 };
 
 class Tensor {
@@ -166,8 +170,10 @@ class Tensor {
 
   // Uses other's storage (and its shape, dtype and layout) from now on.
   void ShareData(const Tensor& other);
-  // Makes this tensor a view onto external memory of `bytes` bytes (kept alive by `owner` if given).
-  void SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner = nullptr);
+  // Makes this tensor a view onto external memory of `bytes` bytes (kept alive by `owner` if given;
+  // `when_too_small` as in Storage::View).
+  void SetExternalStorage(void* data, size_t bytes, std::shared_ptr<void> owner = nullptr,
+                          const char* when_too_small = nullptr);
   // Drops the storage; the next write allocates again.
   void FreeMemory();
   // Copies shape, dtype, layout and bytes from other, on any device, from the host (a device's

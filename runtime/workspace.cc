@@ -13,10 +13,7 @@ Workspace::~Workspace() {
 
 Tensor* Workspace::CreateBlob(const std::string& name) {
   if (Tensor* existing = GetBlob(name)) return existing;
-  std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = blobs_[name];
-  if (!slot) slot = std::make_unique<Tensor>();
-  return slot.get();
+  return CreateLocalBlob(name);
 }
 
 Tensor* Workspace::CreateLocalBlob(const std::string& name) {

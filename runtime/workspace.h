@@ -48,8 +48,9 @@ class Workspace {
   // Names of this workspace's own blobs, sorted.
   std::vector<std::string> LocalBlobNames() const;
 
-  // Builds a net (replacing one of the same name). Throws braid::Error naming the net, the op and
-  // the blob when the NetDef is invalid.
+  // Builds a net (replacing one of the same name, which is destroyed: no Run of it may be under
+  // way, and pointers to it dangle; Session waits for them). Throws braid::Error naming the net,
+  // the op and the blob when the NetDef is invalid.
   Net* CreateNet(const NetDef& def);
   Net* GetNet(const std::string& name) const;
   // Creates, runs once and discards a net (an init net, typically).

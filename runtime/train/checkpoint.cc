@@ -1,9 +1,11 @@
 #include "runtime/train/checkpoint.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
+#include "runtime/element_count.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 
@@ -17,19 +19,15 @@ constexpr char kModelEntry[] = "__model__";
 }
 
 template <typename T, typename Field>
-void AppendValues(const Tensor& tensor, Field* field) {
+void AppendValues(const std::string& name, const Tensor& tensor, Field* field) {
+  if (tensor.numel() > std::numeric_limits<int>::max()) {  // a protobuf field's limit
+    ThrowInvalid("tensor '" + name + "' " + tensor.ShapeString() + " has " +
+                 std::to_string(tensor.numel()) + " elements; a checkpoint tensor holds at most " +
+                 std::to_string(std::numeric_limits<int>::max()));
+  }
   const T* data = tensor.data<T>();
   field->Reserve(static_cast<int>(tensor.numel()));
   for (int64_t i = 0; i < tensor.numel(); ++i) field->Add(data[i]);
-}
-
-template <typename T, typename Field>
-void CopyValues(const TensorProto& proto, const Field& field, Tensor* tensor) {
-  if (field.size() != tensor->numel()) {
-    ThrowInvalid("tensor '" + proto.name() + "' " + tensor->ShapeString() + " holds " +
-                 std::to_string(field.size()) + " values, not " + std::to_string(tensor->numel()));
-  }
-  std::copy(field.begin(), field.end(), tensor->mutable_data<T>());
 }
 
 std::string ShapeOfProto(const TensorProto& proto) {
@@ -37,6 +35,24 @@ std::string ShapeOfProto(const TensorProto& proto) {
   for (int i = 0; i < proto.dims_size(); ++i)
     text += (i ? "," : "") + std::to_string(proto.dims(i));
   return text + "]";
+}
+
+// Checks the proto's dims against its values before anything is allocated, then copies them.
+template <typename T, typename Field>
+void CopyValues(const TensorProto& proto, const Field& field, DType dtype, Tensor* tensor) {
+  const std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  int64_t count = 0;
+  try {
+    count = ElementCount(dims, dtype);
+  } catch (const Error& e) {
+    ThrowInvalid("tensor '" + proto.name() + "': " + e.status().message());
+  }
+  if (field.size() != count) {
+    ThrowInvalid("tensor '" + proto.name() + "' " + ShapeOfProto(proto) + " holds " +
+                 std::to_string(field.size()) + " values, not " + std::to_string(count));
+  }
+  tensor->Resize(dtype, dims);
+  std::copy(field.begin(), field.end(), tensor->mutable_data<T>());
 }
 
 }  // namespace
@@ -51,53 +67,46 @@ TensorProto ToTensorProto(const std::string& name, const Tensor& on_device) {
   switch (tensor.dtype()) {
     case DType::kFloat32:
       proto.set_data_type(TensorProto::FLOAT);
-      AppendValues<float>(tensor, proto.mutable_float_data());
+      AppendValues<float>(name, tensor, proto.mutable_float_data());
       break;
     case DType::kFloat64:
       proto.set_data_type(TensorProto::DOUBLE);
-      AppendValues<double>(tensor, proto.mutable_double_data());
+      AppendValues<double>(name, tensor, proto.mutable_double_data());
       break;
     case DType::kInt32:
       proto.set_data_type(TensorProto::INT32);
-      AppendValues<int32_t>(tensor, proto.mutable_int32_data());
+      AppendValues<int32_t>(name, tensor, proto.mutable_int32_data());
       break;
     case DType::kInt64:
       proto.set_data_type(TensorProto::INT64);
-      AppendValues<int64_t>(tensor, proto.mutable_int64_data());
+      AppendValues<int64_t>(name, tensor, proto.mutable_int64_data());
       break;
     case DType::kUInt8:
       proto.set_data_type(TensorProto::UINT8);
-      AppendValues<uint8_t>(tensor, proto.mutable_int32_data());
+      AppendValues<uint8_t>(name, tensor, proto.mutable_int32_data());
       break;
     case DType::kBool:
       proto.set_data_type(TensorProto::BOOL);
-      AppendValues<bool>(tensor, proto.mutable_int32_data());
+      AppendValues<bool>(name, tensor, proto.mutable_int32_data());
       break;
   }
   return proto;
 }
 
 void FromTensorProto(const TensorProto& proto, Tensor* tensor) {
-  const std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   switch (proto.data_type()) {
     case TensorProto::FLOAT:
-      tensor->Resize(DType::kFloat32, dims);
-      return CopyValues<float>(proto, proto.float_data(), tensor);
+      return CopyValues<float>(proto, proto.float_data(), DType::kFloat32, tensor);
     case TensorProto::DOUBLE:
-      tensor->Resize(DType::kFloat64, dims);
-      return CopyValues<double>(proto, proto.double_data(), tensor);
+      return CopyValues<double>(proto, proto.double_data(), DType::kFloat64, tensor);
     case TensorProto::INT32:
-      tensor->Resize(DType::kInt32, dims);
-      return CopyValues<int32_t>(proto, proto.int32_data(), tensor);
+      return CopyValues<int32_t>(proto, proto.int32_data(), DType::kInt32, tensor);
     case TensorProto::INT64:
-      tensor->Resize(DType::kInt64, dims);
-      return CopyValues<int64_t>(proto, proto.int64_data(), tensor);
+      return CopyValues<int64_t>(proto, proto.int64_data(), DType::kInt64, tensor);
     case TensorProto::UINT8:
-      tensor->Resize(DType::kUInt8, dims);
-      return CopyValues<uint8_t>(proto, proto.int32_data(), tensor);
+      return CopyValues<uint8_t>(proto, proto.int32_data(), DType::kUInt8, tensor);
     case TensorProto::BOOL:
-      tensor->Resize(DType::kBool, dims);
-      return CopyValues<bool>(proto, proto.int32_data(), tensor);
+      return CopyValues<bool>(proto, proto.int32_data(), DType::kBool, tensor);
     default:
       ThrowInvalid("tensor '" + proto.name() + "' has unsupported data_type " +
                    std::to_string(proto.data_type()));
@@ -139,25 +148,34 @@ void LoadCheckpoint(const std::string& path, const std::vector<std::string>& blo
     ThrowInvalid(where + "was written for " + written + ", not '" + model + "'");
   }
   by_name.erase(model_entry);
+  // Every tensor is read and checked before any blob changes: a bad checkpoint leaves the
+  // workspace as it was.
+  std::vector<std::pair<Tensor*, Tensor>> replacements;
+  replacements.reserve(blobs.size());
   for (const std::string& name : blobs) {
     auto it = by_name.find(name);
     if (it == by_name.end()) ThrowInvalid(where + "has no tensor '" + name + "'");
     Tensor* tensor = ws->GetBlob(name);
     if (tensor == nullptr) ThrowInvalid(where + "blob '" + name + "' is not in the workspace");
     Tensor loaded;
-    FromTensorProto(*it->second, &loaded);
+    try {
+      FromTensorProto(*it->second, &loaded);
+    } catch (const Error& e) {
+      ThrowInvalid(where + e.status().message());
+    }
     if (tensor->has_storage() &&
         (loaded.dtype() != tensor->dtype() || loaded.shape() != tensor->shape())) {
       ThrowInvalid(where + "tensor '" + name + "' is " + loaded.ShapeString() +
                    " but the model's blob is " + tensor->ShapeString());
     }
-    tensor->CopyFrom(loaded);  // onto the blob's device
+    replacements.emplace_back(tensor, std::move(loaded));
     by_name.erase(it);
   }
   if (!by_name.empty()) {
     ThrowInvalid(where + "holds tensor '" + by_name.begin()->first + "' " +
                  ShapeOfProto(*by_name.begin()->second) + " that the model does not have");
   }
+  for (auto& [tensor, loaded] : replacements) tensor->CopyFrom(loaded);  // onto the blob's device
 }
 
 }  // namespace braid

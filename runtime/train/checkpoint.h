@@ -6,7 +6,9 @@
 // a temporary file beside the path, then rename), so a crash never leaves a half-written file;
 // ".pb" paths are binary, others text. LoadCheckpoint copies every tensor into the existing blob of
 // the same name and refuses, naming the file and the blob, a checkpoint of another model, a
-// missing or extra blob, or a type or shape that differs from the workspace's.
+// missing or extra blob, dims that do not match the values, or a type or shape that differs from
+// the workspace's. It is all or nothing: every tensor is read and checked (into host memory, one
+// model's size) before any blob changes. A tensor of more than 2^31-1 elements cannot be saved.
 //
 //   SaveCheckpoint(ws, nets.CheckpointBlobs(), "resnet20", "/tmp/run.pb");
 //   LoadCheckpoint("/tmp/run.pb", nets.CheckpointBlobs(), "resnet20", &ws);   // after the init net

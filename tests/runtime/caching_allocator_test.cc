@@ -104,6 +104,27 @@ TEST(CachingAllocatorTest, FreedBlocksAreReusedByBestFitWithoutRawCalls) {
   a.Free(eight, 7 * kMiB);
 }
 
+// Used to CHECK-abort the process.
+TEST(CachingAllocatorTest, AFreeOfAForeignPointerOrWithAnotherSizeIsCountedAndAbortsNothing) {
+  CachingAllocator a(TestDevice());
+  void* p = a.Allocate(3 * kMiB);
+  int foreign = 0;
+  a.Free(&foreign, 16);  // never given out: left alone
+  EXPECT_EQ(a.stats().invalid_frees, 1);
+  EXPECT_EQ(a.stats().bytes_in_use, static_cast<int64_t>(3 * kMiB));
+  a.Free(p, 5 * kMiB);  // another size: freed with its own
+  EXPECT_EQ(a.stats().invalid_frees, 2);
+  EXPECT_EQ(a.stats().bytes_in_use, 0);
+  a.Free(p, 3 * kMiB);  // twice: left alone
+  EXPECT_EQ(a.stats().invalid_frees, 3);
+  const int64_t raw = a.stats().raw_allocations;
+  void* again = a.Allocate(3 * kMiB);  // the allocator goes on: the cached block serves
+  EXPECT_EQ(again, p);
+  EXPECT_EQ(a.stats().raw_allocations, raw);
+  a.Free(again, 3 * kMiB);
+  EXPECT_EQ(a.stats().invalid_frees, 3);
+}
+
 TEST(CachingAllocatorTest, ALargerBlockIsSplitAndItsPiecesMergeWhenFreed) {
   CachingAllocator a(TestDevice());
   char* base = static_cast<char*>(a.Allocate(10 * kMiB));

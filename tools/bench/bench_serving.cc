@@ -71,8 +71,9 @@ struct Row {
   double rate() const { return latencies_ms.size() / seconds; }
 };
 
-// `clients` threads each calling `request` (given the thread's index) for `seconds`, adding to
-// *row; the first error a request throws is rethrown once every thread has stopped.
+// `clients` threads each calling `request` (given the thread's index) at least once and for
+// `seconds`, adding to *row; the first error a request throws is rethrown once every thread has
+// stopped.
 template <typename Request>
 void Drive(int clients, double seconds, const Request& request, Row* row) {
   std::vector<std::vector<double>> latencies(clients);
@@ -85,7 +86,7 @@ void Drive(int clients, double seconds, const Request& request, Row* row) {
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
-      while (Clock::now() < end && !failed) {
+      do {
         const Clock::time_point sent = Clock::now();
         try {
           request(c);
@@ -96,34 +97,13 @@ void Drive(int clients, double seconds, const Request& request, Row* row) {
         }
         latencies[c].push_back(
             std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
-      }
+      } while (Clock::now() < end && !failed);
     });
   }
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   row->seconds += std::chrono::duration<double>(Clock::now() - start).count();
   for (const auto& l : latencies) row->latencies_ms.insert(row->latencies_ms.end(), l.begin(), l.end());
-}
-
-// One untimed request from each of `clients` threads at once, so that a predictor's contexts,
-// their nets and plans, and the algorithm searches are made before any row's clock runs.
-template <typename Request>
-void WarmUp(int clients, const Request& request) {
-  std::mutex error_mutex;
-  std::exception_ptr error;  // guarded by error_mutex
-  std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] {
-      try {
-        request(c);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
 }
 
 double MiB(int64_t bytes) { return bytes / 1048576.0; }
@@ -212,7 +192,12 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
       };
       sides.push_back(std::move(side));
     }
-    for (const Side& side : sides) WarmUp(clients, side.request);
+    // One untimed request from each client first, so that a predictor's contexts, their nets and
+    // plans, and the algorithm searches are made before any row's clock runs.
+    for (const Side& side : sides) {
+      Row untimed;
+      Drive(clients, 0, side.request, &untimed);
+    }
     // Rounds, each side's turn in a rotating order: the machine's drift falls on every side.
     for (int round = 0; round < FLAGS_rounds; ++round) {
       for (size_t k = 0; k < sides.size(); ++k) {

@@ -1,0 +1,95 @@
+#include "runtime/train/checkpoint.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/proto_io.h"
+#include "runtime/status.h"
+#include "runtime/workspace.h"
+
+namespace braid {
+namespace {
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+void Fill(Workspace* ws, const std::string& name, std::vector<int64_t> shape, float value) {
+  Tensor* t = ws->CreateBlob(name);
+  t->Resize(DType::kFloat32, std::move(shape));
+  float* data = t->mutable_data<float>();
+  for (int64_t i = 0; i < t->numel(); ++i) data[i] = value;
+}
+
+float First(const Workspace& ws, const std::string& name) { return ws.GetBlob(name)->data<float>()[0]; }
+
+std::string LoadError(const std::string& path, const std::vector<std::string>& blobs, Workspace* ws) {
+  try {
+    LoadCheckpoint(path, blobs, "m", ws);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
+    return e.status().message();
+  }
+  ADD_FAILURE() << "LoadCheckpoint accepted " << path;
+  return "";
+}
+
+TEST(CheckpointTest, RoundTripsEveryBlob) {
+  Workspace saved;
+  Fill(&saved, "w", {2, 3}, 1.5f);
+  Fill(&saved, "b", {3}, -2.f);
+  const std::string path = TempPath("ckpt_round_trip.pb");
+  SaveCheckpoint(saved, {"w", "b"}, "m", path);
+  Workspace loaded;
+  Fill(&loaded, "w", {2, 3}, 0.f);
+  Fill(&loaded, "b", {3}, 0.f);
+  LoadCheckpoint(path, {"w", "b"}, "m", &loaded);
+  EXPECT_EQ(First(loaded, "w"), 1.5f);
+  EXPECT_EQ(First(loaded, "b"), -2.f);
+}
+
+// A mismatch at the second tensor used to leave the first one replaced.
+TEST(CheckpointTest, AMismatchLeavesEveryBlobAsItWas) {
+  Workspace saved;
+  Fill(&saved, "a", {4}, 7.f);
+  Fill(&saved, "b", {5}, 7.f);  // the model's b is [4]
+  const std::string path = TempPath("ckpt_mismatch.pb");
+  SaveCheckpoint(saved, {"a", "b"}, "m", path);
+  Workspace ws;
+  Fill(&ws, "a", {4}, 1.f);
+  Fill(&ws, "b", {4}, 1.f);
+  const std::string message = LoadError(path, {"a", "b"}, &ws);
+  EXPECT_NE(message.find("'" + path + "'"), std::string::npos) << message;
+  EXPECT_NE(message.find("tensor 'b'"), std::string::npos) << message;
+  EXPECT_EQ(First(ws, "a"), 1.f);
+  EXPECT_EQ(First(ws, "b"), 1.f);
+}
+
+// Dims whose count does not match the values, or overflows, are refused before any allocation.
+TEST(CheckpointTest, DimsThatDoNotMatchTheValuesAreRefusedNamingTheTensor) {
+  for (const std::vector<int64_t>& dims :
+       std::vector<std::vector<int64_t>>{{3}, {1LL << 40, 1LL << 40}, {4611686018427387904LL, 4},
+                                         {-1, -4}, {1LL << 60}}) {
+    TensorProtos protos;
+    TensorProto* model = protos.add_protos();
+    model->set_name("__model__");
+    model->set_data_type(TensorProto::STRING);
+    model->add_string_data("m");
+    TensorProto* w = protos.add_protos();
+    w->set_name("w");
+    w->set_data_type(TensorProto::FLOAT);
+    for (int64_t d : dims) w->add_dims(d);
+    for (int i = 0; i < 4; ++i) w->add_float_data(1.f);
+    const std::string path = TempPath("ckpt_dims.pb");
+    SaveProto(protos, path);
+    Workspace ws;
+    Fill(&ws, "w", {4}, 2.f);
+    const std::string message = LoadError(path, {"w"}, &ws);
+    EXPECT_NE(message.find("tensor 'w'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'" + path + "'"), std::string::npos) << message;
+    EXPECT_EQ(First(ws, "w"), 2.f);
+  }
+}
+
+}  // namespace
+}  // namespace braid
