@@ -30,7 +30,7 @@ struct AllocatorStats {
   int64_t frees = 0;            // number of Free calls
   int64_t raw_allocations = 0;  // calls to the system (malloc, a device's RawAllocate)
   int64_t raw_frees = 0;
-  int64_t invalid_frees = 0;    // Free calls of a pointer or size Allocate did not give (logged)
+  int64_t invalid_frees = 0;    // caching allocators: Frees of a pointer or size not live (logged)
   int64_t cached_bytes = 0;        // reserved bytes in no live block (a caching allocator's)
   int64_t largest_free_block = 0;  // the largest of them in one piece
 

@@ -49,7 +49,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
     temp_path = path + ".tmp." + std::to_string(::getpid()) + "." +
                 std::to_string(next_number.fetch_add(1, std::memory_order_relaxed));
     fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) return ErrnoError("create", temp_path, errno);
+    const int error = errno;
+    if (fd < 0 && error != EEXIST) return ErrnoError("create", temp_path, error);
   }
   if (fd < 0) return ErrnoError("create", temp_path, EEXIST);
   const int write_error = WriteAllAndSync(fd, bytes);
@@ -63,12 +64,15 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
     ::unlink(temp_path.c_str());
     return ErrnoError("rename '" + temp_path + "' to", path, error);
   }
+  // The rename is made; flushing the folder makes it survive a power cut. A file system that cannot
+  // flush a folder (EINVAL) has nothing more to do.
   const std::string folder = FolderOf(path);
-  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir < 0) return ErrnoError("open the folder to flush", folder, errno);
-  const int sync_error = ::fsync(dir) == 0 ? 0 : errno;
-  ::close(dir);
-  if (sync_error != 0) return ErrnoError("flush the folder", folder, sync_error);
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int sync_error = dir < 0 ? errno : (::fsync(dir) == 0 ? 0 : errno);
+  if (dir >= 0) ::close(dir);
+  if (sync_error != 0 && sync_error != EINVAL) {
+    return ErrnoError("flush the folder '" + folder + "' after writing", path, sync_error);
+  }
   return Status::OK();
 }
 

@@ -148,7 +148,7 @@ CachingAllocator::Block* CachingAllocator::TakeAllocated(void* ptr, size_t bytes
   if (it == allocated_.end()) {
     ++stats_.invalid_frees;
     LOG(ERROR) << device_->device().ToString() << ": Free(" << ptr << ", " << bytes
-               << ") of memory this allocator did not give out (or freed already); ignored";
+               << ") of memory that is not live here (never given out, or freed already); ignored";
     return nullptr;
   }
   Block* b = it->second;

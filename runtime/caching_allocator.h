@@ -17,10 +17,12 @@
 //    again, Allocate throws a ResourceExhausted braid::Error stating the request, the device, its
 //    total and free bytes, the bytes this allocator has in use and cached, and its largest cached
 //    block. The allocator stays consistent and usable.
-//  - Caller mistakes. Free of a pointer this allocator did not give out, or with another size than
-//    its Allocate, aborts nothing: the error is logged (naming the device, the pointer and both
-//    sizes) and counted in stats().invalid_frees; an unknown pointer is left alone, a known one is
-//    freed with the size it was allocated with.
+//  - Caller mistakes. Free of a pointer that is not live (never given out, or freed and not given
+//    out again), or with another size than its Allocate, aborts nothing: the error is logged
+//    (naming the device, the pointer and both sizes) and counted in stats().invalid_frees; an
+//    unknown pointer is left alone, a live one is freed with the size it was allocated with. A
+//    second Free after the block was given out again frees the new owner's block: that cannot be
+//    told from a correct Free.
 //  - Device lock. Raw calls hold LockDevice(device) (runtime/device_lock.h), as collective launches
 //    do, so one never falls between the kernel launches of the other.
 //

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "runtime/atomic_file.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
 
@@ -138,11 +139,8 @@ void WriteModelFolder(const std::string& dir, const ModelFolder& model) {
   if (error) throw Error(Status::IoError("cannot create '" + dir + "': " + error.message()));
   SaveProto(model.init_net, dir + "/init_net.pb");
   SaveProto(model.predict_net, dir + "/predict_net.pb");
-  const std::string path = dir + "/value_info.json";
-  std::ofstream file(path);
-  file << ValueInfoJson(model.inputs);
-  file.close();
-  if (!file) throw Error(Status::IoError("cannot write '" + path + "'"));
+  const Status written = WriteFileAtomically(dir + "/value_info.json", ValueInfoJson(model.inputs));
+  if (!written.ok()) throw Error(written);
 }
 
 }  // namespace braid

@@ -180,6 +180,11 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
           std::to_string(kMaxNetThreads) + ", got " + std::to_string(options.max_concurrent_runs) +
           " and " + std::to_string(options.workers_per_run)));
     }
+    if (options.max_input_shapes < 2) {
+      throw Error(Status::InvalidArgument(
+          "predictor: max_input_shapes must be >= 2 (a context keeps its first), got " +
+          std::to_string(options.max_input_shapes)));
+    }
     if (options.intra_op_threads < 0 || options.intra_op_threads > kMaxNetThreads) {
       throw Error(Status::InvalidArgument(
           "predictor: intra_op_threads must be 0 (the process's) to " +
@@ -190,6 +195,7 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
     state->spec.device = ParseDevice(options.device);
     GetDeviceContext(state->spec.device);  // refuses a device braid cannot use
     state->spec.plan_memory = options.plan_memory;
+    state->spec.max_input_shapes = options.max_input_shapes;
     SetDeviceAndExecutor(options, &model.init_net);
     model.init_net.set_type("simple");
     Status ran = RunInitNet(std::move(model.init_net), &state->parameters);  // weights held once
@@ -241,6 +247,7 @@ PredictorMemory Predictor::memory() const {
   memory.contexts = static_cast<int>(state_->contexts.size());
   for (const auto& context : state_->contexts) {
     memory.plans += context->plans();
+    memory.built_nets += context->built_nets();
     memory.arena_bytes += context->arena_bytes();
     memory.lower_bound_bytes += context->lower_bound_bytes();
     memory.scratch_bytes += context->scratch_bytes();

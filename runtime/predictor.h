@@ -25,7 +25,8 @@
 //     s = predictor->Run({{"data", braid::InputView::Of(image.data(), {1, 3, 224, 224})}},
 //                        &outputs);
 //   }
-//   if (s.ok()) std::cout << "class 0: " << outputs["softmax"].data<float>()[0] << "\n";
+//   const float* probs = s.ok() ? outputs["softmax"].data<float>() : nullptr;  // null: not float
+//   if (probs != nullptr) std::cout << "class 0: " << probs[0] << "\n";
 //   if (!s.ok()) std::cerr << s.ToString() << "\n";
 //
 // Errors come back as a Status naming the predictor (its predict net), the input or the op; nothing
@@ -67,8 +68,8 @@ struct OutputTensor {
   std::vector<uint8_t> bytes;
 
   int64_t numel() const;
-  // The values as T; nullptr when the output holds another dtype (read `dtype` first when a model
-  // may produce several).
+  // The values as T; nullptr when the output holds another dtype, so check the pointer (or `dtype`)
+  // before reading. An empty output of T's dtype gives a pointer that must not be read either.
   template <typename T>
   const T* data() const {
     return DTypeOf<T>() == dtype ? reinterpret_cast<const T*>(bytes.data()) : nullptr;
@@ -92,6 +93,10 @@ struct PredictorOptions {
   int intra_op_threads = 0;
   // Plan each context's activations into one arena (off: every blob allocates its own memory).
   bool plan_memory = true;
+  // Input shapes (signatures: every input's dtype and shape) each context keeps its net built and
+  // planned for (at least 2); beyond this many the one used least recently (never the context's
+  // first, which owns the arena) is dropped and built again if it comes back.
+  int max_input_shapes = 16;
   // Rewrite the predict net when the model is loaded (runtime/models/optimize_inference.h): fold
   // each inference SpatialBN that follows a Conv into the Conv's filter and bias, then give each
   // residual Sum/Add and each Relu or Clip that follows a Conv to the Conv's primitive: ops and
@@ -104,8 +109,9 @@ struct PredictorOptions {
 struct PredictorMemory {
   int64_t parameter_bytes = 0;    // the init net's blobs, held once
   int contexts = 0;               // request contexts created so far
-  int plans = 0;                  // nets built for an input shape, over all contexts
-  int64_t arena_bytes = 0;        // activation arenas, over all contexts
+  int plans = 0;                  // nets built for an input shape so far, over all contexts
+  int built_nets = 0;             // of those, the ones held now (max_input_shapes per context)
+  int64_t arena_bytes = 0;        // activation arenas held, over all contexts
   int64_t lower_bound_bytes = 0;  // over all contexts: each context's largest plan's lower bound
   int64_t scratch_bytes = 0;      // ops' temporary buffers (runtime/scratch.h), over all contexts
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "runtime/memory_planning.h"
 #include "runtime/models/blocked_layouts.h"
@@ -91,24 +92,68 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
     UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *prepared.ws));
   }
   prepared.net = prepared.ws->CreateNet(def);
-  if (spec_->plan_memory) {
-    MemoryPlanOptions options;
-    options.share_arenas_of = arena_owner_;
-    prepared.memory = PlanNetMemory(*prepared.net, prepared.ws.get(), options);
-    if (arena_owner_ == nullptr) arena_owner_ = prepared.memory.get();
-  }
-  if (prepared.memory) {
-    arena_bytes_ += prepared.memory->allocated_bytes();
-    lower_bound_bytes_ =
-        std::max(lower_bound_bytes_.load(), prepared.memory->plan().lower_bound_bytes());
-  }
+  if (spec_->plan_memory) Plan(&prepared);
   ++plans_;
-  return prepared_.emplace(key, std::move(prepared)).first->second;
+  MakeRoomForOneMore();
+  Prepared& held = prepared_.emplace(key, std::move(prepared)).first->second;
+  built_nets_ = static_cast<int>(prepared_.size());
+  return held;
+}
+
+void PredictorContext::MakeRoomForOneMore() {
+  if (static_cast<int>(prepared_.size()) < spec_->max_input_shapes) return;
+  auto oldest = prepared_.end();
+  for (auto it = prepared_.begin(); it != prepared_.end(); ++it) {
+    if (it->second.memory != nullptr && it->second.memory.get() == arena_owner_) continue;
+    if (oldest == prepared_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
+  }
+  if (oldest != prepared_.end()) prepared_.erase(oldest);
+}
+
+void PredictorContext::Plan(Prepared* prepared) {
+  auto arena_sizes = [](const NetMemory* memory) {
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; memory != nullptr && i < memory->plan().arenas.size(); ++i) {
+      sizes.push_back(memory->arena_bytes(static_cast<int>(i)));
+    }
+    return sizes;
+  };
+  const std::vector<int64_t> before = arena_sizes(arena_owner_);
+  MemoryPlanOptions options;
+  options.share_arenas_of = arena_owner_;
+  prepared->memory = PlanNetMemory(*prepared->net, prepared->ws.get(), options);
+  if (arena_owner_ == nullptr) {
+    arena_owner_ = prepared->memory.get();
+  } else if (arena_sizes(arena_owner_) != before) {
+    // The first plan's arenas grew: the plans made into the old ones still view them (and keep
+    // them alive). Plan them again into the grown ones, where they fit, so the old memory goes.
+    for (auto& [signature, other] : prepared_) {
+      if (other.memory == nullptr || other.memory.get() == arena_owner_) continue;
+      other.memory = PlanNetMemory(*other.net, other.ws.get(), options);
+    }
+  }
+  lower_bound_bytes_ =
+      std::max(lower_bound_bytes_.load(), prepared->memory->plan().lower_bound_bytes());
+  // The bytes held: each arena once, however many plans view it.
+  std::map<const void*, int64_t> arenas;
+  auto count = [&arenas](const NetMemory& memory) {
+    for (size_t i = 0; i < memory.plan().arenas.size(); ++i) {
+      arenas[memory.arena(static_cast<int>(i)).get()] = memory.arena_bytes(static_cast<int>(i));
+    }
+  };
+  count(*prepared->memory);
+  for (const auto& [signature, other] : prepared_) {
+    if (other.memory != nullptr) count(*other.memory);
+  }
+  int64_t bytes = 0;
+  for (const auto& [base, size] : arenas) bytes += size;
+  arena_bytes_ = bytes;
 }
 
 void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
                            std::map<std::string, OutputTensor>* outputs) {
   Prepared& prepared = FindOrPrepare(inputs);
+  prepared.last_used = ++runs_;
   Feed(inputs, prepared);
   const Status status = prepared.net->Run();
   if (!status.ok()) throw Error(status);

@@ -1,6 +1,8 @@
 #include "runtime/session.h"
 
 #include <cstring>
+#include <pthread.h>
+
 #include <shared_mutex>
 
 #include "runtime/device_context.h"
@@ -11,12 +13,41 @@
 
 namespace braid {
 
+namespace {
+
+// A reader-writer lock under which a waiting writer goes before readers that come after it
+// (glibc's default lets a stream of readers keep a writer out for ever). Meets SharedMutex.
+class WriterFirstMutex {
+ public:
+  WriterFirstMutex() {
+    pthread_rwlockattr_t attributes;
+    pthread_rwlockattr_init(&attributes);
+    pthread_rwlockattr_setkind_np(&attributes, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&lock_, &attributes);
+    pthread_rwlockattr_destroy(&attributes);
+  }
+  ~WriterFirstMutex() { pthread_rwlock_destroy(&lock_); }
+  WriterFirstMutex(const WriterFirstMutex&) = delete;
+  WriterFirstMutex& operator=(const WriterFirstMutex&) = delete;
+
+  void lock() { pthread_rwlock_wrlock(&lock_); }
+  void unlock() { pthread_rwlock_unlock(&lock_); }
+  void lock_shared() { pthread_rwlock_rdlock(&lock_); }
+  void unlock_shared() { pthread_rwlock_unlock(&lock_); }
+
+ private:
+  pthread_rwlock_t lock_;
+};
+
+}  // namespace
+
 // A loaded net. `use` is held shared by a RunNet and exclusively by PlanMemory and by the LoadNet
-// that replaces it, so neither changes a net that is running. A RunNet that finds the net retired
-// (replaced while it waited) looks its name up again.
+// that replaces it, so neither changes a net that is running, and a RunNet that comes after them
+// waits for them. A RunNet that finds the net retired (replaced while it waited) looks its name up
+// again.
 struct Session::LoadedNet {
   std::unique_ptr<Net> net;
-  std::shared_mutex use;
+  WriterFirstMutex use;
   std::unique_ptr<NetMemory> plan;  // guarded by use (exclusive)
   bool retired = false;             // guarded by use (written exclusive)
 };
@@ -63,10 +94,12 @@ Status Session::LoadNet(const std::string& net_path, std::string* net_name) {
   NetDef def;
   Status loaded = LoadOnDevice(net_path, &def);
   if (!loaded.ok()) return loaded;
-  // Replacing a net waits for its Run; the old net is destroyed once no RunNet holds it.
+  // One LoadNet at a time (two of one name would both replace the same old net); replacing a net
+  // waits for its Run, and the old net is destroyed once no RunNet holds it.
+  std::lock_guard<std::mutex> one_load(load_mu_);
   const std::shared_ptr<LoadedNet> old = FindNet(def.name());
-  std::unique_lock<std::shared_mutex> old_quiet;
-  if (old != nullptr) old_quiet = std::unique_lock<std::shared_mutex>(old->use);
+  std::unique_lock<WriterFirstMutex> old_quiet;
+  if (old != nullptr) old_quiet = std::unique_lock<WriterFirstMutex>(old->use);
   auto fresh = std::make_shared<LoadedNet>();
   Status built = StatusFromCall([&] { fresh->net = BuildNet(def, workspace_.get()); });
   if (!built.ok()) return built;
@@ -85,7 +118,7 @@ Status Session::RunNet(const std::string& net_name, int iterations) {
     if (entry == nullptr) {
       return Status::NotFound("no net named '" + net_name + "' in this session");
     }
-    std::shared_lock<std::shared_mutex> in_use(entry->use);
+    std::shared_lock<WriterFirstMutex> in_use(entry->use);
     if (entry->retired) continue;  // replaced while this call waited: run the new one
     for (int i = 0; i < iterations; ++i) {
       Status s = entry->net->Run();
@@ -102,7 +135,7 @@ Status Session::PlanMemory(const std::string& net_name, int64_t* planned_bytes,
     if (entry == nullptr) {
       return Status::NotFound("no net named '" + net_name + "' in this session");
     }
-    std::unique_lock<std::shared_mutex> quiet(entry->use);  // no Run of the net meanwhile
+    std::unique_lock<WriterFirstMutex> quiet(entry->use);  // no Run of the net meanwhile
     if (entry->retired) continue;
     return StatusFromCall([&] {
       // The old plan's arenas live on while its views do; the new plan rebinds them.
@@ -124,8 +157,13 @@ Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
                                           std::to_string(values.size())));
     }
     std::memcpy(host.mutable_data<float>(), values.data(), values.size() * sizeof(float));
+    std::string device;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      device = device_;
+    }
     Tensor* t = workspace_->CreateBlob(name);
-    if (!t->has_storage() && !device_.empty()) *t = Tensor(ParseDevice(device_));
+    if (!t->has_storage() && !device.empty()) *t = Tensor(ParseDevice(device));
     t->CopyFrom(host);
   });
 }

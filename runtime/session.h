@@ -84,6 +84,7 @@ class Session {
   std::shared_ptr<LoadedNet> FindNet(const std::string& name) const;
 
   const std::unique_ptr<Workspace> workspace_;  // blobs; its own mutex guards their lookup
+  std::mutex load_mu_;  // held by LoadNet throughout; lock order: load_mu_, a net's use, mu_
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<LoadedNet>> nets_;  // guarded by mu_
   std::string device_;                                       // guarded by mu_; "" : the host

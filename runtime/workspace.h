@@ -49,7 +49,7 @@ class Workspace {
   std::vector<std::string> LocalBlobNames() const;
 
   // Builds a net (replacing one of the same name, which is destroyed: no Run of it may be under
-  // way, and pointers to it dangle; Session waits for them). Throws braid::Error naming the net,
+  // way, and pointers to it dangle). Throws braid::Error naming the net,
   // the op and the blob when the NetDef is invalid.
   Net* CreateNet(const NetDef& def);
   Net* GetNet(const std::string& name) const;

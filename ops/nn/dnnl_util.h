@@ -44,10 +44,11 @@
 //    schemas say AllocatesLazily, so the dag executor runs a net's first iteration on one thread.
 //
 // Threading: the system oneDNN is built with OpenMP; a primitive fixes its thread count (the
-// creating thread's omp_get_max_threads) when it is made. The cache key leaves the count out on
-// purpose: results depend on it (reductions split by thread), and sharing one primitive keeps nets
-// on the simple and dag executors bit for bit alike; a net whose budget differs from the creator's
-// runs with the creator's team. Several ops may run at once (the dag executor, streams of sim
+// creating thread's omp_get_max_threads) when it is made, and its results depend on it (reductions
+// split by thread). So PrimitiveCache keys hold the count: an op runs with its own budget's team and
+// computes the same bits whatever ran before in the process (a key without it handed a 1-thread
+// net the 2-thread primitive an earlier net had made). Nets on two executors, or two worker counts,
+// agree bit for bit where their ops' budgets agree. Several ops may run at once (the dag executor, streams of sim
 // devices); each op's budget follows the ops that may run beside it (runtime/intra_op_threads.h),
 // a fixed function of the net, so their teams do not oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a
 // loaded 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
@@ -71,6 +72,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/intra_op_threads.h"
 #include "runtime/op_schema.h"
 #include "runtime/scratch.h"
 #include "runtime/tensor.h"
@@ -296,7 +298,8 @@ class PrimitiveCache {
   static constexpr size_t kCapacity = 1024;
   static PrimitiveCache& Global();
 
-  // The plan for `key`, built with `make` on a miss (outside the lock: building JITs code).
+  // The plan for `key` and the calling thread's OpenMP team (IntraOpThreads), built with `make` on
+  // a miss (outside the lock: building JITs code).
   template <typename Plan>
   std::shared_ptr<const Plan> GetOrCreate(const std::string& key,
                                           const std::function<Plan()>& make);
@@ -329,7 +332,8 @@ DnnlPrimitive DnnlPrimitive::Of(const typename Primitive::primitive_desc& pd) {
 template <typename Plan>
 std::shared_ptr<const Plan> PrimitiveCache::GetOrCreate(const std::string& key,
                                                         const std::function<Plan()>& make) {
-  const std::string typed_key = key + "|" + typeid(Plan).name();
+  const std::string typed_key =
+      key + "|" + typeid(Plan).name() + "|threads " + std::to_string(IntraOpThreads());
   if (std::shared_ptr<const void> found = Find(typed_key)) {
     return std::static_pointer_cast<const Plan>(found);
   }

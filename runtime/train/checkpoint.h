@@ -7,8 +7,9 @@
 // ".pb" paths are binary, others text. LoadCheckpoint copies every tensor into the existing blob of
 // the same name and refuses, naming the file and the blob, a checkpoint of another model, a
 // missing or extra blob, dims that do not match the values, or a type or shape that differs from
-// the workspace's. It is all or nothing: every tensor is read and checked (into host memory, one
-// model's size) before any blob changes. A tensor of more than 2^31-1 elements cannot be saved.
+// the workspace's. A bad file changes nothing: every tensor is read and checked (into host memory,
+// one model's size) before any blob changes; only a device failure while copying them in (out of
+// memory) can leave some blobs loaded. A tensor of more than 2^31-1 elements cannot be saved.
 //
 //   SaveCheckpoint(ws, nets.CheckpointBlobs(), "resnet20", "/tmp/run.pb");
 //   LoadCheckpoint("/tmp/run.pb", nets.CheckpointBlobs(), "resnet20", &ws);   // after the init net

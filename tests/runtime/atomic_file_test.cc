@@ -63,6 +63,17 @@ TEST(AtomicFileTest, AFolderThatDoesNotExistIsAnIoErrorNamingThePath) {
   EXPECT_NE(s.message().find("No such file"), std::string::npos) << s.ToString();
 }
 
+// A rename that fails (the path is a folder) leaves the path as it was and no temporary behind.
+TEST(AtomicFileTest, AFailedRenameRemovesTheTemporary) {
+  const std::string dir = FreshFolder("rename");
+  std::filesystem::create_directories(dir + "/taken/inside");
+  const Status s = WriteFileAtomically(dir + "/taken", "x");
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_NE(s.message().find("rename"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/taken/inside"));
+  EXPECT_EQ(FilesIn(dir), std::vector<std::string>{"taken"});
+}
+
 // Writers of one path in many threads: every write succeeds, the file is always one writer's whole
 // content, and no temporary is left (with one fixed temporary name, writers renamed each other's
 // half-written files or failed to rename).

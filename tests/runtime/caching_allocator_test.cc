@@ -115,7 +115,7 @@ TEST(CachingAllocatorTest, AFreeOfAForeignPointerOrWithAnotherSizeIsCountedAndAb
   a.Free(p, 5 * kMiB);  // another size: freed with its own
   EXPECT_EQ(a.stats().invalid_frees, 2);
   EXPECT_EQ(a.stats().bytes_in_use, 0);
-  a.Free(p, 3 * kMiB);  // twice: left alone
+  a.Free(p, 3 * kMiB);  // twice, before the block is given out again: left alone
   EXPECT_EQ(a.stats().invalid_frees, 3);
   const int64_t raw = a.stats().raw_allocations;
   void* again = a.Allocate(3 * kMiB);  // the allocator goes on: the cached block serves

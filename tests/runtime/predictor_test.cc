@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/allocator.h"
 #include "runtime/intra_op_threads.h"
 #include "runtime/model_folder.h"
 #include "runtime/tensor.h"
@@ -157,6 +158,56 @@ TEST(PredictorTest, EachBatchSizeIsPlannedOnceIntoTheContextsArena) {
   EXPECT_EQ(predictor->memory().contexts, 1);
 }
 
+// Bytes the process's cpu allocator holds now.
+int64_t CpuBytesInUse() { return CpuAllocator()->stats().bytes_in_use; }
+
+// Batches 16, 32 and 64 in one context: each plan grew the first's arena, and the 32 plan, made
+// before the last growth, used to keep the old arena alive beside the new one (and the report
+// left it out). Now the context holds what a context that saw only 64 holds, and says so.
+TEST(PredictorTest, APlanThatGrowsTheArenaLeavesNoOldArenaBehind) {
+  auto resident = [](const std::vector<int>& batches, PredictorMemory* memory) {
+    const int64_t before = CpuBytesInUse();
+    const auto predictor = Make({});
+    const int64_t parameters = CpuBytesInUse() - before;
+    for (int batch : batches) Probabilities(*predictor, Image(batch, 1), batch);
+    *memory = predictor->memory();
+    return CpuBytesInUse() - before - parameters;  // scratch areas come from elsewhere
+  };
+  PredictorMemory grown, direct;
+  const int64_t grown_bytes = resident({16, 32, 64}, &grown);
+  const int64_t direct_bytes = resident({64}, &direct);
+  EXPECT_EQ(grown.plans, 3);
+  EXPECT_EQ(grown.arena_bytes, direct.arena_bytes);
+  EXPECT_GT(direct.arena_bytes, 0);
+  // The 16 and 32 nets' own blobs (their outputs) are small beside the 64 arena.
+  EXPECT_LT(grown_bytes, direct_bytes + direct.arena_bytes / 4)
+      << "grown " << grown_bytes << " direct " << direct_bytes << " arena " << direct.arena_bytes;
+}
+
+// A context keeps at most max_input_shapes nets: the least recently used (never the first) goes,
+// and is built again when its shape comes back.
+TEST(PredictorTest, AContextKeepsAtMostMaxInputShapesNets) {
+  PredictorOptions options;
+  options.max_input_shapes = 2;
+  const auto predictor = Make(options);
+  const std::vector<float> two = Probabilities(*predictor, Image(2, 4), 2);
+  Probabilities(*predictor, Image(1, 4), 1);
+  Probabilities(*predictor, Image(3, 4), 3);  // 1 goes (2 is the first)
+  EXPECT_EQ(predictor->memory().built_nets, 2);
+  Probabilities(*predictor, Image(3, 4), 3);
+  Probabilities(*predictor, Image(2, 4), 2);
+  EXPECT_EQ(predictor->memory().plans, 3);
+  Probabilities(*predictor, Image(1, 4), 1);  // built again; 3 goes
+  EXPECT_EQ(predictor->memory().plans, 4);
+  EXPECT_EQ(predictor->memory().built_nets, 2);
+  EXPECT_EQ(Probabilities(*predictor, Image(2, 4), 2), two);
+  options.max_input_shapes = 1;
+  std::unique_ptr<Predictor> refused;
+  const Status s = Predictor::FromNetDefs(InitNet(), PredictNet(), options, &refused);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("max_input_shapes"), std::string::npos) << s.ToString();
+}
+
 // A net whose channels are multiples of 16: the predictor packs its Conv filters
 // (runtime/pack_parameters.h) and keeps the activations between the Convs blocked, and answers
 // what the same nets run plainly in a workspace answer (within the rounding of another Conv
@@ -239,6 +290,9 @@ TEST(PredictorTest, InputsOfEveryDtypeAndOutputsOfTheirs) {
   EXPECT_EQ(outputs["ids_out"].data<int64_t>()[0], int64_t{1} << 40);
   EXPECT_EQ(outputs["counts_out"].shape, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(outputs["counts_out"].data<int32_t>()[0], 5);
+  // Read as another dtype: null, where it used to abort the process.
+  EXPECT_EQ(outputs["f"].data<int64_t>(), nullptr);
+  EXPECT_EQ(outputs["ids_out"].data<float>(), nullptr);
 }
 
 void ExpectRunRefused(const Predictor& predictor, const std::map<std::string, InputView>& inputs,

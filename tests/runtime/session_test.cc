@@ -60,7 +60,7 @@ TEST(SessionTest, APlannedNetFedALargerInputSaysToPlanAgainAndRunsOnceReplanned)
   EXPECT_EQ(Fetched(session, "y"), std::vector<float>(1000, 4.f));
 }
 
-// Runs overlap LoadNet replacing the net, PlanMemory re-binding its blobs and SetDevice (before,
+// Runs overlap LoadNets replacing the net, PlanMemory re-binding its blobs, SetDevice and Feed (before,
 // LoadNet destroyed a running net and PlanMemory re-bound tensors a Run was using). Run it under
 // TSan and ASan: a race or a use after free is the failure.
 TEST(SessionTest, RunLoadPlanAndSetDeviceFromManyThreadsAtOnce) {
@@ -91,18 +91,21 @@ TEST(SessionTest, RunLoadPlanAndSetDeviceFromManyThreadsAtOnce) {
       }
     });
   }
-  threads.emplace_back([&] {
-    for (int i = 0; i < 100 && !failed; ++i) {
-      std::string loaded;
-      expect_ok(session.LoadNet(path, &loaded), "LoadNet");
-    }
-  });
+  for (int t = 0; t < 2; ++t) {  // two at once: each replaces the net the other may have loaded
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100 && !failed; ++i) {
+        std::string loaded;
+        expect_ok(session.LoadNet(path, &loaded), "LoadNet");
+      }
+    });
+  }
   threads.emplace_back([&] {
     for (int i = 0; i < 100 && !failed; ++i) expect_ok(session.PlanMemory(name), "PlanMemory");
   });
   threads.emplace_back([&] {
     for (int i = 0; i < 100 && !failed; ++i) {
-      expect_ok(session.SetDevice("cpu:0"), "SetDevice");  // LoadNet reads the device
+      expect_ok(session.SetDevice("cpu:0"), "SetDevice");  // LoadNet and Feed read the device
+      expect_ok(session.Feed("unused", {2}, {1, 2}), "Feed");  // a blob no net uses
       EXPECT_FALSE(session.BlobNames().empty());
     }
   });

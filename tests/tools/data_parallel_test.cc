@@ -234,6 +234,9 @@ TEST(DataParallelTest, AnyWorkerCountRunsTheCollectivesToTheSameBits) {
     Argument* arg = def.add_arg();
     arg->set_name("num_workers");
     arg->set_i(workers);
+    arg = def.add_arg();
+    arg->set_name("intra_op_threads");  // every count's ops on one team size: the same primitives
+    arg->set_i(1);
     Net* net = ws.CreateNet(def);
     // Allreduce is a collective: the first run goes one op at a time (runtime/dag_net.h).
     if (type == "dag") EXPECT_TRUE(static_cast<DagNet*>(net)->first_iter_only_one_worker());
@@ -270,6 +273,7 @@ TEST(DataParallelTest, NothingIsAllocatedAfterTheFirstIteration) {
 
 TEST(DataParallelTest, DagAndSimpleExecutorsTrainTwoDevicesBitForBitAlike) {
   TrainingLoopOptions options = TwoDeviceRun();
+  options.intra_op_threads = 1;  // the dag's replicas would get a thread each, simple's ops two
   TrainingLoop dag(options);
   options.executor = "simple";
   TrainingLoop simple(options);

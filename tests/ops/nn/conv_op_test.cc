@@ -406,7 +406,9 @@ TEST(ConvOpTest, ChunksShrinkUntilThePrimitivesScratchpadFits) {
   }
 }
 
-// Eight Convs of one shape (sharing cached primitives) and their gradients, on 1 and 2 workers.
+// Eight Convs of one shape (sharing cached primitives) and their gradients, on 1 and 2 workers,
+// every op with a one-thread team (with their budgets, one worker's ops would get two threads, two
+// workers' ops one: other teams, other bits).
 TEST(ConvOpTest, DagRunsOnOneAndTwoWorkersAgreeBitForBit) {
   ConvCase k;
   k.n = 4, k.c = 8, k.m = 8, k.h = k.w = 14, k.pad_t = k.pad_l = k.pad_b = k.pad_r = 1;
@@ -430,6 +432,9 @@ TEST(ConvOpTest, DagRunsOnOneAndTwoWorkersAgreeBitForBit) {
     Argument* arg = net.add_arg();
     arg->set_name("num_workers");
     arg->set_i(workers);
+    arg = net.add_arg();
+    arg->set_name("intra_op_threads");
+    arg->set_i(1);
     Net* n = ws.CreateNet(net);
     for (int run = 0; run < 3; ++run) ASSERT_TRUE(n->Run().ok());
     for (int i = 0; i < 8; ++i) {
@@ -439,6 +444,38 @@ TEST(ConvOpTest, DagRunsOnOneAndTwoWorkersAgreeBitForBit) {
     }
   }
   EXPECT_EQ(results[0], results[1]);
+}
+
+// A net's bits depend on its ops' teams only, never on what ran before in the process: the
+// primitive cache keys hold the team, so a one-thread net after a two-thread one does not borrow
+// the two-thread primitives (it did, and computed the two-thread net's bits).
+TEST(ConvOpTest, BitsDoNotDependOnWhatRanBeforeInTheProcess) {
+  ConvCase k;
+  k.n = 8, k.c = 16, k.m = 16, k.h = k.w = 14, k.pad_t = k.pad_l = k.pad_b = k.pad_r = 1;
+  auto train_step = [&](int threads) {
+    Workspace ws;
+    FeedConvInputs(k, 5, &ws);
+    NetDef net = NetOf({k.Op(), R"(type: "ConvGradient" input: "X" input: "W" input: "Y" )"
+                                R"(output: "dW" output: "db" output: "dX")" + k.Args()});
+    Argument* arg = net.add_arg();
+    arg->set_name("intra_op_threads");
+    arg->set_i(threads);
+    EXPECT_TRUE(ws.CreateNet(net)->Run().ok());
+    std::vector<float> bits = Fetch<float>(ws, "Y");
+    for (const char* blob : {"dW", "db", "dX"}) {
+      const std::vector<float> more = Fetch<float>(ws, blob);
+      bits.insert(bits.end(), more.begin(), more.end());
+    }
+    return bits;
+  };
+  PrimitiveCache::Global().Clear();
+  const std::vector<float> alone = train_step(1);
+  PrimitiveCache::Global().Clear();
+  train_step(2);
+  const size_t two_thread_plans = PrimitiveCache::Global().size();
+  const std::vector<float> after_two = train_step(1);
+  EXPECT_GT(PrimitiveCache::Global().size(), two_thread_plans) << "the 1-thread net made its own";
+  EXPECT_TRUE(after_two == alone);
 }
 
 // ---- ConvGradient ----
