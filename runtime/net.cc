@@ -15,6 +15,7 @@
 #include "runtime/net_validation.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
+#include "runtime/process_collective_order.h"
 #include "runtime/simple_net.h"
 #include "runtime/workspace.h"
 
@@ -235,7 +236,10 @@ std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws) {
   ValidateNet(net, *ws);
   const std::string& type = net.type();
   if (type.empty() || type == "simple") return std::make_unique<SimpleNet>(net, ws);
-  if (type == "dag") return std::make_unique<DagNet>(net, ws);
+  if (type == "dag") {
+    OrderProcessCollectives(&net, NumWorkers(net));
+    return std::make_unique<DagNet>(net, ws);
+  }
   throw Error(Status::InvalidArgument("net '" + net.name() + "': unknown executor type '" + type +
                                       "' (braid has 'simple' and 'dag')"));
 }

@@ -140,6 +140,11 @@ OpSchema& OpSchema::Collective() {
   return *this;
 }
 
+OpSchema& OpSchema::WaitsForOtherProcesses() {
+  waits_for_other_processes_ = true;
+  return Collective();
+}
+
 OpSchema& OpSchema::AllocatesLazily() {
   allocates_lazily_ = true;
   return *this;

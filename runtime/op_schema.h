@@ -109,6 +109,10 @@ class OpSchema {
   OpSchema& HostOnly();
   // The op communicates with other devices or processes (all-reduce, broadcast...).
   OpSchema& Collective();
+  // A Collective whose peers are other processes (Gloo): a `dag` net orders these ops so that no
+  // rank's workers can all wait in collectives its peers have not started
+  // (runtime/process_collective_order.h).
+  OpSchema& WaitsForOtherProcesses();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();
   // Arguments (runtime/arg_spec.h), checked when a net is built (VerifyArgs): an argument of
@@ -145,6 +149,7 @@ class OpSchema {
   bool host_only() const { return host_only_; }
   bool has_shape_inference() const { return static_cast<bool>(shape_fn_); }
   bool is_collective() const { return collective_; }
+  bool waits_for_other_processes() const { return waits_for_other_processes_; }
   bool allocates_lazily() const { return allocates_lazily_; }
   const std::string& doc() const { return doc_; }
   bool args_declared() const { return args_declared_; }
@@ -175,6 +180,7 @@ class OpSchema {
   BlobPlace output_place_ = BlobPlace::kOpDevice;
   bool host_only_ = false;
   bool collective_ = false;
+  bool waits_for_other_processes_ = false;
   bool allocates_lazily_ = false;
   bool args_declared_ = false;
   bool any_args_ = false;

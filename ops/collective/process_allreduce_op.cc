@@ -112,13 +112,21 @@ void ProcessAllreduceOp::Run() {
     throw Error(Status::FailedPrecondition(
         Label(def()) + " needs a process group: none is set (braid::SetProcessGroup)"));
   }
+  if (average_ && counted_in_ != group) {
+    // The job's replicas, counted once per group: ranks may hold different numbers of devices, and
+    // the mean is over all of them (dividing by this rank's count x the world size was not).
+    float replicas = static_cast<float>(replicas_);
+    Status counted = group->AllreduceSum(&replicas, 1, tag_, algorithm_);
+    if (!counted.ok()) throw Error(Status(counted.code(), Label(def()) + ": " + counted.message()));
+    job_replicas_ = replicas;
+    counted_in_ = group;
+  }
   SumLocally();
   float* data = Pack();
   Status s = group->AllreduceSum(data, tensors_ == 1 ? Input(0).numel() : packed_.size(), tag_,
                                  algorithm_);
   if (!s.ok()) throw Error(Status(s.code(), Label(def()) + ": " + s.message()));
-  const float contributions = static_cast<float>(replicas_ * group->size());
-  Unpack(data, average_ ? 1.f / contributions : 1.f);
+  Unpack(data, average_ ? 1.f / job_replicas_ : 1.f);
 }
 
 BRAID_OPERATOR_SCHEMA(ProcessAllreduce)
@@ -132,7 +140,7 @@ BRAID_OPERATOR_SCHEMA(ProcessAllreduce)
     .TensorInference([](const OperatorDef&, const std::vector<ShapeInfo>& in) { return in; })
     .InputsOn(BlobPlace::kHost)
     .OutputsOn(BlobPlace::kHost)
-    .Collective()
+    .WaitsForOtherProcesses()
     .SetDoc(
         "Tensors (arg `tensors` per local replica, replica-major) all-reduced across the "
         "processes of the job with Gloo in one collective: each becomes the sum over replicas and "

@@ -9,8 +9,9 @@
 // Run: for each tensor, the local replicas are summed in pairwise order (ops/collective/
 // pairwise_sum.h, as Allreduce adds its inputs) into replica 0's; the B sums,
 // packed into one buffer, are all-reduced across the processes of CurrentProcessGroup() in one
-// Gloo collective; every replica's tensors get the result, divided by (local replicas x world
-// size) with `average`.
+// Gloo collective; every replica's tensors get the result, divided with `average` by the job's
+// replicas (the sum of every rank's local replicas: ranks may hold different numbers of devices),
+// which the op's first averaging Run in a process group counts with one more collective.
 //
 // Arguments:
 //   tensors (int, >= 1, default 1): B, the tensors per replica.
@@ -60,6 +61,8 @@ class ProcessAllreduceOp final : public OperatorBase {
   AllreduceAlgorithm algorithm_ = AllreduceAlgorithm::kRing;
   bool average_ = false;
   std::vector<float> packed_;  // B > 1: replica 0's tensors end to end; sized on the first run
+  const ProcessGroup* counted_in_ = nullptr;  // average: the group job_replicas_ was counted in
+  float job_replicas_ = 0;                    // the replicas of every rank, summed
 };
 
 }  // namespace braid

@@ -149,6 +149,63 @@ TEST(ProcessAllreduceChild, DISABLED_Rank) {
   SetProcessGroup(nullptr);
 }
 
+// Rank r holds r + 1 replicas; the job's replica j holds j + 1 in every element. The mean is over
+// all of the job's replicas on every rank (it used to divide by this rank's replicas x the world
+// size, so ranks with other device counts got other results).
+TEST(ProcessAllreduceChild, DISABLED_UnevenRank) {
+  ProcessGroupOptions options;
+  options.rank = std::stoi(ChildEnv("BRAID_GLOO_RANK"));
+  options.world_size = std::stoi(ChildEnv("BRAID_GLOO_WORLD"));
+  options.rendezvous = ChildEnv("BRAID_GLOO_URL");
+  options.timeout = std::chrono::seconds(15);
+  std::unique_ptr<ProcessGroup> group;
+  Status s = ProcessGroup::Connect(options, &group);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  SetProcessGroup(std::move(group));
+  const int local = options.rank + 1;
+  int first = 0, job = 0;
+  for (int r = 0; r < options.world_size; ++r) {
+    if (r < options.rank) first += r + 1;
+    job += r + 1;
+  }
+  Workspace ws;
+  std::string op = R"(type: "ProcessAllreduce" arg { name: "average" i: 1 } arg { name: "tag" i: 5 })";
+  for (int d = 0; d < local; ++d) {
+    const std::string blob = "g" + std::to_string(d);
+    op += " input: \"" + blob + "\" output: \"" + blob + "\"";
+  }
+  const float mean = (job + 1) / 2.f;  // of 1 .. job
+  for (int step = 0; step < 3; ++step) {
+    for (int d = 0; d < local; ++d) {
+      Feed<float>(&ws, "g" + std::to_string(d), {4}, std::vector<float>(4, float(first + d + 1)));
+    }
+    ASSERT_TRUE(RunOp(&ws, op));
+    for (int d = 0; d < local; ++d) {
+      EXPECT_EQ(Fetch<float>(ws, "g" + std::to_string(d)), std::vector<float>(4, mean))
+          << "rank " << options.rank << " replica " << d << " step " << step;
+    }
+  }
+  SetProcessGroup(nullptr);
+}
+
+TEST(ProcessAllreduceTest, RanksWithDifferentReplicaCountsAverageOverTheJobsReplicas) {
+  const std::string dir = MakeTempDir("gloo_uneven");
+  ChildProcesses children;
+  std::vector<pid_t> pids;
+  constexpr int kWorld = 3;
+  for (int r = 0; r < kWorld; ++r) {
+    pids.push_back(children.Spawn("ProcessAllreduceChild.DISABLED_UnevenRank",
+                                  {{"BRAID_GLOO_RANK", std::to_string(r)},
+                                   {"BRAID_GLOO_WORLD", std::to_string(kWorld)},
+                                   {"BRAID_GLOO_URL", "file://" + dir},
+                                   {"OMP_NUM_THREADS", "1"}}));
+  }
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(children.Wait(pids[r], std::chrono::seconds(25)), 0) << "rank " << r;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Hundreds of iterations, fewer for more ranks sharing the test machine's few cores (each
 // iteration is 16 collectives, issued one by one with 1 worker; the test must end in well under
 // 25 s on a loaded 2-core machine: 4 ranks x 1 worker x 100 iterations of 32 took 19 s there).
