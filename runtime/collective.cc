@@ -41,6 +41,7 @@ std::string Placement(const std::vector<Device>& ranks, const std::vector<Device
 
 Status ChooseCollectiveEngine(const std::vector<Device>& ranks,
                               const std::vector<Device>& physical, CollectiveEngine* engine) {
+  // Invariant: callers map every rank to its physical device.
   CHECK_EQ(ranks.size(), physical.size());
   for (const Device& d : ranks) {
     if (d.type != ranks.front().type) {

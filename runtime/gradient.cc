@@ -16,6 +16,7 @@ std::map<std::string, GradientMaker>& Makers() {
 
 bool RegisterGradient(const std::string& type, GradientMaker maker) {
   bool inserted = Makers().emplace(type, std::move(maker)).second;
+  // Invariant: each op type registers one gradient, at static initialisation.
   CHECK(inserted) << "gradient of '" << type << "' registered twice";
   return true;
 }

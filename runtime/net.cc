@@ -202,6 +202,7 @@ int Net::PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of
 }
 
 ScratchArea& Net::scratch_area(int i) {
+  // Invariant: worker indices come from the net's own executor, below its worker count.
   CHECK(i >= 0 && i < scratch_.size()) << "worker " << i << " of net '" << name() << "' beyond its "
                                         << scratch_.size() << " scratch areas";
   return scratch_.slot(i);

@@ -30,6 +30,7 @@ DeviceType KernelDevice(const std::string& type, DeviceType device) {
 bool RegisterOperator(const std::string& type, DeviceType device, const std::string& engine,
                       OperatorCreator creator) {
   bool inserted = Kernels().emplace(Key{type, device, engine}, std::move(creator)).second;
+  // Invariant: each (type, device, engine) registers one kernel, at static initialisation.
   CHECK(inserted) << "kernel " << type << " (" << DeviceTypeName(device) << ", engine '" << engine
                   << "') registered twice";
   return true;

@@ -158,6 +158,7 @@ OpSchema& OpSchema::Args(const std::vector<ArgSpec>& specs) {
   for (const ArgSpec& spec : specs) {
     const bool repeated = std::any_of(args_.begin(), args_.end(),
                                       [&](const ArgSpec& a) { return a.name == spec.name; });
+    // Invariant: a schema declares each argument once, at static initialisation.
     CHECK(!repeated) << "op schema '" << type_ << "' declares argument '" << spec.name << "' twice";
     args_.push_back(spec);
   }
@@ -303,6 +304,7 @@ std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n) {
 
 OpSchema& RegisterSchema(const std::string& type) {
   auto& slot = Schemas()[type];
+  // Invariant: each op type registers one schema, at static initialisation.
   CHECK(!slot) << "op schema '" << type << "' registered twice";
   slot = std::make_unique<OpSchema>(type);
   return *slot;

@@ -27,7 +27,10 @@ OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
   }
   for (const std::string& name : def_.input()) {
     const Tensor* t = ws->GetBlob(name);
-    CHECK(t != nullptr) << "input blob '" << name << "' must exist before its op is created";
+    if (t == nullptr) {
+      throw Error(Status::InvalidArgument(def_.type() + " op '" + def_.name() + "': input blob '" +
+                                          name + "' must exist before its op is created"));
+    }
     inputs_.push_back(t);
   }
   Device home;

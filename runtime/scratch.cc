@@ -1,8 +1,8 @@
 #include "runtime/scratch.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
+
+#include "runtime/status.h"
 
 namespace braid {
 namespace {
@@ -17,7 +17,11 @@ void* ScratchArea::Reserve(size_t bytes) {
     const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
     data_.reset();  // the old contents are not kept: free before allocating
     data_.reset(std::aligned_alloc(kAlign, rounded));
-    CHECK(data_ != nullptr) << "out of memory reserving " << rounded << " scratch bytes";
+    if (data_ == nullptr) {
+      capacity_ = 0;
+      throw Error(Status::ResourceExhausted("out of host memory reserving " +
+                                            std::to_string(rounded) + " scratch bytes"));
+    }
     capacity_ = rounded;
   }
   return data_.get();

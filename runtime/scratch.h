@@ -32,7 +32,8 @@ namespace braid {
 // A grow-only, 64-byte aligned host buffer.
 class ScratchArea {
  public:
-  // At least `bytes` bytes; the contents are not kept when it grows.
+  // At least `bytes` bytes; the contents are not kept when it grows. Throws braid::Error
+  // (ResourceExhausted, the area then empty) when the host has no memory for them.
   void* Reserve(size_t bytes);
   size_t capacity() const { return capacity_; }
 

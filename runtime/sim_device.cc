@@ -172,14 +172,30 @@ SimDeviceOptions GetSimDeviceOptions() {
 }
 
 void SetSimDeviceOptions(const SimDeviceOptions& options) {
-  CHECK_GT(options.capacity_bytes, 0);
-  CHECK_GT(options.watchdog.count(), 0);
+  auto refuse = [](const std::string& what) {
+    throw Error(Status::InvalidArgument("sim device options: " + what));
+  };
+  if (options.capacity_bytes <= 0) {
+    refuse("the capacity must be positive, got " + std::to_string(options.capacity_bytes));
+  }
+  if (options.watchdog.count() <= 0) {
+    refuse("the watchdog must be positive, got " + std::to_string(options.watchdog.count()) +
+           " ms");
+  }
+  if (options.physical_ids.size() > static_cast<size_t>(SimDevice::kMaxDevices)) {
+    refuse(std::to_string(options.physical_ids.size()) + " physical ids, more than the " +
+           std::to_string(SimDevice::kMaxDevices) + " sim devices");
+  }
+  for (int id : options.physical_ids) {
+    if (id < 0 || id >= SimDevice::kMaxDevices) {
+      refuse("physical id " + std::to_string(id) + " is not a sim device (0 to " +
+             std::to_string(SimDevice::kMaxDevices - 1) + ")");
+    }
+  }
   GlobalOptions().capacity_bytes.store(options.capacity_bytes);
   GlobalOptions().watchdog_ms.store(options.watchdog.count());
   GlobalOptions().synchronizing_allocation.store(options.synchronizing_allocation);
   GlobalOptions().kernel_jitter_us.store(std::max(0, options.kernel_jitter_us));
-  CHECK_LE(options.physical_ids.size(), static_cast<size_t>(SimDevice::kMaxDevices));
-  for (int id : options.physical_ids) CHECK(id >= 0 && id < SimDevice::kMaxDevices) << id;
   GlobalOptions().SetPhysicalIds(options.physical_ids);
   WatchdogWakeup().notify_all();
 }
@@ -211,6 +227,7 @@ SimDevice::SimDevice(int id)
     : device_{DeviceType::kSim, id}, allocator_(std::make_unique<CachingAllocator>(this)) {}
 
 Stream* SimDevice::stream(int index) {
+  // Invariant: callers bound stream indices by kMaxDeviceStreams (ChainStreams).
   CHECK(index >= 0 && index < kMaxDeviceStreams)
       << device_.ToString() << " has streams 0 to " << kMaxDeviceStreams - 1 << ", not " << index;
   std::lock_guard<std::mutex> lock(streams_mu_);
@@ -257,6 +274,7 @@ std::vector<SimDevice*> SimDevice::OnMyCard() const {
 }
 
 void SimDevice::WaitUntilDrained(const std::string& call) {
+  // Invariant: braid drains a device from host code only, never from a kernel.
   CHECK(SimStream::Current() == nullptr)
       << "raw memory of " << device_.ToString() << " is allocated and freed from the host, "
       << "never from a kernel";
@@ -345,6 +363,7 @@ int64_t SimDevice::free_bytes() const {
 
 void SimDevice::CopyInKernel(void* dst, const Device& dst_device, const void* src,
                              const Device& src_device, size_t bytes) {
+  // Invariant: the copy kernels braid launches on a device touch its memory.
   CHECK(SameMemory(dst_device, device_) || SameMemory(src_device, device_))
       << "a copy on " << device_.ToString() << " between " << src_device.ToString() << " and "
       << dst_device.ToString();
@@ -391,6 +410,7 @@ void SimDevice::WaitInKernel(std::unique_lock<std::mutex>& lock, std::condition_
                              const std::function<bool()>& ready,
                              const std::function<std::string()>& what) {
   SimStream* stream = SimStream::Current();
+  // Invariant: only kernels (running on a sim stream) call WaitInKernel.
   CHECK(stream != nullptr) << "SimDevice::WaitInKernel outside a sim kernel";
   if (ready()) return;
   Status why;

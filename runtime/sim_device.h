@@ -70,7 +70,8 @@ struct SimDeviceOptions {
 };
 
 // The options of every sim device: set them before devices are used (tools, tests); Set applies
-// to existing devices too.
+// to existing devices too, and throws braid::Error (changing nothing) for a capacity or watchdog
+// that is not positive or a physical id that is not a sim device.
 SimDeviceOptions GetSimDeviceOptions();
 void SetSimDeviceOptions(const SimDeviceOptions& options);
 

@@ -29,6 +29,7 @@ void SimEvent::HostWait() const {
 
 uint64_t SimEvent::AddRecord(SimStream* stream) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Invariant: braid records an event on one stream at a time (executors, allocator).
   CHECK(recorder_ == nullptr || recorder_ == stream || completed_ == recorded_)
       << "event '" << label_ << "' recorded on a second stream while a record is pending";
   recorder_ = stream;
@@ -93,6 +94,7 @@ uint64_t SimStream::Enqueued() const {
 }
 
 void SimStream::WaitServed(uint64_t target) {
+  // Invariant: braid never makes a kernel wait for its own stream (it would hang).
   CHECK(tls_stream != this) << "a kernel on " << device().ToString() << " stream " << index_
                             << " waits for its own stream";
   std::unique_lock<std::mutex> lock(mu_);

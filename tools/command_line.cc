@@ -48,13 +48,14 @@ std::vector<std::string> ParseCommandLine(int argc, char** argv, const std::stri
   char** parsed_argv = pointers.data();
   gflags::ParseCommandLineFlags(&parsed_argc, &parsed_argv, /*remove_flags=*/true);
   SimDeviceOptions sim = GetSimDeviceOptions();
-  const Status capacity = StatusFromCall(
-      [&] { sim.capacity_bytes = ParseByteSize(FLAGS_device_memory, "--device-memory"); });
+  const Status capacity = StatusFromCall([&] {
+    sim.capacity_bytes = ParseByteSize(FLAGS_device_memory, "--device-memory");
+    SetSimDeviceOptions(sim);
+  });
   if (!capacity.ok()) {
     std::cerr << capacity.message() << "\n";
     std::exit(kExitBadFlags);
   }
-  SetSimDeviceOptions(sim);
   return std::vector<std::string>(parsed_argv + 1, parsed_argv + parsed_argc);
 }
 

@@ -97,6 +97,7 @@ void DeviceAllreduce::Prepare() {
 
 void DeviceAllreduce::Launch(const std::vector<float*>& buffers, int64_t numel, float scale,
                              const std::vector<cudaStream_t>& streams) {
+  // Invariant: AllreduceOp prepares before it launches, with one buffer and stream per device.
   CHECK(!in_.empty()) << "DeviceAllreduce::Launch before Prepare";
   CHECK_EQ(buffers.size(), devices_.size());
   CHECK_EQ(streams.size(), devices_.size());

@@ -49,6 +49,7 @@ GivenValues GivenValuesOf(const OperatorDef& def) {
   if (type == "GivenTensorIntFill") return {DType::kInt32, ValueField::kInts};
   if (type == "GivenTensorInt64Fill") return {DType::kInt64, ValueField::kInts};
   if (type == "GivenTensorBoolFill") return {DType::kBool, ValueField::kInts};
+  // Invariant: this kernel is registered for the GivenTensor*Fill types above only.
   CHECK_EQ(type, "GivenTensorByteStringToUInt8Fill") << "GivenTensorFillOp registered for " << type;
   return {DType::kUInt8, ValueField::kByteString};
 }

@@ -132,6 +132,7 @@ dnnl::memory ScratchLayout::Share(const dnnl::memory& existing, const dnnl::memo
       return region.buffers.back();
     }
   }
+  // Invariant: ops share only buffers of the layout they made them with.
   LOG(FATAL) << "ScratchLayout::Share: the memory is not a buffer of this layout";
 }
 

@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "runtime/net.h"
+#include "runtime/status.h"
 #include "runtime/workspace.h"
 #include "testing/net_text.h"
+#include "testing/sanitizers.h"
 #include "testing/test_ops.h"
 
 namespace braid {
@@ -29,6 +31,22 @@ TEST(ScratchAreaTest, GrowsAlignedAndKeepsItsBufferWhileLargeEnough) {
   EXPECT_EQ(area.Reserve(1), first);
   area.Reserve(1000);
   EXPECT_EQ(area.capacity(), 1024u);
+}
+
+// It used to CHECK-abort the process.
+TEST(ScratchAreaTest, NoMemoryForTheAreaIsAResourceExhaustedError) {
+  if (braid::testing::kSanitizerAllocator) GTEST_SKIP() << "the sanitizer's allocator aborts instead";
+  ScratchArea area;
+  area.Reserve(256);
+  try {
+    area.Reserve(size_t{1} << 62);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(e.status().message().find("scratch bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(area.capacity(), 0u);
+  EXPECT_NE(area.Reserve(64), nullptr);  // usable again
 }
 
 TEST(ScratchScopeTest, InstallsTheAreaOnThisThreadOnlyAndRestoresThePreviousOne) {

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/status.h"
 #include "runtime/tensor.h"
 #include "testing/test_ops.h"
 
@@ -54,6 +55,27 @@ class SimDeviceTest : public ::testing::Test {
     DeviceBlockGate().Open();
   }
 };
+
+// Options a flag can set (--device-memory 0) used to CHECK-abort the process.
+TEST(SimDeviceOptionsTest, ImpossibleOptionsAreErrorsThatChangeNothing) {
+  const SimDeviceOptions saved = GetSimDeviceOptions();
+  for (int bad = 0; bad < 4; ++bad) {
+    SimDeviceOptions o = saved;
+    if (bad == 0) o.capacity_bytes = 0;
+    if (bad == 1) o.watchdog = std::chrono::milliseconds(-5);
+    if (bad == 2) o.physical_ids = {0, SimDevice::kMaxDevices};
+    if (bad == 3) o.physical_ids.assign(SimDevice::kMaxDevices + 1, 0);
+    try {
+      SetSimDeviceOptions(o);
+      ADD_FAILURE() << "accepted bad option " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
+      EXPECT_NE(e.status().message().find("sim device options"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(GetSimDeviceOptions().capacity_bytes, saved.capacity_bytes);
+    EXPECT_EQ(GetSimDeviceOptions().physical_ids, saved.physical_ids);
+  }
+}
 
 TEST_F(SimDeviceTest, LaunchReturnsAtOnceAndAStreamRunsItsKernelsInOrder) {
   Stream* s = SimDevice::Get(0)->stream(0);

@@ -48,6 +48,7 @@ int64_t ResNetLikeTrace::Allocate(size_t bytes) {
 
 void ResNetLikeTrace::Free(int64_t id) {
   auto it = live_.find(id);
+  // Invariant: the synthetic trace frees each block once.
   CHECK(it != live_.end()) << "trace frees block " << id << " twice";
   ops_.push_back({TraceOp::kFree, id, it->second});
   live_.erase(it);

@@ -169,6 +169,7 @@ double TimeCase(Kind kind, Allocator* a, size_t bytes, int threads) {
   const int64_t raw_before = a->stats().raw_allocations;
   const double ns = NsPerPair(a, bytes, threads);
   if (caching != nullptr) {
+    // Invariant: a warmed caching allocator serves the benchmark's pairs from its cache.
     CHECK_EQ(a->stats().raw_allocations, raw_before)
         << "a timed pair of " << bytes << " bytes on " << threads << " threads missed the cache";
   }

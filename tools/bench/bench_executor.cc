@@ -37,6 +37,7 @@
 #include "runtime/device_context.h"
 #include "runtime/sim_device.h"
 #include "runtime/workspace.h"
+#include "tools/command_line.h"
 #include "tools/bench/executor_nets.h"
 #include "tools/bench/raw_flow_graph.h"
 
@@ -84,6 +85,7 @@ double TimeNanos(Fn&& fn) {
 
 void RunBraid(Net* net) {
   Status s = net->Run();
+  // Invariant: the benchmark's own nets run (no user input reaches them).
   CHECK(s.ok()) << s.ToString();
 }
 
@@ -112,6 +114,7 @@ Medians MeasureOnce(const NetDef& def, int workers, bool raw_first) {
     if (rep % 2 == 1) braid_ns.push_back(TimeNanos([&] { RunBraid(net); }));
   }
   auto* dag = dynamic_cast<DagNet*>(net);
+  // Invariant: the benchmark builds its nets as dag nets.
   CHECK(dag != nullptr) << "net '" << def.name() << "' is not a DagNet";
   return {Median(braid_ns), Median(raw_ns), dag->num_chains()};
 }
@@ -147,7 +150,10 @@ std::vector<int> ParseWorkers(const std::string& list) {
   std::vector<int> workers;
   for (const std::string& item : SplitCommas(list)) {
     int w = std::atoi(item.c_str());
-    CHECK_GT(w, 0) << "--workers must list positive counts, got '" << list << "'";
+    if (w <= 0) {
+      std::fprintf(stderr, "--workers must list positive counts, got '%s'\n", list.c_str());
+      std::exit(kExitBadFlags);
+    }
     workers.push_back(w);
   }
   return workers;
@@ -229,6 +235,7 @@ double LaunchNanosPerOp(Net* net, int streams) {
   // Timed until every op was launched; then the held streams go and the run drains them.
   for (auto& hold : holds) hold->Open();
   runner.join();
+  // Invariant: the benchmark's own nets run (no user input reaches them).
   CHECK(status.ok()) << status.ToString();
   return ns / net->num_ops();
 }
@@ -274,8 +281,10 @@ void PrintSimTable(const std::vector<SimRow>& rows) {
 }
 
 int Main() {
-  CHECK_GT(FLAGS_ops, 0);
-  CHECK_GT(FLAGS_reps, 0);
+  if (FLAGS_ops <= 0 || FLAGS_reps <= 0) {
+    std::fprintf(stderr, "--ops and --reps must be positive\n");
+    return kExitBadFlags;
+  }
   const std::vector<Shape> shapes = {
       {"random_dag_w" + std::to_string(FLAGS_width), 1.10,
        [](int w) { return RandomLayeredDag(FLAGS_ops, FLAGS_width, FLAGS_seed, w); }},

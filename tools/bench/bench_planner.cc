@@ -110,6 +110,7 @@ RowResult PlanRow(const Row& row, const TrainingNets& nets, const Workspace& ws)
   r.plan_ms = MedianMs(FLAGS_repeats, [&] { plan = PlanMemory(net, request); });
   int64_t bound = 0;
   r.bound_ms = MedianMs(FLAGS_repeats, [&] { bound = LowerBoundFromScratch(net, request); });
+  // Invariant: the planner's lower bound is a pure function of the net.
   CHECK_EQ(bound, plan.lower_bound_bytes()) << row.name() << ": the bound differs when recomputed";
   r.naive = plan.naive_bytes();
   r.planned = plan.arena_bytes();

@@ -179,6 +179,7 @@ struct ChildRun {
 // Runs this binary with `args`, its stdout on a pipe and its stderr ours, and waits for it.
 ChildRun RunSelf(std::vector<std::string> args) {
   int fds[2];
+  // Invariant: the system gives the benchmark a pipe (no input reaches here).
   PCHECK(pipe(fds) == 0);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -193,12 +194,14 @@ ChildRun RunSelf(std::vector<std::string> args) {
   const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
+  // Invariant: the benchmark can re-execute itself.
   CHECK_EQ(rc, 0) << "posix_spawn of /proc/self/exe failed";
   ChildRun run;
   char buffer[4096];
   for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) > 0;) run.out.append(buffer, n);
   close(fds[0]);
   rusage usage{};
+  // Invariant: the benchmark waits for its own child.
   PCHECK(wait4(pid, &run.status, 0, &usage) == pid);
   const double child_cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 +
                            usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;

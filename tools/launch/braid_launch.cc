@@ -81,6 +81,7 @@ void OnSignal(int signal) {
 }
 
 void InstallSignalHandlers() {
+  // Invariant: the system gives a launcher a pipe (no input reaches here).
   PCHECK(pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) == 0);
   struct sigaction action {};
   action.sa_handler = OnSignal;
@@ -307,6 +308,7 @@ int Launcher::Run() {
       }
     }
     const int ready = poll(fds.data(), fds.size(), PollTimeoutMs());
+    // Invariant: poll of the launcher's own descriptors does not fail.
     PCHECK(ready >= 0 || errno == EINTR) << "poll";
     for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
       if (fds[i].revents != 0) Read(sources[i].first, sources[i].second);

@@ -70,6 +70,7 @@ ProcessSet::~ProcessSet() {
 }
 
 int ProcessSet::Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  // Invariant: braid_launch refuses an empty command before spawning ("no command after '--'").
   CHECK(!argv.empty());
   std::vector<std::string> args = argv, vars = env;
   std::vector<char*> arg_pointers = Pointers(args), env_pointers = Pointers(vars);
