@@ -238,7 +238,7 @@ std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws) {
   const std::string& type = net.type();
   if (type.empty() || type == "simple") return std::make_unique<SimpleNet>(net, ws);
   if (type == "dag") {
-    OrderProcessCollectives(&net, NumWorkers(net));
+    OrderProcessCollectives(&net);
     return std::make_unique<DagNet>(net, ws);
   }
   throw Error(Status::InvalidArgument("net '" + net.name() + "': unknown executor type '" + type +

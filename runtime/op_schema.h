@@ -109,9 +109,8 @@ class OpSchema {
   OpSchema& HostOnly();
   // The op communicates with other devices or processes (all-reduce, broadcast...).
   OpSchema& Collective();
-  // A Collective whose peers are other processes (Gloo): a `dag` net orders these ops so that no
-  // rank's workers can all wait in collectives its peers have not started
-  // (runtime/process_collective_order.h).
+  // A Collective whose peers are other processes (Gloo): a `dag` net runs these ops one at a time,
+  // in net order, so that ranks never wait in different ones (runtime/process_collective_order.h).
   OpSchema& WaitsForOtherProcesses();
   // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
   OpSchema& AllocatesLazily();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "runtime/memory_planning.h"
 #include "runtime/models/blocked_layouts.h"
@@ -92,10 +93,11 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
     UseBlockedLayouts(&def, ShapesOfWorkspaceBlobs(def, *prepared.ws));
   }
   prepared.net = prepared.ws->CreateNet(def);
+  MakeRoomForOneMore();  // first: a plan about to go is not bound again
   if (spec_->plan_memory) Plan(&prepared);
   ++plans_;
-  MakeRoomForOneMore();
   Prepared& held = prepared_.emplace(key, std::move(prepared)).first->second;
+  if (arena_owner_ == nullptr) arena_owner_ = held.memory.get();
   built_nets_ = static_cast<int>(prepared_.size());
   return held;
 }
@@ -111,25 +113,24 @@ void PredictorContext::MakeRoomForOneMore() {
 }
 
 void PredictorContext::Plan(Prepared* prepared) {
-  auto arena_sizes = [](const NetMemory* memory) {
-    std::vector<int64_t> sizes;
-    for (size_t i = 0; memory != nullptr && i < memory->plan().arenas.size(); ++i) {
-      sizes.push_back(memory->arena_bytes(static_cast<int>(i)));
-    }
-    return sizes;
-  };
-  const std::vector<int64_t> before = arena_sizes(arena_owner_);
   MemoryPlanOptions options;
   options.share_arenas_of = arena_owner_;
   prepared->memory = PlanNetMemory(*prepared->net, prepared->ws.get(), options);
-  if (arena_owner_ == nullptr) {
-    arena_owner_ = prepared->memory.get();
-  } else if (arena_sizes(arena_owner_) != before) {
-    // The first plan's arenas grew: the plans made into the old ones still view them (and keep
-    // them alive). Plan them again into the grown ones, where they fit, so the old memory goes.
+  if (arena_owner_ != nullptr) {
+    // A plan that grew the first plan's arenas left the plans made into the old ones viewing them
+    // (and keeping them alive), as did any growth that failed before. Plan each such one again
+    // into the first plan's arenas, where it fits, so the old memory goes.
+    std::set<const void*> current;
+    for (size_t i = 0; i < arena_owner_->plan().arenas.size(); ++i) {
+      current.insert(arena_owner_->arena(static_cast<int>(i)).get());
+    }
     for (auto& [signature, other] : prepared_) {
       if (other.memory == nullptr || other.memory.get() == arena_owner_) continue;
-      other.memory = PlanNetMemory(*other.net, other.ws.get(), options);
+      bool stale = false;
+      for (size_t i = 0; i < other.memory->plan().arenas.size(); ++i) {
+        stale = stale || !current.count(other.memory->arena(static_cast<int>(i)).get());
+      }
+      if (stale) other.memory = PlanNetMemory(*other.net, other.ws.get(), options);
     }
   }
   lower_bound_bytes_ =

@@ -2,18 +2,20 @@
 //
 // Ops that wait for other processes (OpSchema::WaitsForOtherProcesses: ProcessAllreduce) block a
 // worker until every rank has started the same collective; distinct tags keep concurrent ones
-// apart but do not make ranks start them in one order. With W workers and more than W independent
+// apart but do not make ranks start them in one order. With fewer free workers than independent
 // collectives, rank 0's workers can all wait in collectives 1 and 2 while rank 1's wait in 3 and 4:
-// a hang, until the process group's timeout. So in a dag net of W workers, each such op, in net
-// order, also waits for the W-th such op before it to finish (a control_input on its first
-// output). Then at most W of them are in flight on a rank, the oldest unfinished one always has a
-// free worker on every rank, and every collective ends (whatever each rank's W and timing), given
-// that every rank lists its collectives in one order (runs the same net, as tags pair them). The
-// net's first run goes in net order on one thread anyway (runtime/dag_net.h). The executor and the
-// memory planner both see the added control inputs, in the net's def().
+// a hang, until the process group's timeout. So in a dag net each such op, in net order, also
+// waits for the one before it to finish (a control_input on that op's first output): every rank
+// runs them one at a time in net order, which needs one free worker, however many threads the
+// process's oneTBB gives the net (several nets running at once share them) and whatever each
+// rank's timing. (Allowing W in flight with W workers is deadlock-free only when the net surely
+// has W threads.) The data-parallel builder chains its buckets so already. Every rank must list
+// its collectives in one order (run the same net): the net's first run, in net order on one
+// thread, hangs at the first difference, as it did before. The executor and the memory planner
+// both see the added control inputs, in the net's def().
 //
-//   NetDef net = ...;                  // type "dag", num_workers 2, four ProcessAllreduce ops
-//   OrderProcessCollectives(&net, 2);  // the third waits for the first, the fourth for the second
+//   NetDef net = ...;              // type "dag", three independent ProcessAllreduce ops
+//   OrderProcessCollectives(&net); // the second waits for the first, the third for the second
 //
 // Pure: touches only `net`.
 #ifndef BRAID_RUNTIME_PROCESS_COLLECTIVE_ORDER_H_
@@ -23,7 +25,7 @@
 
 namespace braid {
 
-void OrderProcessCollectives(NetDef* net, int workers);
+void OrderProcessCollectives(NetDef* net);
 
 }  // namespace braid
 

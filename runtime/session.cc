@@ -94,22 +94,27 @@ Status Session::LoadNet(const std::string& net_path, std::string* net_name) {
   NetDef def;
   Status loaded = LoadOnDevice(net_path, &def);
   if (!loaded.ok()) return loaded;
-  // One LoadNet at a time (two of one name would both replace the same old net); replacing a net
-  // waits for its Run, and the old net is destroyed once no RunNet holds it.
-  std::lock_guard<std::mutex> one_load(load_mu_);
-  const std::shared_ptr<LoadedNet> old = FindNet(def.name());
-  std::unique_lock<WriterFirstMutex> old_quiet;
-  if (old != nullptr) old_quiet = std::unique_lock<WriterFirstMutex>(old->use);
-  auto fresh = std::make_shared<LoadedNet>();
-  Status built = StatusFromCall([&] { fresh->net = BuildNet(def, workspace_.get()); });
-  if (!built.ok()) return built;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    nets_[def.name()] = std::move(fresh);
+  // Replacing a net waits for its Run (its use lock, taken first: a LoadNet of another name does
+  // not wait for it), and the old net is destroyed once no RunNet holds it. Publishing is one
+  // LoadNet at a time: one that finds its name replaced meanwhile (by another LoadNet of it)
+  // starts over with the new net.
+  for (;;) {
+    const std::shared_ptr<LoadedNet> old = FindNet(def.name());
+    std::unique_lock<WriterFirstMutex> old_quiet;
+    if (old != nullptr) old_quiet = std::unique_lock<WriterFirstMutex>(old->use);
+    std::lock_guard<std::mutex> one_load(load_mu_);
+    if (FindNet(def.name()) != old) continue;
+    auto fresh = std::make_shared<LoadedNet>();
+    Status built = StatusFromCall([&] { fresh->net = BuildNet(def, workspace_.get()); });
+    if (!built.ok()) return built;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      nets_[def.name()] = std::move(fresh);
+    }
+    if (old != nullptr) old->retired = true;
+    *net_name = def.name();
+    return Status::OK();
   }
-  if (old != nullptr) old->retired = true;
-  *net_name = def.name();
-  return Status::OK();
 }
 
 Status Session::RunNet(const std::string& net_name, int iterations) {

@@ -84,7 +84,8 @@ class Session {
   std::shared_ptr<LoadedNet> FindNet(const std::string& name) const;
 
   const std::unique_ptr<Workspace> workspace_;  // blobs; its own mutex guards their lookup
-  std::mutex load_mu_;  // held by LoadNet throughout; lock order: load_mu_, a net's use, mu_
+  // Held by LoadNet to build and publish. Lock order: a net's use, load_mu_, mu_.
+  std::mutex load_mu_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<LoadedNet>> nets_;  // guarded by mu_
   std::string device_;                                       // guarded by mu_; "" : the host

@@ -227,7 +227,7 @@ SimDevice::SimDevice(int id)
     : device_{DeviceType::kSim, id}, allocator_(std::make_unique<CachingAllocator>(this)) {}
 
 Stream* SimDevice::stream(int index) {
-  // Invariant: callers bound stream indices by kMaxDeviceStreams (ChainStreams).
+  // Invariant: callers bound stream indices by kMaxDeviceStreams (ChainStreams, the benches).
   CHECK(index >= 0 && index < kMaxDeviceStreams)
       << device_.ToString() << " has streams 0 to " << kMaxDeviceStreams - 1 << ", not " << index;
   std::lock_guard<std::mutex> lock(streams_mu_);

@@ -80,13 +80,18 @@ void ProcessAllreduceOp::SumLocally() {
   }
 }
 
-float* ProcessAllreduceOp::Pack() {
-  if (tensors_ == 1) return Output(0)->mutable_data<float>();
+float* ProcessAllreduceOp::Pack(size_t* count) {
+  if (tensors_ == 1 && !average_) {
+    *count = static_cast<size_t>(Input(0).numel());
+    return Output(0)->mutable_data<float>();
+  }
   int64_t total = 0;
   for (int b = 0; b < tensors_; ++b) total += Input(b).numel();
-  packed_.resize(static_cast<size_t>(total));  // allocates on the first run only
+  packed_.resize(static_cast<size_t>(total) + (average_ ? 1 : 0));  // the first run allocates
   float* at = packed_.data();
   for (int b = 0; b < tensors_; ++b) at = std::copy_n(Input(b).data<float>(), Input(b).numel(), at);
+  if (average_) *at = static_cast<float>(replicas_);  // summed: the job's replicas
+  *count = packed_.size();
   return packed_.data();
 }
 
@@ -112,21 +117,14 @@ void ProcessAllreduceOp::Run() {
     throw Error(Status::FailedPrecondition(
         Label(def()) + " needs a process group: none is set (braid::SetProcessGroup)"));
   }
-  if (average_ && counted_in_ != group) {
-    // The job's replicas, counted once per group: ranks may hold different numbers of devices, and
-    // the mean is over all of them (dividing by this rank's count x the world size was not).
-    float replicas = static_cast<float>(replicas_);
-    Status counted = group->AllreduceSum(&replicas, 1, tag_, algorithm_);
-    if (!counted.ok()) throw Error(Status(counted.code(), Label(def()) + ": " + counted.message()));
-    job_replicas_ = replicas;
-    counted_in_ = group;
-  }
   SumLocally();
-  float* data = Pack();
-  Status s = group->AllreduceSum(data, tensors_ == 1 ? Input(0).numel() : packed_.size(), tag_,
-                                 algorithm_);
+  size_t count = 0;
+  float* data = Pack(&count);
+  Status s = group->AllreduceSum(data, count, tag_, algorithm_);
   if (!s.ok()) throw Error(Status(s.code(), Label(def()) + ": " + s.message()));
-  Unpack(data, average_ ? 1.f / job_replicas_ : 1.f);
+  // The mean is over the job's replicas, which the buffer's last element summed: ranks may hold
+  // different numbers of devices (this rank's count x the world size was not the job's).
+  Unpack(data, average_ ? 1.f / data[count - 1] : 1.f);
 }
 
 BRAID_OPERATOR_SCHEMA(ProcessAllreduce)

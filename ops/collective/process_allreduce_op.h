@@ -11,7 +11,7 @@
 // packed into one buffer, are all-reduced across the processes of CurrentProcessGroup() in one
 // Gloo collective; every replica's tensors get the result, divided with `average` by the job's
 // replicas (the sum of every rank's local replicas: ranks may hold different numbers of devices),
-// which the op's first averaging Run in a process group counts with one more collective.
+// which one more element of the buffer sums in the same collective.
 //
 // Arguments:
 //   tensors (int, >= 1, default 1): B, the tensors per replica.
@@ -50,8 +50,10 @@ class ProcessAllreduceOp final : public OperatorBase {
  private:
   // Checks every input and sums each tensor's replicas into replica 0's.
   void SumLocally();
-  // Copies replica 0's tensors into packed_ (B > 1 only); returns the buffer to all-reduce.
-  float* Pack();
+  // Returns the buffer to all-reduce and its *count of floats: replica 0's tensor itself (B = 1
+  // without `average`), else packed_: replica 0's tensors end to end, then (with `average`) this
+  // rank's replica count.
+  float* Pack(size_t* count);
   // Writes the all-reduced buffer, times `scale`, to every replica's tensors.
   void Unpack(const float* reduced, float scale);
 
@@ -60,9 +62,7 @@ class ProcessAllreduceOp final : public OperatorBase {
   uint32_t tag_ = 0;
   AllreduceAlgorithm algorithm_ = AllreduceAlgorithm::kRing;
   bool average_ = false;
-  std::vector<float> packed_;  // B > 1: replica 0's tensors end to end; sized on the first run
-  const ProcessGroup* counted_in_ = nullptr;  // average: the group job_replicas_ was counted in
-  float job_replicas_ = 0;                    // the replicas of every rank, summed
+  std::vector<float> packed_;  // see Pack; sized on the first run
 };
 
 }  // namespace braid

@@ -187,7 +187,7 @@ void TransposeTensor(const Tensor& x, const std::vector<int>& perm, Tensor* y) {
       return TransposeTyped(m, static_cast<const uint32_t*>(from), x.numel(),
                             static_cast<uint32_t*>(to));
     default:
-      // Invariant: braid's dtypes are 1, 2, 4 or 8 bytes.
+      // Invariant: braid's dtypes are 1, 4 or 8 bytes.
       CHECK_EQ(DTypeSize(x.dtype()), 8u);
       return TransposeTyped(m, static_cast<const uint64_t*>(from), x.numel(),
                             static_cast<uint64_t*>(to));

@@ -226,7 +226,7 @@ CudaDevice::CudaDevice(int id, int physical)
 std::string CudaDevice::name() const { return NameOf(device_); }
 
 Stream* CudaDevice::stream(int index) {
-  // Invariant: callers bound stream indices by kMaxDeviceStreams (ChainStreams).
+  // Invariant: callers bound stream indices by kMaxDeviceStreams (ChainStreams, the benches).
   CHECK(index >= 0 && index < kMaxDeviceStreams)
       << device_.ToString() << " has streams 0 to " << kMaxDeviceStreams - 1 << ", not " << index;
   std::lock_guard<std::mutex> lock(streams_mu_);

@@ -35,6 +35,7 @@
 #include "planner/dataflow.h"
 #include "runtime/dag_net.h"
 #include "runtime/device_context.h"
+#include "runtime/net_args.h"
 #include "runtime/sim_device.h"
 #include "runtime/workspace.h"
 #include "tools/command_line.h"
@@ -85,7 +86,7 @@ double TimeNanos(Fn&& fn) {
 
 void RunBraid(Net* net) {
   Status s = net->Run();
-  // Invariant: the benchmark's own nets run (no user input reaches them).
+  // Invariant: the benchmark's own nets run (its flags are checked first).
   CHECK(s.ok()) << s.ToString();
 }
 
@@ -150,8 +151,9 @@ std::vector<int> ParseWorkers(const std::string& list) {
   std::vector<int> workers;
   for (const std::string& item : SplitCommas(list)) {
     int w = std::atoi(item.c_str());
-    if (w <= 0) {
-      std::fprintf(stderr, "--workers must list positive counts, got '%s'\n", list.c_str());
+    if (w <= 0 || w > kMaxNetThreads) {
+      std::fprintf(stderr, "--workers must list counts from 1 to %d, got '%s'\n", kMaxNetThreads,
+                   list.c_str());
       std::exit(kExitBadFlags);
     }
     workers.push_back(w);
@@ -221,7 +223,7 @@ struct SimRow {
 double LaunchNanosPerOp(Net* net, int streams) {
   SimDevice* sim = SimDevice::Get(0);
   std::vector<std::unique_ptr<HeldStream>> holds;
-  for (int s = 0; s < streams; ++s) {
+  for (int s = 0; s < std::min(streams, kMaxDeviceStreams); ++s) {  // the streams a net uses
     holds.push_back(std::make_unique<HeldStream>());
     sim->stream(s)->Launch(holds.back().get());
   }
@@ -235,7 +237,7 @@ double LaunchNanosPerOp(Net* net, int streams) {
   // Timed until every op was launched; then the held streams go and the run drains them.
   for (auto& hold : holds) hold->Open();
   runner.join();
-  // Invariant: the benchmark's own nets run (no user input reaches them).
+  // Invariant: the benchmark's own nets run (its flags are checked first).
   CHECK(status.ok()) << status.ToString();
   return ns / net->num_ops();
 }
@@ -281,8 +283,11 @@ void PrintSimTable(const std::vector<SimRow>& rows) {
 }
 
 int Main() {
-  if (FLAGS_ops <= 0 || FLAGS_reps <= 0) {
-    std::fprintf(stderr, "--ops and --reps must be positive\n");
+  if (FLAGS_ops <= 0 || FLAGS_reps <= 0 || FLAGS_width <= 0 || FLAGS_fan_width <= 0 ||
+      FLAGS_warmup < 0 || FLAGS_sim_ops < 0) {
+    std::fprintf(stderr,
+                 "--ops, --reps, --width and --fan-width must be positive, --warmup and --sim-ops "
+                 ">= 0\n");
     return kExitBadFlags;
   }
   const std::vector<Shape> shapes = {
