@@ -112,12 +112,18 @@ NetDef ReferenceNet(int replicas) {
   return WithWorkers(NetOf(ops, "simple"), 1, replicas);
 }
 
-TEST(ProcessAllreduceChild, DISABLED_Rank) {
+// A child's rank, world size and rendezvous, from the environment its parent test gave it.
+ProcessGroupOptions ChildGroupOptions() {
   ProcessGroupOptions options;
   options.rank = std::stoi(ChildEnv("BRAID_GLOO_RANK"));
   options.world_size = std::stoi(ChildEnv("BRAID_GLOO_WORLD"));
   options.rendezvous = ChildEnv("BRAID_GLOO_URL");
   options.timeout = std::chrono::seconds(15);
+  return options;
+}
+
+TEST(ProcessAllreduceChild, DISABLED_Rank) {
+  const ProcessGroupOptions options = ChildGroupOptions();
   const int workers = std::stoi(ChildEnv("BRAID_GLOO_WORKERS"));
   const int iterations = std::stoi(ChildEnv("BRAID_GLOO_ITERATIONS"));
 
@@ -153,11 +159,7 @@ TEST(ProcessAllreduceChild, DISABLED_Rank) {
 // all of the job's replicas on every rank (it used to divide by this rank's replicas x the world
 // size, so ranks with other device counts got other results).
 TEST(ProcessAllreduceChild, DISABLED_UnevenRank) {
-  ProcessGroupOptions options;
-  options.rank = std::stoi(ChildEnv("BRAID_GLOO_RANK"));
-  options.world_size = std::stoi(ChildEnv("BRAID_GLOO_WORLD"));
-  options.rendezvous = ChildEnv("BRAID_GLOO_URL");
-  options.timeout = std::chrono::seconds(15);
+  const ProcessGroupOptions options = ChildGroupOptions();
   std::unique_ptr<ProcessGroup> group;
   Status s = ProcessGroup::Connect(options, &group);
   ASSERT_TRUE(s.ok()) << s.ToString();
