@@ -1,13 +1,16 @@
 #include "tools/stress/stress_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
+#include "runtime/observer.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
 
@@ -32,11 +35,40 @@ NetDef WithExecutor(NetDef def, const std::string& type, int workers) {
   return def;
 }
 
+// What a net's runs reached: the most of its ops seen running at once (their start-to-end spans
+// overlapping, host ops and kernels on device streams alike) and the most threads that ran its ops
+// in one run. OnRunEnd is called on the Run's thread, after the run: the caller reads them once
+// Run has returned.
+class ConcurrencyReached final : public NetObserver {
+ public:
+  void OnRunEnd(const Net&, const std::vector<OpEvent>& events) override {
+    std::vector<std::pair<int64_t, int>> edges;  // (time, +1 start / -1 end); ends sort first
+    std::set<int> threads;
+    for (const OpEvent& e : events) {
+      if (!e.ran()) continue;
+      edges.emplace_back(e.start_ns, 1);
+      edges.emplace_back(e.end_ns, -1);
+      threads.insert(e.thread);
+    }
+    std::sort(edges.begin(), edges.end());
+    int running = 0;
+    for (const auto& [time, change] : edges) ops_ = std::max(ops_, running += change);
+    threads_ = std::max(threads_, static_cast<int>(threads.size()));
+  }
+  int ops() const { return ops_; }
+  int threads() const { return threads_; }
+
+ private:
+  int ops_ = 0;
+  int threads_ = 0;
+};
+
 // Everything a planned case needs, kept alive until its runs end (a hung run still uses it).
 struct PlannedCase {
   Workspace ws;
   Net* net = nullptr;
   std::unique_ptr<NetMemory> memory;
+  ConcurrencyReached concurrency;
 };
 
 }  // namespace
@@ -56,6 +88,7 @@ StressResult RunStressCase(const NetDef& def, int workers, int iterations, doubl
 
     auto planned = std::make_shared<PlannedCase>();
     planned->net = planned->ws.CreateNet(WithExecutor(def, "dag", workers));
+    planned->net->AddObserver(&planned->concurrency);
     MemoryPlanOptions options;
     options.verify = true;
     options.poison = true;
@@ -74,6 +107,8 @@ StressResult RunStressCase(const NetDef& def, int workers, int iterations, doubl
       s = run.get();
       if (!s.ok()) throw Error(s);
       ++result.iterations;
+      result.most_ops_at_once = planned->concurrency.ops();
+      result.most_threads = planned->concurrency.threads();
       if (Outputs(def, planned->ws) != expected[i]) ++result.mismatches;
     }
   });

@@ -4,7 +4,9 @@
 // for the dag executor with `workers` workers, plans its memory (verified; freed arena regions
 // poisoned with NaN whenever a new blob takes them) and runs it `iterations` times, comparing every
 // external output with the reference bit for bit after each run. A run that does not finish within
-// `hang_seconds` counts as a hang.
+// `hang_seconds` counts as a hang. It also reports, from the runs' op events, the most ops seen
+// running at once and the most threads that ran ops in one run: the concurrency the case reached,
+// which worker counts alone do not show.
 //
 //   StressResult r = RunStressCase(RandomNet(seed, options), /*workers=*/4, /*iterations=*/3, 30);
 //
@@ -26,6 +28,8 @@ struct StressResult {
   std::string error;        // a failure (build, plan, verification, run); empty if none
   int64_t arena_bytes = 0;  // planned
   int64_t naive_bytes = 0;
+  int most_ops_at_once = 0;  // the most of its ops seen running at once in a planned run
+  int most_threads = 0;      // the most threads (workers, stream threads) that ran its ops in one
 };
 
 StressResult RunStressCase(const NetDef& net, int workers, int iterations, double hang_seconds);
