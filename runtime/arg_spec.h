@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/braid.pb.h"
@@ -42,6 +43,10 @@ constexpr bool Includes(ArgKind set, ArgKind kind) {
 }
 
 struct ArgSpec {
+  ArgSpec(std::string name, ArgKind kinds) : name(std::move(name)), kinds(kinds) {}
+  ArgSpec(std::string name, ArgKind kinds, int64_t min, int64_t max, std::string range_doc)
+      : name(std::move(name)), kinds(kinds), min(min), max(max), range_doc(std::move(range_doc)) {}
+
   std::string name;
   ArgKind kinds = ArgKind::kInt;
   // The valid values of an integer argument, inclusive, and what they mean (for the error).

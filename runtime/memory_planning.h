@@ -55,7 +55,7 @@ struct MemoryPlanOptions {
   bool share_activations = false;  // training mode: recycle activations too
   // Recycle parameter gradients too (planner/memory_plan.h): they are garbage after a Run.
   bool share_parameter_gradients = false;
-  std::set<std::string> keep;      // never recycled (besides external inputs and outputs)
+  std::set<std::string> keep{};    // never recycled (besides external inputs and outputs)
 #ifdef NDEBUG
   bool verify = false;
 #else

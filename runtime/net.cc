@@ -42,8 +42,8 @@ Net::Net(const NetDef& def, Workspace* ws, int workers) : def_(def), scratch_(wo
       ops_.back()->set_net_position(i);
     } catch (const Error& e) {
       throw Error(Status(e.status().code(), OpLabel(i) + ": " + e.status().message()));
-    } catch (const std::exception& e) {
-      throw Error(Status::InvalidArgument(OpLabel(i) + ": " + e.what()));
+    } catch (const std::exception& e) {  // a constructor that does not check its input: a bug
+      throw Error(Status::Internal(OpLabel(i) + ": " + e.what()));
     }
   }
   events_.resize(ops_.size());

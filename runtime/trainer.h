@@ -71,7 +71,7 @@ struct TrainerNets {
   const NetDef* init = nullptr;
   const NetDef* forward = nullptr;
   std::string input = "data";
-  std::string logits;  // "": the forward net's one external_output
+  std::string logits{};  // "": the forward net's one external_output
 };
 
 // data = "synthetic": each class a random prototype image blended with noise (from `seed`), so a

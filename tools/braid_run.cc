@@ -2,16 +2,17 @@
 //
 //   braid_run NET [--init INIT_NET] [--input NAME=FILE.npy]... [--executor simple|dag] [--threads N]
 //                 [--iters K] [--trace FILE] [--memory-plan on|off] [--device sim:0]
-//                 [--device-memory 16G] [--algo-cache PATH] [--save-outputs DIR]
+//                 [--device-memory 16G] [--algo-cache PATH] [--save-outputs DIR] [--strict-args]
 //   braid_run --model-dir DIR [--input NAME=FILE.npy|random]... [same flags, no --init]
 //   braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]
 //
 // Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, feeds each --input's
 // .npy file (runtime/npy_file.h) to its blob, builds NET (with --executor replacing NetDef.type,
 // --threads its "num_workers" argument and --device the device_option of both nets, which their
-// ops take unless they name their own), with --memory-plan on plans its memory
-// (runtime/memory_planning.h, inference mode: every recyclable blob becomes a view into one arena
-// per device; the plan is verified) and prints its summary line
+// ops take unless they name their own; --strict-args sets both nets' strict_args argument, so an
+// op argument the op does not take is an error rather than a warning), with --memory-plan on
+// plans its memory (runtime/memory_planning.h, inference mode: every recyclable blob becomes a
+// view into one arena per device; the plan is verified) and prints its summary line
 //
 //   memory plan: naive 1.00 MiB, planned 384.00 KiB, lower bound 384.00 KiB, ...
 //
@@ -90,6 +91,9 @@ DEFINE_string(input, "",
               "[-1, 1) values from seed 0 in the model's input shape (the default for models); "
               "repeat for several inputs");
 DEFINE_string(save_outputs, "", "write every external output of NET to DIR/NAME.npy");
+DEFINE_bool(strict_args, false,
+            "refuse an op argument the op does not take (sets the nets' strict_args argument; "
+            "without it such arguments are ignored with a warning, as Caffe2 ignores them)");
 DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit");
@@ -110,6 +114,7 @@ struct RunOptions {
   std::string model_dir;
   std::vector<ModelInput> inputs;
   std::string save_outputs;
+  bool strict_args = false;
 
   bool is_model() const { return !model_dir.empty() || IsOnnxPath(net_path); }
 };
@@ -161,7 +166,7 @@ RunOptions ParseFlags(int argc, char** argv) {
       static_cast<int>(rest.size()), rest.data(),
       "braid_run NET [--init INIT_NET] [--input NAME=FILE.npy] [--executor simple|dag] "
       "[--threads N] [--iters K] [--trace FILE] [--memory-plan on|off] [--device sim:0] "
-      "[--device-memory 16G] [--save-outputs DIR]\n"
+      "[--device-memory 16G] [--save-outputs DIR] [--strict-args]\n"
       "       braid_run --model-dir DIR [--input NAME=FILE.npy|random] [same flags, no --init]\n"
       "       braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]");
   RunOptions options;
@@ -191,6 +196,7 @@ RunOptions ParseFlags(int argc, char** argv) {
   options.memory_plan = FLAGS_memory_plan == "on";
   options.device = FLAGS_device;
   options.algo_cache = FLAGS_algo_cache;
+  options.strict_args = FLAGS_strict_args;
   options.save_outputs = FLAGS_save_outputs;
   return options;
 }
@@ -203,6 +209,7 @@ void ThrowIfError(const Status& status) {
 NetDef LoadNet(const std::string& path, const RunOptions& options) {
   NetDef def = LoadNetDef(path);
   if (!options.device.empty()) *def.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
+  if (options.strict_args) SetNetIntArg(&def, kStrictArgsArg, 1);
   return def;
 }
 
@@ -259,6 +266,10 @@ NetDef LoadModelIntoWorkspace(const RunOptions& options, Workspace* ws) {
   if (!options.device.empty()) {
     *model.init_net.mutable_device_option() = DeviceToProto(ParseDevice(options.device));
     *model.predict_net.mutable_device_option() = model.init_net.device_option();
+  }
+  if (options.strict_args) {
+    SetNetIntArg(&model.init_net, kStrictArgsArg, 1);
+    SetNetIntArg(&model.predict_net, kStrictArgsArg, 1);
   }
   ThrowIfError(RunInitNet(std::move(model.init_net), ws));
   for (const ValueInfo& info : model.inputs) {

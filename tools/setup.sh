@@ -13,6 +13,7 @@ readonly PACKAGES=(
   nlohmann-json3-dev
   dataset-fashion-mnist
   patchelf xz-utils zstd  # tools/package.sh: $ORIGIN RUNPATHs, the archive
+  clang libclang-rt-14-dev libomp-14-dev  # the fuzz preset: clang, libFuzzer, clang's OpenMP
 )
 
 missing_packages() {

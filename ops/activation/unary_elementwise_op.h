@@ -34,7 +34,7 @@ class UnaryElementwiseOp final : public OperatorBase {
   void Run() override {
     CheckInputType(*this, 0, {DType::kFloat32});
     const Tensor& x = Input(0);
-    float* y = Output(0, DType::kFloat32, x.shape())->mutable_data<float>();
+    float* y = Output(0, DType::kFloat32, x.shape())->template mutable_data<float>();
     const float* xs = x.data<float>();  // after mutable_data: Y may be X
     ParallelFor(x.numel(), [=](int64_t begin, int64_t end) {
       const Functor f;
@@ -59,9 +59,9 @@ class OutputGradientOp final : public OperatorBase {
     CheckInputType(*this, 1, {DType::kFloat32});
     InferOutputGradientShape(def(), InputShapeInfos(*this));
     const int64_t n = Input(0).numel();
-    float* dx = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
-    const float* y = Input(0).data<float>();  // after mutable_data: dX may be dY
-    const float* dy = Input(1).data<float>();
+    float* dx = Output(0, DType::kFloat32, Input(0).shape())->template mutable_data<float>();
+    const float* y = Input(0).template data<float>();  // after mutable_data: dX may be dY
+    const float* dy = Input(1).template data<float>();
     ParallelFor(n, [=](int64_t begin, int64_t end) {
       const GradientFunctor g;
       for (int64_t i = begin; i < end; ++i) dx[i] = g(y[i], dy[i]);

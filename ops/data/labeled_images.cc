@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "runtime/element_count.h"
 #include "runtime/idx_file.h"
 #include "runtime/status.h"
 
@@ -23,6 +24,9 @@ void CheckSpec(const SyntheticImagesSpec& spec) {
         std::to_string(spec.height) + "," + std::to_string(spec.width) + "], " +
         std::to_string(spec.num_classes) + " classes"));
   }
+  // Both the images and the class prototypes must be countable (throws InvalidArgument if not).
+  ElementCount({spec.count, spec.channels, spec.height, spec.width});
+  ElementCount({spec.num_classes, spec.channels, spec.height, spec.width});
 }
 
 }  // namespace

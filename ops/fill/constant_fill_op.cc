@@ -17,6 +17,30 @@ const Argument* FindArgument(const OperatorDef& def, const std::string& name) {
   return nullptr;
 }
 
+// The integer range of an integer output type.
+std::pair<double, double> IntegerRange(DType dtype) {
+  switch (dtype) {
+    case DType::kInt32:
+      return {-2147483648.0, 2147483647.0};
+    case DType::kUInt8:
+      return {0.0, 255.0};
+    default:  // kInt64: 2^63 itself does not fit
+      return {-9223372036854775808.0, 9223372036854775807.0};
+  }
+}
+
+// Refuses a value the integer output type cannot hold (as Caffe2 refuses a lossy conversion),
+// before any cast: a float outside int64's range does not convert at all.
+void CheckFitsIntegerType(double value, DType dtype, const std::string& text) {
+  if (dtype != DType::kInt32 && dtype != DType::kInt64 && dtype != DType::kUInt8) return;
+  const auto [low, high] = IntegerRange(dtype);
+  // high + 1 is exact where high is not (int64's 2^63 - 1 rounds to 2^63 as a double).
+  if (!(value >= low && value < high + 1.0)) {
+    ThrowInvalidArgument("argument 'value' " + text + " does not fit the output type " +
+                         DTypeName(dtype));
+  }
+}
+
 template <typename T>
 void FillWith(Tensor* output, T value) {
   std::fill_n(output->mutable_data<T>(), output->numel(), value);
@@ -40,12 +64,19 @@ ConstantFillOp::ConstantFillOp(const OperatorDef& def, Workspace* ws)
     : FillOp(def, ws, ConstantFillDType(def)) {
   const Argument* value = FindArgument(def, "value");
   if (value == nullptr) return;
+  const DType dtype = ConstantFillDType(def);
   if (value->has_i()) {
+    if (dtype != DType::kInt64) {
+      CheckFitsIntegerType(static_cast<double>(value->i()), dtype, std::to_string(value->i()));
+    }
     int_value_ = value->i();
     float_value_ = static_cast<double>(value->i());
   } else if (value->has_f()) {
+    CheckFitsIntegerType(value->f(), dtype, std::to_string(value->f()));
     float_value_ = value->f();
-    int_value_ = static_cast<int64_t>(value->f());
+    const bool integer =
+        dtype == DType::kInt32 || dtype == DType::kInt64 || dtype == DType::kUInt8;
+    int_value_ = integer ? static_cast<int64_t>(value->f()) : 0;
   } else {
     ThrowInvalidArgument("argument 'value' must be a number (f or i)");
   }

@@ -64,7 +64,8 @@ class BinaryElementwiseOp final : public OperatorBase {
   void Run() override {
     CheckInputType(*this, 0, {DType::kFloat32, DType::kInt32, DType::kInt64});
     CheckInputType(*this, 1, {Input(0).dtype()});
-    DispatchArithmetic(Input(0).dtype(), [this](auto zero) { RunTyped<decltype(zero)>(); });
+    DispatchArithmetic(Input(0).dtype(),
+                       [this](auto zero) { this->template RunTyped<decltype(zero)>(); });
   }
 
  private:
@@ -76,7 +77,7 @@ class BinaryElementwiseOp final : public OperatorBase {
     if constexpr (std::is_integral_v<T> && DividesByB<Functor>()) {
       CheckNoZeroDivisor(*this, b.data<T>(), b.numel());
     }
-    T* c = Output(0, a.dtype(), a.shape())->mutable_data<T>();
+    T* c = Output(0, a.dtype(), a.shape())->template mutable_data<T>();
     const T* as = a.data<T>();  // read after mutable_data: C may be A or B
     const T* bs = b.data<T>();
     const Functor f;

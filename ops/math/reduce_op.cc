@@ -174,7 +174,8 @@ void ReduceOp<kMean>::Run() {
   const ReducePlan plan = PlanChecked<kMean>(def(), ShapeOf(x));
   DispatchArithmetic(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    ReduceTyped<T, kMean>(plan, x.data<T>(), Output(0, x.dtype(), plan.y_dims)->mutable_data<T>());
+    T* y = Output(0, x.dtype(), plan.y_dims)->template mutable_data<T>();
+    ReduceTyped<T, kMean>(plan, x.template data<T>(), y);
   });
 }
 
@@ -189,8 +190,8 @@ void ReduceGradientOp<kMean>::Run() {
   forward.add_input(def().input(1));
   const ReducePlan plan = PlanReduce(forward, in[1]);
   const float scale = kMean ? 1.f / static_cast<float>(plan.reduced_count) : 1.f;
-  const float* dy = Input(0).data<float>();
-  float* dx = Output(0, DType::kFloat32, in[1].dims)->mutable_data<float>();
+  const float* dy = Input(0).template data<float>();
+  float* dx = Output(0, DType::kFloat32, in[1].dims)->template mutable_data<float>();
   const int64_t inner = plan.x_dims.back();
   const int64_t stride = plan.y_strides.back();
   ForEachRun(plan, [&](int64_t x_offset, int64_t y_offset) {

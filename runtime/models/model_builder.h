@@ -67,9 +67,9 @@ struct ModelParams {
 class ModelBuilder {
  public:
   struct Options {
-    bool is_test = false;     // batch norm uses running statistics (SpatialBN is_test=1)
-    std::string blob_prefix;  // prepended to every activation blob this builder names
-    DeviceOption device;      // copied into every op
+    bool is_test = false;       // batch norm uses running statistics (SpatialBN is_test=1)
+    std::string blob_prefix{};  // prepended to every activation blob this builder names
+    DeviceOption device{};      // copied into every op
     float bn_epsilon = 1e-5f;
     float bn_momentum = 0.9f;  // running = momentum * running + (1 - momentum) * batch
   };

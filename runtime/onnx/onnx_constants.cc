@@ -217,7 +217,15 @@ ConstantTensor ConcatConstants(const std::vector<const ConstantTensor*>& parts, 
       Throw("Concat of constants: axis " + std::to_string(axis) + " overflows");
     }
   }
-  if (ElementCount(out.dims) == 0) return out;  // (throws when the joined count overflows)
+  const int64_t count = ElementCount(out.dims);  // throws when the joined count overflows
+  if (count == 0) return out;
+  // A part may be one constant listed many times, or a folded Concat of it: the result's size is
+  // bounded by the cap, not by the file's.
+  if (count > kMaxFoldedElements) {
+    Throw("Concat of constants into " + DimsText(out.dims) + " would fold " +
+          std::to_string(count) + " elements, more than braid folds (" +
+          std::to_string(kMaxFoldedElements) + ")");
+  }
   const int64_t outer = Product(first.dims, 0, axis);
   std::vector<int64_t> blocks;
   for (const ConstantTensor* part : parts) {

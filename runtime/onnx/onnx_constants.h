@@ -47,7 +47,8 @@ ConstantTensor IntConstant(std::vector<int64_t> dims, std::vector<int64_t> value
 ConstantTensor ConstantFromOnnx(const onnx::TensorProto& tensor);
 
 // Folds over constants (ONNX semantics); axes may be negative.
-// A Gather folds at most kMaxFoldedElements elements (a constant's own size is the model's).
+// A Gather or a Concat folds at most kMaxFoldedElements elements (a constant's own size is the
+// model's; folds of folds are not).
 inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 26;
 ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& indices,
                               int64_t axis);

@@ -49,6 +49,32 @@ void CheckSupportedOps(const onnx::GraphProto& graph, const std::string& source)
   Throw(source + ": unsupported ONNX ops: " + list);
 }
 
+// The window attributes of Conv and the pools, checked before ONNX's shape inference, which
+// divides by strides and dilations and would stop the process (SIGFPE) on a zero: strides,
+// dilations, kernel_shape and group positive, pads non-negative.
+void CheckWindowAttributes(const onnx::GraphProto& graph, const std::string& source) {
+  static const std::set<std::string> kWindowOps = {"Conv", "MaxPool", "AveragePool"};
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (!kWindowOps.count(node.op_type())) continue;
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      const std::string& name = attr.name();
+      const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape" ||
+                            name == "group";
+      if (!positive && name != "pads") continue;
+      std::vector<int64_t> values(attr.ints().begin(), attr.ints().end());
+      if (attr.has_i()) values.push_back(attr.i());
+      for (const int64_t v : values) {
+        if (positive ? v > 0 : v >= 0) continue;
+        std::string where = source + ": node #" + std::to_string(i) + " (" + node.op_type();
+        if (!node.name().empty()) where += " '" + node.name() + "'";
+        Throw(where + "): attribute '" + name + "' holds " + std::to_string(v) + "; it must be " +
+              (positive ? "positive" : "non-negative"));
+      }
+    }
+  }
+}
+
 // The graph's one input that is not an initializer.
 onnx::ValueInfoProto* FindDataInput(onnx::GraphProto* graph, const std::string& source) {
   std::set<std::string> initializers;
@@ -130,6 +156,7 @@ void ImportModel(onnx::ModelProto& proto, const std::string& source,
   const int64_t opset = DefaultDomainOpset(proto, source);
   onnx::GraphProto* graph = proto.mutable_graph();
   CheckSupportedOps(*graph, source);
+  CheckWindowAttributes(*graph, source);
   onnx::ValueInfoProto* input = FindDataInput(graph, source);
   *model = ModelFolder();
   model->inputs.push_back({input->name(), DType::kFloat32,

@@ -40,6 +40,32 @@ TEST(FillOpsTest, ConstantFillHonoursCaffe2DTypeNumbers) {
   EXPECT_EQ(Fetch<double>(ws, "f64"), (std::vector<double>{2.5, 2.5}));
 }
 
+// A value the output type cannot hold is an error naming it, as Caffe2 refuses a lossy argument;
+// a float value is never converted to an integer unless the output is one (a float fill of 3.7e19
+// converted it to int64 first, undefined behaviour found by the netdef_binary fuzz harness).
+TEST(FillOpsTest, ConstantFillValueThatDoesNotFitTheOutputTypeIsAnError) {
+  Workspace ws;
+  ASSERT_TRUE(RunOp(&ws, R"(type: "ConstantFill" output: "F"
+      arg { name: "shape" ints: 2 } arg { name: "value" f: 3.7e19 })"));
+  EXPECT_EQ(Fetch<float>(ws, "F"), (std::vector<float>{3.7e19f, 3.7e19f}));
+  const std::string fill = R"(type: "ConstantFill" output: "Y" arg { name: "shape" ints: 2 } )";
+  EXPECT_NE(RunOpError(&ws, fill + R"(arg { name: "value" f: 3.7e19 } arg { name: "dtype" i: 10 })")
+                .find("does not fit the output type int64"),
+            std::string::npos);
+  EXPECT_NE(RunOpError(&ws, fill + R"(arg { name: "value" f: nan } arg { name: "dtype" i: 2 })")
+                .find("does not fit the output type int32"),
+            std::string::npos);
+  EXPECT_NE(RunOpError(&ws,
+                       fill + R"(arg { name: "value" i: 5000000000 } arg { name: "dtype" i: 2 })")
+                .find("argument 'value' 5000000000 does not fit the output type int32"),
+            std::string::npos);
+  EXPECT_NE(RunOpError(&ws, fill + R"(arg { name: "value" i: 256 } arg { name: "dtype" i: 6 })")
+                .find("argument 'value' 256 does not fit the output type uint8"),
+            std::string::npos);
+  ASSERT_TRUE(RunOp(&ws, fill + R"(arg { name: "value" f: -2.5 } arg { name: "dtype" i: 2 })"));
+  EXPECT_EQ(Fetch<int32_t>(ws, "Y"), (std::vector<int32_t>{-2, -2}));
+}
+
 TEST(FillOpsTest, ConstantFillIntegerValueWithoutDTypeGivesInt64) {
   Workspace ws;
   ASSERT_TRUE(RunOp(&ws, R"(type: "ConstantFill" output: "Y"

@@ -128,7 +128,7 @@ TEST(ReduceGradientTest, MatchesFiniteDifferences) {
   for (float& v : x) v = dist(rng);
   Feed<float>(&ws, "X", {2, 3, 4}, x);
   for (const char* type : {"ReduceSum", "ReduceMean"}) {
-    for (const std::string args :
+    for (const std::string& args :
          {std::string(""), AxesArgs({0, 2}, true), AxesArgs({1}, false), AxesArgs({-1}, false)}) {
       const std::string op =
           std::string(R"(type: ")") + type + R"(" input: "X" output: "Y")" + args;

@@ -1,4 +1,4 @@
-// Cast, ExpandDims, Squeeze and Slice: values against hand-computed results, shape inference
+// Cast, ExpandDims, Squeeze, Shape and Slice: values against hand-computed results, shape inference
 // against the kernels, in-place use, errors naming the blobs, and gradients.
 #include <gtest/gtest.h>
 
@@ -131,6 +131,42 @@ TEST(ExpandDimsSqueezeTest, RefuseNegativeMissingAndMisfittingDims) {
   EXPECT_TRUE(Contains(
       InferError(ws, R"(type: "ExpandDims" input: "X" output: "Y" arg { name: "dims" ints: 3 })"),
       "names dim 3, but input 'X' int64[3,1] expands to 3 dims"));
+}
+
+// Caffe2's Shape, as an ONNX-to-Caffe2 export uses it: the dims (or chosen axes) as int64, the
+// data unread, and a Reshape that takes them back as its new_shape input.
+TEST(ShapeTest, GivesTheDimsOrTheChosenAxesAsInt64) {
+  Workspace ws;
+  Feed<uint8_t>(&ws, "X", {2, 3, 4}, std::vector<uint8_t>(24, 7));
+  ASSERT_TRUE(RunOp(&ws, R"(type: "Shape" input: "X" output: "dims")"));
+  EXPECT_EQ(ShapeOf(ws, "dims"), (std::vector<int64_t>{3}));
+  EXPECT_EQ(Fetch<int64_t>(ws, "dims"), (std::vector<int64_t>{2, 3, 4}));
+  ASSERT_TRUE(RunOp(&ws, R"(type: "Shape" input: "X" output: "axes"
+                            arg { name: "axes" ints: 2 ints: 0 ints: 2 })"));
+  EXPECT_EQ(Fetch<int64_t>(ws, "axes"), (std::vector<int64_t>{4, 2, 4}));
+
+  Feed<float>(&ws, "F", {4, 6}, Iota(24));
+  // Reshape's inference cannot know a new_shape input's contents (ops/tensor/reshape_op.h).
+  ASSERT_TRUE(RunOp(&ws, R"(type: "Reshape" input: "F" input: "dims" output: "R" output: "old")",
+                    /*allow_unknown=*/true));
+  EXPECT_EQ(ShapeOf(ws, "R"), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(Fetch<float>(ws, "R"), Iota(24));
+
+  Feed<float>(&ws, "S", {}, {1.f});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "Shape" input: "S" output: "scalar_dims")"));
+  EXPECT_EQ(ShapeOf(ws, "scalar_dims"), (std::vector<int64_t>{0}));
+}
+
+TEST(ShapeTest, AnAxisOutsideTheInputIsAnErrorNamingTheBlob) {
+  Workspace ws;
+  Feed<float>(&ws, "X", {2, 3}, Iota(6));
+  EXPECT_TRUE(Contains(
+      InferError(ws, R"(type: "Shape" input: "X" output: "Y" arg { name: "axes" ints: 2 })"),
+      "argument 'axes' holds 2, but input 'X' float32[2,3] has dims 0 to 1"));
+  EXPECT_TRUE(Contains(
+      RunOpError(&ws, R"(type: "Shape" input: "X" output: "Y" arg { name: "axes" ints: -1 })"),
+      "argument 'axes' holds -1"));
+  EXPECT_TRUE(GradientOpsOf(R"(type: "Shape" input: "X" output: "Y")").empty());
 }
 
 TEST(ExpandDimsSqueezeGradientTest, AreEachOtherAndMatchFiniteDifferences) {

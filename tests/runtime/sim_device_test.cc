@@ -139,7 +139,9 @@ TEST_F(SimDeviceTest, AWaitOrdersStreamsOfTwoDevicesWithoutBlockingTheHost) {
     done->HostWait();
     EXPECT_TRUE(done->Query());
     b->Synchronize();
-    if (wait) EXPECT_EQ(seen.load(), 1);
+    if (wait) {
+      EXPECT_EQ(seen.load(), 1);
+    }
   }
 }
 

@@ -239,7 +239,9 @@ TEST(DataParallelTest, AnyWorkerCountRunsTheCollectivesToTheSameBits) {
     arg->set_i(1);
     Net* net = ws.CreateNet(def);
     // Allreduce is a collective: the first run goes one op at a time (runtime/dag_net.h).
-    if (type == "dag") EXPECT_TRUE(static_cast<DagNet*>(net)->first_iter_only_one_worker());
+    if (type == "dag") {
+      EXPECT_TRUE(static_cast<DagNet*>(net)->first_iter_only_one_worker());
+    }
     for (int step = 0; step < 3; ++step) EXPECT_TRUE(net->Run().ok());
     std::string bits;
     for (const std::string& blob : dp.CheckpointBlobs()) {

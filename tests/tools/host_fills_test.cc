@@ -66,7 +66,9 @@ TEST(HostFillsTest, TheDataParallelInitNetForTwoGpusFillsEveryRandomParameterOnT
   std::map<std::string, std::string> writer;  // blob -> the type of the op that writes it
   for (const OperatorDef& op : nets.params.init_net.op()) {
     const Device device = DeviceFromProto(op.device_option());
-    if (IsRandomFill(op.type())) EXPECT_TRUE(device.is_host()) << op.ShortDebugString();
+    if (IsRandomFill(op.type())) {
+      EXPECT_TRUE(device.is_host()) << op.ShortDebugString();
+    }
     for (const std::string& out : op.output()) writer[out] = op.type();
   }
   for (const std::string& host_blob : staged) {

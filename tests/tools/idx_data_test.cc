@@ -129,7 +129,7 @@ TEST_F(IdxDataTest, TruncatedBodyNamesExpectedAndActualSizes) {
   WriteRaw(Path("short.idx"), bytes.substr(0, bytes.size() - 6));
   WriteGzip(Path("short.idx.gz"), bytes.substr(0, bytes.size() - 6));
   WriteRaw(Path("header_only.idx"), bytes.substr(0, 6));
-  for (const std::string& name : {"short.idx", "short.idx.gz"}) {
+  for (const char* name : {"short.idx", "short.idx.gz"}) {
     const Status s = ErrorOf([&] { IdxFile::Load(Path(name)); });
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
     EXPECT_NE(s.message().find("truncated: dims [4,4] need 16 bytes of data, the file has 10"),
@@ -156,7 +156,7 @@ TEST_F(IdxDataTest, CutOrCorruptGzipStreamIsIoError) {
   std::string corrupt = gz;
   for (size_t i = 20; i < 60; ++i) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
   WriteRaw(Path("corrupt.gz"), corrupt);
-  for (const std::string& name : {"cut.gz", "corrupt.gz"}) {
+  for (const char* name : {"cut.gz", "corrupt.gz"}) {
     const Status s = ErrorOf([&] { IdxFile::Load(Path(name)); });
     EXPECT_FALSE(s.ok()) << name;
     EXPECT_NE(s.message().find(Path(name)), std::string::npos) << s.ToString();
@@ -212,6 +212,20 @@ TEST(ExampleOrderTest, IsDeterministicAndResumesAtAnyExample) {
   EXPECT_NE(stream_a, stream_c);
   ExampleOrder resumed(10, true, 42, /*start_example=*/23);
   for (int i = 23; i < 35; ++i) EXPECT_EQ(resumed.Next(), stream_a[i]) << "example " << i;
+}
+
+// A synthetic dataset whose byte count overflows int64 is refused: IdxImageInput's arguments reach
+// it, and it used to multiply them unchecked.
+TEST(SyntheticImagesTest, ASizeThatOverflowsIsAnError) {
+  SyntheticImagesSpec spec;
+  spec.count = int64_t{1} << 40;
+  spec.height = spec.width = int64_t{1} << 20;
+  try {
+    MakeSyntheticImages(spec);
+    FAIL() << "an overflowing synthetic dataset was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
+  }
 }
 
 TEST(BatchPrefetcherTest, NormalisesPixelsAndIsDeterministicForASeed) {

@@ -44,12 +44,6 @@ class SimCard {
   ~SimCard() { SetSimDeviceOptions(SimDeviceOptions()); }
 };
 
-void AddInt(OperatorDef* op, const std::string& name, int64_t value) {
-  Argument* arg = op->add_arg();
-  arg->set_name(name);
-  arg->set_i(value);
-}
-
 OperatorDef* AddOp(NetDef* net, const std::string& type, const std::vector<std::string>& inputs,
                    const std::string& output) {
   OperatorDef* op = net->add_op();

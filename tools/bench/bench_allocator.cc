@@ -80,7 +80,7 @@ struct PairTiming {
 
 struct PhaseRow {
   int batch = 0;
-  PhaseResult caching, raw;
+  PhaseResult caching{}, raw{};
   int64_t caching_raw_allocs = 0, caching_raw_frees = 0, raw_allocs = 0, raw_frees = 0;
 };
 

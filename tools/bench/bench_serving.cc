@@ -124,10 +124,10 @@ std::vector<std::vector<float>> Inputs(const ValueInfo& input, int clients) {
 // One way of serving the requests: a name, what one client's request does, and its predictor
 // (none for the session).
 struct Side {
-  std::string name;
-  std::function<void(int client)> request;
-  std::unique_ptr<Predictor> predictor;
-  Row row;
+  std::string name{};
+  std::function<void(int client)> request{};
+  std::unique_ptr<Predictor> predictor{};
+  Row row{};
 };
 
 void Serve(const std::string& model_path, const std::vector<int>& client_counts) {

@@ -95,9 +95,9 @@ namespace {
 
 struct RowResult {
   const BenchRow* row = nullptr;
-  std::string executor;
-  std::string error;  // empty: the row ran
-  RowTiming timing;
+  std::string executor{};
+  std::string error{};  // empty: the row ran
+  RowTiming timing{};
   int64_t peak_rss_bytes = 0;
   double others_cores = 0;  // CPU used by other processes during the row, in cores
 };

@@ -165,7 +165,9 @@ TEST(ConvAlgorithmTest, ALargeBatchIsSearchedAtTheLargestChunkWhereEveryScratchp
   };
   EXPECT_TRUE(chunk == 1 || fits(chunk)) << "chunk " << chunk;
   for (int64_t larger = chunk + 1; larger <= x[0]; ++larger) {
-    if (x[0] % larger == 0) EXPECT_FALSE(fits(larger)) << "chunk " << larger << " fits too";
+    if (x[0] % larger == 0) {
+      EXPECT_FALSE(fits(larger)) << "chunk " << larger << " fits too";
+    }
   }
   std::printf("8x32x147x147 -> 64 3x3 filters: searched at chunk %lld\n",
               static_cast<long long>(chunk));

@@ -140,8 +140,12 @@ TEST(FuseConvSumTest, AFusedConvAddsASummandOfEitherLayoutIntoAYOfEitherLayout) 
                                        "arg { name: 'kernel' i: 1 }"}))
                       .ok())
           << "S blocked " << s_blocked << ", Y blocked " << y_blocked;
-      if (s_blocked) EXPECT_NE(ws.GetBlob("S")->layout(), Layout::kPlain);
-      if (y_blocked) EXPECT_NE(ws.GetBlob("z")->layout(), Layout::kPlain);
+      if (s_blocked) {
+        EXPECT_NE(ws.GetBlob("S")->layout(), Layout::kPlain);
+      }
+      if (y_blocked) {
+        EXPECT_NE(ws.GetBlob("z")->layout(), Layout::kPlain);
+      }
       ExpectCloseToScale(Fetch<float>(ws, "y"), want);
     }
   }

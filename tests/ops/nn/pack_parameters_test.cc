@@ -113,7 +113,7 @@ TEST(PackParametersTest, OnlyFiltersEveryReaderOfWhichIsAConvAreEverPacked) {
   const std::set<std::string> parameters{"Shared", "AlsoRelu", "Written", "Output", "G",
                                          "Narrow", "Shared_b"};
   EXPECT_EQ(PackParameters(net, parameters, &ws), std::vector<std::string>{"Shared"});
-  for (const std::string& blob : {"AlsoRelu", "Written", "Output", "NotAParam", "G", "Narrow"}) {
+  for (const char* blob : {"AlsoRelu", "Written", "Output", "NotAParam", "G", "Narrow"}) {
     EXPECT_EQ(ws.GetBlob(blob)->layout(), Layout::kPlain) << blob;
   }
 }

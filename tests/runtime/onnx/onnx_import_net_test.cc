@@ -221,6 +221,51 @@ TEST(OnnxImportNetTest, ConcatOfConstantsWithOtherDimsDifferingIsRefused) {
       << error;
 }
 
+// A zero stride, dilation, kernel or group stopped the process with SIGFPE inside ONNX's shape
+// inference (found by the onnx fuzz harness); now it is an error naming the node.
+TEST(OnnxImportNetTest, ZeroWindowAttributesAreRefusedBeforeShapeInference) {
+  for (const char* attribute : {"strides", "dilations", "kernel_shape"}) {
+    OnnxTestGraph g(13);
+    g.Input("data", {1, 2, 6, 6});
+    g.Initializer("w", {4, 2, 3, 3}, TestValues(72, 1));
+    auto* conv = g.Node("Conv", {"data", "w"}, {"y"});
+    conv->set_name("c");
+    SetAttr(conv, attribute, std::vector<int64_t>{1, 0});
+    g.Output("y");
+    EXPECT_EQ(ImportError(g), std::string("model.onnx: node #0 (Conv 'c'): attribute '") +
+                                  attribute + "' holds 0; it must be positive");
+  }
+  OnnxTestGraph pool(13);
+  pool.Input("data", {1, 2, 6, 6});
+  auto* max = pool.Node("MaxPool", {"data"}, {"y"});
+  SetAttr(max, "kernel_shape", std::vector<int64_t>{2, 2});
+  SetAttr(max, "pads", std::vector<int64_t>{0, -1, 0, 0});
+  pool.Output("y");
+  EXPECT_EQ(ImportError(pool),
+            "model.onnx: node #0 (MaxPool 'MaxPool_0'): attribute 'pads' holds -1; it must be "
+            "non-negative");
+}
+
+// A Concat fold is capped like a Gather fold: a chain of Concats of a constant with itself doubles
+// it at every node, so a small file could otherwise fold gigabytes.
+TEST(OnnxImportNetTest, AConcatFoldLargerThanTheCapIsRefused) {
+  OnnxTestGraph g(13);
+  g.Input("x", {1, 1});
+  g.Initializer("c0", {1, int64_t{1} << 16}, TestValues(int64_t{1} << 16, 1));
+  const int doublings = 11;  // 2^16 << 11 = 2^27 elements, over the cap of 2^26
+  for (int k = 0; k < doublings; ++k) {
+    const std::string in = "c" + std::to_string(k), out = "c" + std::to_string(k + 1);
+    SetAttr(g.Node("Concat", {in, in}, {out}), "axis", int64_t{0});
+  }
+  g.Node("Add", {"x", "c" + std::to_string(doublings)}, {"y"});
+  g.Output("y");
+  const std::string error = ImportError(g);
+  EXPECT_NE(error.find("node #10 (Concat"), std::string::npos) << error;
+  EXPECT_NE(error.find("would fold 134217728 elements, more than braid folds (67108864)"),
+            std::string::npos)
+      << error;
+}
+
 // Folds of constants with no elements but huge leading dims return at once (they looped over
 // the leading dims, 2^62 times, before).
 TEST(OnnxImportNetTest, FoldsOfEmptyConstantsWithHugeDimsReturnAtOnce) {
