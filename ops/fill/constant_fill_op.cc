@@ -1,6 +1,9 @@
 #include "ops/fill/constant_fill_op.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "ops/common/op_checks.h"
 #include "ops/common/tensor_proto_dtype.h"
@@ -17,23 +20,26 @@ const Argument* FindArgument(const OperatorDef& def, const std::string& name) {
   return nullptr;
 }
 
-// The integer range of an integer output type.
-std::pair<double, double> IntegerRange(DType dtype) {
+// The range of an integer output type; none for the float types and bool.
+std::optional<std::pair<double, double>> IntegerRange(DType dtype) {
   switch (dtype) {
     case DType::kInt32:
-      return {-2147483648.0, 2147483647.0};
+      return std::pair{-2147483648.0, 2147483647.0};
+    case DType::kInt64:  // 2^63 itself does not fit
+      return std::pair{-9223372036854775808.0, 9223372036854775807.0};
     case DType::kUInt8:
-      return {0.0, 255.0};
-    default:  // kInt64: 2^63 itself does not fit
-      return {-9223372036854775808.0, 9223372036854775807.0};
+      return std::pair{0.0, 255.0};
+    default:
+      return std::nullopt;
   }
 }
 
 // Refuses a value the integer output type cannot hold (as Caffe2 refuses a lossy conversion),
 // before any cast: a float outside int64's range does not convert at all.
 void CheckFitsIntegerType(double value, DType dtype, const std::string& text) {
-  if (dtype != DType::kInt32 && dtype != DType::kInt64 && dtype != DType::kUInt8) return;
-  const auto [low, high] = IntegerRange(dtype);
+  const auto range = IntegerRange(dtype);
+  if (!range) return;
+  const auto [low, high] = *range;
   // high + 1 is exact where high is not (int64's 2^63 - 1 rounds to 2^63 as a double).
   if (!(value >= low && value < high + 1.0)) {
     ThrowInvalidArgument("argument 'value' " + text + " does not fit the output type " +
@@ -74,9 +80,7 @@ ConstantFillOp::ConstantFillOp(const OperatorDef& def, Workspace* ws)
   } else if (value->has_f()) {
     CheckFitsIntegerType(value->f(), dtype, std::to_string(value->f()));
     float_value_ = value->f();
-    const bool integer =
-        dtype == DType::kInt32 || dtype == DType::kInt64 || dtype == DType::kUInt8;
-    int_value_ = integer ? static_cast<int64_t>(value->f()) : 0;
+    int_value_ = IntegerRange(dtype) ? static_cast<int64_t>(value->f()) : 0;
   } else {
     ThrowInvalidArgument("argument 'value' must be a number (f or i)");
   }

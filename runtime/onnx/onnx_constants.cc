@@ -13,6 +13,13 @@ namespace {
   throw Error(Status::InvalidArgument(message));
 }
 
+// Refuses a fold of more than kMaxFoldedElements elements; `fold` says what would be folded.
+void CheckFoldedCount(int64_t count, const std::string& fold) {
+  if (count <= kMaxFoldedElements) return;
+  Throw(fold + " would fold " + std::to_string(count) + " elements, more than braid folds (" +
+        std::to_string(kMaxFoldedElements) + ")");
+}
+
 // The product of dims[begin, end), overflow-checked (runtime/element_count.h).
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return ElementCount(std::vector<int64_t>(dims.begin() + begin, dims.begin() + end));
@@ -163,11 +170,8 @@ ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& 
   out.dims.insert(out.dims.end(), data.dims.begin() + axis + 1, data.dims.end());
   const int64_t count = ElementCount(out.dims);
   if (count == 0) return out;  // no loop over dims whose product is empty
-  if (count > kMaxFoldedElements) {
-    Throw("Gather of constants " + DimsText(data.dims) + " by " + DimsText(indices.dims) +
-          " would fold " + std::to_string(count) + " elements, more than braid folds (" +
-          std::to_string(kMaxFoldedElements) + ")");
-  }
+  CheckFoldedCount(count,
+                   "Gather of constants " + DimsText(data.dims) + " by " + DimsText(indices.dims));
   if (data.is_float) {
     out.floats.reserve(count);
   } else {
@@ -221,11 +225,7 @@ ConstantTensor ConcatConstants(const std::vector<const ConstantTensor*>& parts, 
   if (count == 0) return out;
   // A part may be one constant listed many times, or a folded Concat of it: the result's size is
   // bounded by the cap, not by the file's.
-  if (count > kMaxFoldedElements) {
-    Throw("Concat of constants into " + DimsText(out.dims) + " would fold " +
-          std::to_string(count) + " elements, more than braid folds (" +
-          std::to_string(kMaxFoldedElements) + ")");
-  }
+  CheckFoldedCount(count, "Concat of constants into " + DimsText(out.dims));
   const int64_t outer = Product(first.dims, 0, axis);
   std::vector<int64_t> blocks;
   for (const ConstantTensor* part : parts) {

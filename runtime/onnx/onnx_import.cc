@@ -66,10 +66,8 @@ void CheckWindowAttributes(const onnx::GraphProto& graph, const std::string& sou
       if (attr.has_i()) values.push_back(attr.i());
       for (const int64_t v : values) {
         if (positive ? v > 0 : v >= 0) continue;
-        std::string where = source + ": node #" + std::to_string(i) + " (" + node.op_type();
-        if (!node.name().empty()) where += " '" + node.name() + "'";
-        Throw(where + "): attribute '" + name + "' holds " + std::to_string(v) + "; it must be " +
-              (positive ? "positive" : "non-negative"));
+        Throw(source + ": " + NodeLabel(i, node) + ": attribute '" + name + "' holds " +
+              std::to_string(v) + "; it must be " + (positive ? "positive" : "non-negative"));
       }
     }
   }

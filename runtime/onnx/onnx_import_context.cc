@@ -13,13 +13,15 @@ void ImportContext::BeginNode(int index, const onnx::NodeProto* node) {
   node_ = node;
 }
 
+std::string NodeLabel(int index, const onnx::NodeProto& node) {
+  std::string label = "node #" + std::to_string(index) + " (" + node.op_type();
+  if (!node.name().empty()) label += " '" + node.name() + "'";
+  return label + ")";
+}
+
 void ImportContext::Fail(const std::string& message) const {
   std::string where = source_ + ": ";
-  if (node_ != nullptr) {
-    where += "node #" + std::to_string(node_index_) + " (" + node_->op_type();
-    if (!node_->name().empty()) where += " '" + node_->name() + "'";
-    where += "): ";
-  }
+  if (node_ != nullptr) where += NodeLabel(node_index_, *node_) + ": ";
   throw NodeError(Status::InvalidArgument(where + message));
 }
 

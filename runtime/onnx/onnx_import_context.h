@@ -33,6 +33,9 @@ struct PendingPad {
   std::array<int64_t, 4> pads{};
 };
 
+// "node #3 (Conv 'conv1')", or "node #3 (Conv)" for an unnamed node: how errors name a node.
+std::string NodeLabel(int index, const onnx::NodeProto& node);
+
 // The Error ImportContext::Fail throws: its message already names the model and the node.
 class NodeError : public Error {
  public:
