@@ -45,8 +45,6 @@ int64_t RoundUp(int64_t bytes, int64_t alignment) {
 
 }  // namespace
 
-bool IsGradientName(const std::string& blob) { return blob.find("_grad") != std::string::npos; }
-
 std::vector<Bitset> HappensBefore(const NetDef& net, PlanExecutor executor) {
   const int n = net.op_size();
   std::vector<Bitset> after(n, Bitset(n));
@@ -84,8 +82,11 @@ void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) 
   std::set<std::string> keep = request.keep;
   keep.insert(net.external_input().begin(), net.external_input().end());
   keep.insert(net.external_output().begin(), net.external_output().end());
-  for (const auto& [name, a] : access) {
-    if (a.read_first && !request.share_parameter_gradients) keep.insert(name + "_grad");
+  for (const auto& [gradient, of] : request.gradients) {
+    auto state = access.find(of);
+    if (state != access.end() && state->second.read_first && !request.share_parameter_gradients) {
+      keep.insert(gradient);
+    }
   }
   const bool training = request.mode == PlanMode::kTraining;
   std::map<std::pair<int, int>, int> device_index;
@@ -93,7 +94,7 @@ void BlobLifetimes::CollectBlobs(const NetDef& net, const PlanRequest& request) 
     auto size = request.blob_bytes.find(name);
     if (size == request.blob_bytes.end() || size->second <= 0) continue;
     if (a.read_first || a.writes.empty() || keep.count(name)) continue;
-    if (training && !IsGradientName(name) && !request.share_activations) continue;
+    if (training && !request.gradients.count(name) && !request.share_activations) continue;
     DeviceOption device = BlobDevice(net, request, name, a.writes.front());
     auto key = std::make_pair(device.device_type(), device.device_id());
     auto [it, added] = device_index.emplace(key, static_cast<int>(devices_.size()));

@@ -67,9 +67,6 @@ class BlobLifetimes {
 // after[i]: the ops op i happens before, under `executor`'s schedules.
 std::vector<Bitset> HappensBefore(const NetDef& net, PlanExecutor executor);
 
-// True for gradient blob names ("x_grad", "x_grad_autosplit_0").
-bool IsGradientName(const std::string& blob);
-
 }  // namespace braid
 
 #endif  // BRAID_PLANNER_BLOB_LIFETIMES_H_

@@ -13,11 +13,13 @@
 // in `keep`, and whose first access in the net is a write (a control input counts as a read: it
 // keeps the blob alive until its op has run, though the op never reads the data) (a blob
 // read before it is written carries state between runs: parameters, momenta, iteration counters).
-// In training mode only gradients ("..._grad...") are recycled, and activations too when
-// share_activations is set; gradients of blobs read before written (parameters, inputs: for a blob
-// P, the blob named P + "_grad") only when share_parameter_gradients is set (they then hold other
-// blobs' bytes after a Run, like every recycled blob, so a caller that reads them keeps them). Each device (device_type, device_id) of the ops that
-// first write recycled blobs gets one arena (PlanRequest::blob_devices says otherwise for some).
+// In training mode only the request's gradients are recycled, and activations too when
+// share_activations is set. The gradient of a blob read before written (a parameter's, an input's)
+// is recycled only when share_parameter_gradients is set (it then holds other blobs' bytes after a
+// Run, like every recycled blob, so a caller that reads it keeps it). Which blobs are gradients,
+// and of what, is data the caller gives (PlanRequest::gradients): the planner knows no naming.
+// Each device (device_type, device_id) of the ops that first write recycled blobs gets one arena
+// (PlanRequest::blob_devices says otherwise for some).
 //
 //   PlanRequest request;                     // runtime/memory_planning.h's PlanRequestFor fills
 //   request.blob_bytes = {{"fc1", 4096}};    // it from op schemas; here it is plain data
@@ -54,7 +56,12 @@ struct PlanRequest {
   std::set<std::string> keep;
   PlanMode mode = PlanMode::kInference;
   bool share_activations = false;  // training mode: recycle activations as well as gradients
-  bool share_parameter_gradients = false;  // recycle P_grad of blobs P read before written too
+  // recycle the gradients of blobs read before written (parameters) too
+  bool share_parameter_gradients = false;
+  // The net's gradient blobs, each with the blob it is the gradient of ("" for a partial gradient
+  // that is summed into another). runtime/memory_planning.h's PlanRequestFor fills it from
+  // autodiff's names (runtime/autodiff.h GradientNameOf).
+  std::map<std::string, std::string> gradients;
   PlanExecutor executor = PlanExecutor::kDag;
   int64_t alignment = 64;
   // Where a blob lives when not on the device of the first op writing it (an op on a device that

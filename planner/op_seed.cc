@@ -2,14 +2,12 @@
 
 #include <string>
 
+#include "planner/fnv1a.h"
+
 namespace braid {
 namespace {
 
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+constexpr uint64_t kSeedBasis = 1469598103934665603ull;  // see planner/fnv1a.h
 
 const Argument* SeedArgument(const OperatorDef& def) {
   for (const Argument& arg : def.arg()) {
@@ -27,7 +25,8 @@ bool HasExplicitSeed(const OperatorDef& def) {
 uint64_t OpSeed(const OperatorDef& def) {
   if (const Argument* seed = SeedArgument(def)) return static_cast<uint64_t>(seed->i());
   if (def.device_option().has_random_seed()) return def.device_option().random_seed();
-  return Fnv1a(def.output_size() > 0 ? def.output(0) : def.type());
+  const std::string& name = def.output_size() > 0 ? def.output(0) : def.type();
+  return Fnv1a64FromBasis(kSeedBasis, name.data(), name.size());
 }
 
 }  // namespace braid

@@ -115,13 +115,13 @@ std::string WhyNotRecyclable(const NetDef& net, const PlanRequest& request,
   if (Contains(net.external_output(), blob)) return "is an external output";
   if (request.keep.count(blob)) return "is in the request's keep set";
   if (!request.blob_bytes.count(blob)) return "has no size in the request";
-  const bool gradient = blob.find("_grad") != std::string::npos;
-  const size_t suffix = blob.rfind("_grad");
-  if (gradient && suffix + 5 == blob.size() && !request.share_parameter_gradients) {
-    auto param = uses.find(blob.substr(0, suffix));
+  const auto gradient = request.gradients.find(blob);
+  if (gradient != request.gradients.end() && !request.share_parameter_gradients) {
+    auto param = uses.find(gradient->second);
     if (param != uses.end() && param->second.read_first) return "is a parameter's gradient";
   }
-  if (request.mode == PlanMode::kTraining && !request.share_activations && !gradient) {
+  if (request.mode == PlanMode::kTraining && !request.share_activations &&
+      gradient == request.gradients.end()) {
     return "is an activation, and training mode without share_activations recycles gradients only";
   }
   return "";

@@ -6,6 +6,9 @@
 //
 // Get throws braid::Error when the argument exists but holds another kind of value. The Add*Arg
 // functions append an argument to an op being built: AddIntArg(&op, "kernel", 3).
+//
+// Thread safety: an ArgumentReader only reads the arguments it was given; several threads may
+// read one net's arguments at once. Add*Arg writes the op it is given (its caller's alone).
 #ifndef BRAID_RUNTIME_ARGUMENT_H_
 #define BRAID_RUNTIME_ARGUMENT_H_
 

@@ -1,6 +1,7 @@
 #include "runtime/autodiff.h"
 
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "runtime/gradient.h"
@@ -305,6 +306,14 @@ GradientMap AddGradientOperators(NetDef* net, const std::vector<std::string>& lo
   GradientMap gradients = builder.gradients();
   for (OperatorDef& op : backward) *net->add_op() = std::move(op);
   return gradients;
+}
+
+bool GradientNameOf(const std::string& blob, std::string* of) {
+  constexpr std::string_view kSuffix = "_grad";
+  const size_t at = blob.rfind(kSuffix);
+  if (at == std::string::npos) return false;
+  *of = at + kSuffix.size() == blob.size() ? blob.substr(0, at) : "";
+  return true;
 }
 
 }  // namespace braid

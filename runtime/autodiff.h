@@ -43,6 +43,12 @@ using GradientMap = std::map<std::string, std::string>;
 
 GradientMap AddGradientOperators(NetDef* net, const std::vector<std::string>& losses);
 
+// Reads the names back (for nets built elsewhere too, as Caffe2's gradient blobs are named alike):
+// true when `blob` is a gradient name (it contains "_grad": "w_grad", "r_grad_autosplit_0"), with
+// *of the blob it is the gradient of ("w"), or "" for a part summed into another. The memory
+// planner gets these as data (PlanRequest::gradients).
+bool GradientNameOf(const std::string& blob, std::string* of);
+
 }  // namespace braid
 
 #endif  // BRAID_RUNTIME_AUTODIFF_H_

@@ -99,9 +99,11 @@ DagNet::DagNet(const NetDef& def, Workspace* ws)
   std::vector<int> stream_of(g.num_ops());
   for (int i = 0; i < g.num_ops(); ++i) stream_of[i] = chain_stream[chain_of[i]];
   AddLaunchOrder(chains, stream_of, def, &chain_children);
-  if (PlanExecution(g, stream_of, NumWorkers(def)) * 4 < g.num_ops()) {
-    listed_order_ = true;
-    PlanExecution(g, std::vector<int>(g.num_ops(), 0), /*workers=*/1);  // as SimpleNet
+  // Planned for the flow graph first: how many ops may run beside another decides the policy.
+  const int beside_another = PlanExecution(g, stream_of, NumWorkers(def));
+  listed_order_ = RunsBetterInListedOrder(beside_another, g.num_ops());
+  if (listed_order_) {
+    PlanExecution(g, std::vector<int>(g.num_ops(), 0), /*workers=*/1);  // as SimpleNet plans
   }
   std::vector<char> has_parent(chains.size(), 0);
   for (const std::vector<int>& children : chain_children) {

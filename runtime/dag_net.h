@@ -8,18 +8,21 @@
 //
 // First iteration: with the net argument first_iter_only_one_worker = 1, every Run until one
 // whose ops all succeed (a failed first Run may have left allocations lazy) executes the ops one
-// at a time on the calling thread in listed (topological) order; later Runs are parallel. It defaults to 1 when the net has a collective op or an op whose schema says it
-// allocates lazily (lazy allocations in a parallel first run can deadlock collectives), else 0
+// at a time on the calling thread in listed (topological) order; later Runs are parallel. It
+// defaults to 1 when the net has a collective op or an op whose schema says it allocates lazily
+// (lazy allocations in a parallel first run can deadlock collectives), else 0
 // (runtime/net_args.h FirstRunIsSingleThreaded).
 //
 // Intra-op threads: each op's OpenMP team follows the ops that may run beside it
 // (runtime/intra_op_threads.h, through Net::PlanExecution), so parallel ops do not oversubscribe
-// the cores and an op that runs alone uses them all. When under a quarter of the ops may run beside
-// another (OpsAtOnce > 1), hardly anything can run side by side, and the flow graph would only
-// cost (an idle worker spins, two OpenMP pools throttle each other: one device's ResNet ran
-// 7-10% slower per op): such a net runs in listed order on the calling thread with full teams, as
-// the simple executor runs it (runs_in_listed_order()). A data-parallel net, whose replicas' paths
-// run side by side, keeps the flow graph.
+// the cores and an op that runs alone uses them all.
+//
+// The listed-order policy (RunsBetterInListedOrder): when under a quarter of the ops may run
+// beside another (OpsAtOnce > 1), hardly anything can run side by side and the flow graph would
+// only cost (an idle worker spins, two OpenMP pools throttle each other; README's executor
+// benchmarks measure it): such a net runs in listed order on the calling thread with full teams,
+// as the simple executor runs it (runs_in_listed_order()). A data-parallel net, whose replicas'
+// paths run side by side, keeps the flow graph.
 //
 // Scratch: a chain runs with the scratch area (runtime/scratch.h) of its thread's arena slot.
 //
@@ -46,6 +49,12 @@
 #include "runtime/net.h"
 
 namespace braid {
+
+// The listed-order policy above: `beside_another` of the net's `num_ops` ops may run beside
+// another under the flow graph.
+inline bool RunsBetterInListedOrder(int beside_another, int num_ops) {
+  return beside_another * 4 < num_ops;
+}
 
 class DagNet final : public Net {
  public:

@@ -9,6 +9,8 @@
 // GPU (runtime/sim_device.h): asynchronous streams and memory of its own, on the CPU. Its
 // device_type number, 1000, is braid's own: Caffe2 numbers its types 0 (CPU) to 10 (MPS) and
 // 20901 (tests), so a Caffe2 net never names it by accident.
+//
+// Thread safety: Device is a value; every function here is pure.
 #ifndef BRAID_RUNTIME_DEVICE_H_
 #define BRAID_RUNTIME_DEVICE_H_
 

@@ -2,24 +2,16 @@
 
 #include <string>
 
+#include "runtime/dims_text.h"
 #include "runtime/status.h"
 
 namespace braid {
-namespace {
-
-std::string ShapeText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-}  // namespace
 
 int64_t ElementCount(const std::vector<int64_t>& dims) {
   bool has_zero = false;
   for (int64_t d : dims) {
     if (d < 0) {
-      throw Error(Status::InvalidArgument("negative dimension in shape " + ShapeText(dims)));
+      throw Error(Status::InvalidArgument("negative dimension in shape " + DimsText(dims)));
     }
     has_zero |= d == 0;
   }
@@ -28,7 +20,7 @@ int64_t ElementCount(const std::vector<int64_t>& dims) {
   int64_t count = 1;
   for (int64_t d : dims) {
     if (__builtin_mul_overflow(count, d, &count)) {
-      throw Error(Status::InvalidArgument("shape " + ShapeText(dims) +
+      throw Error(Status::InvalidArgument("shape " + DimsText(dims) +
                                           " has more elements than int64 can count (the product "
                                           "of its dims overflows 2^63 - 1)"));
     }
@@ -40,7 +32,7 @@ int64_t ElementCount(const std::vector<int64_t>& dims, DType dtype) {
   const int64_t count = ElementCount(dims);
   int64_t bytes = 0;
   if (__builtin_mul_overflow(count, static_cast<int64_t>(DTypeSize(dtype)), &bytes)) {
-    throw Error(Status::InvalidArgument("shape " + ShapeText(dims) + " of " + DTypeName(dtype) +
+    throw Error(Status::InvalidArgument("shape " + DimsText(dims) + " of " + DTypeName(dtype) +
                                         " takes more bytes than int64 can count (" +
                                         std::to_string(count) + " elements of " +
                                         std::to_string(DTypeSize(dtype)) + " bytes)"));

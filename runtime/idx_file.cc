@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/dims_text.h"
 #include "runtime/status.h"
 
 namespace braid {
@@ -122,22 +123,16 @@ IdxFile IdxFile::Load(const std::string& path) {
   const size_t got = reader.Read(bytes.data(), bytes.size());
   IdxFile file(path, std::move(dims), std::move(bytes));
   if (got < file.bytes_.size()) {
-    ThrowInvalid(path, "truncated: dims " + file.DimsString() + " need " +
+    ThrowInvalid(path, "truncated: dims " + DimsText(file.dims()) + " need " +
                            std::to_string(elements) + " bytes of data, the file has " +
                            std::to_string(got));
   }
   uint8_t extra;
   if (reader.Read(&extra, 1) != 0) {
-    ThrowInvalid(path, "has more data than its dims " + file.DimsString() + " describe (" +
+    ThrowInvalid(path, "has more data than its dims " + DimsText(file.dims()) + " describe (" +
                            std::to_string(elements) + " bytes)");
   }
   return file;
-}
-
-std::string IdxFile::DimsString() const {
-  std::string text = "[";
-  for (size_t i = 0; i < dims_.size(); ++i) text += (i ? "," : "") + std::to_string(dims_[i]);
-  return text + "]";
 }
 
 }  // namespace braid

@@ -37,8 +37,6 @@ class IdxFile {
   int ndim() const { return static_cast<int>(dims_.size()); }
   // The elements, row-major; size() is the product of dims().
   const std::vector<uint8_t>& bytes() const { return bytes_; }
-  // "[10000,28,28]".
-  std::string DimsString() const;
 
  private:
   IdxFile(std::string path, std::vector<int64_t> dims, std::vector<uint8_t> bytes)

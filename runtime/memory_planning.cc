@@ -8,6 +8,7 @@
 
 #include "planner/verify_plan.h"
 #include "runtime/allocator.h"
+#include "runtime/autodiff.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/device.h"
 #include "runtime/launch_plan.h"
@@ -117,6 +118,12 @@ PlanRequest PlanRequestFor(const NetDef& def, const std::map<std::string, ShapeI
     // run (Iter without input counts in its output): never recycle it.
     for (const auto& [in, out] : schema->enforced_inplace()) {
       if (in >= op.input_size() && out < op.output_size()) request.keep.insert(op.output(out));
+    }
+  }
+  for (const OperatorDef& op : def.op()) {
+    for (const std::string& out : op.output()) {
+      std::string of;
+      if (GradientNameOf(out, &of)) request.gradients.emplace(out, of);
     }
   }
   request.mode = options.mode;

@@ -30,6 +30,12 @@
 //   test_options.share_arenas_of = train_memory.get();  // may grow train_memory's arenas
 //   std::unique_ptr<NetMemory> test_memory = PlanNetMemory(*test, &test_ws, test_options);
 //   // test_memory->allocated_bytes(): what the test net needs beyond the train net's arenas
+//
+// Thread safety: PlanRequestFor reads the workspace's tensors (its overload of known shapes is
+// pure): not while a net writes them. PlanNetMemory binds the net's tensors and may grow the
+// arenas it shares: call it only while neither its net nor a net sharing its arenas runs (Session
+// and the Predictor serialise them so). A NetMemory belongs to its net; its const accessors may be
+// read from any thread between those calls.
 #ifndef BRAID_RUNTIME_MEMORY_PLANNING_H_
 #define BRAID_RUNTIME_MEMORY_PLANNING_H_
 
@@ -65,16 +71,16 @@ struct MemoryPlanOptions {
   // plan that shares memory wrongly shows up as wrong numbers (stress testing; costs time).
   bool poison = false;
   // Plan into this other net's arenas instead of new ones (Caffe's train/test sharing: a test net
-  // run between training iterations reuses the train net's activation memory). The two nets must
-  // never run at the same time and may not share recyclable blob names. A device the lender has
-  // no arena on gets an arena of this plan's own. The lender's arena on a device is grown when
-  // this plan needs more (see the file comment), which modifies the lender: while PlanNetMemory
-  // runs, the lender's net must not be running (on a sim or cuda device, its Run has returned)
-  // and no other thread may use the lender; the lender's workspace must still hold its tensors.
-  // When the larger arena cannot be allocated, PlanNetMemory throws and the lender's views get an
-  // arena of their old size again (should even that fail, they are left without storage and
-  // allocate their own on their next write). A third net planned into the lender's arenas before
-  // a growth keeps the arena it had (valid, but no longer shared with the lender).
+  // run between training iterations reuses the train net's activation memory; file comment).
+  // The caller promises:
+  //   - the two nets never run at the same time and share no recyclable blob name;
+  //   - while PlanNetMemory runs, the lender's net is idle (on sim or cuda: its Run returned), no
+  //     other thread uses the lender, and the lender's workspace still holds its tensors.
+  // Arenas: on a device where the lender has none, this plan gets its own; where it needs more
+  // than the lender's, the lender's arena is replaced by a larger one for both. If that
+  // allocation fails PlanNetMemory throws, and the lender's views get an arena of the old size
+  // again (failing that, none: they allocate their own on their next write). A third net planned
+  // into the lender earlier keeps the old arena (valid, no longer shared).
   NetMemory* share_arenas_of = nullptr;
 };
 

@@ -69,6 +69,20 @@ Status Net::Run() {
                                       undrained_.ToString() + ")");
   }
   Status status = CheckExternalInputsFed();
+  ProcessGroup* group = CurrentProcessGroup();
+  if (status.ok() && group != nullptr) {
+    if (collective_order_group_ != group->id()) {  // before any rank waits in a collective
+      status = CheckProcessCollectiveOrder(def_, group);
+      // Lists that differ stay different: later Runs in this group say so at once. A lost or
+      // slow peer may be retried by the next Run.
+      if (status.ok() || status.code() == StatusCode::kFailedPrecondition) {
+        collective_order_group_ = group->id();
+        collective_order_ = status;
+      }
+    } else {
+      status = collective_order_;
+    }
+  }
   if (status.ok()) status = RunOnce();
   return status;
 }

@@ -20,6 +20,11 @@
 // kernels may still be running) later Runs are refused, saying why. Different nets
 // may run concurrently if they write disjoint blobs. AddObserver must not overlap a Run.
 //
+// Across processes: with a process group set (runtime/process_group.h), a net with cross-process
+// collectives first compares their order with every rank's (CheckProcessCollectiveOrder,
+// runtime/process_collective_order.h), once per group; that may wait up to the group's timeout
+// for the other ranks to run the net too.
+//
 // Scratch: the net owns one scratch area per worker (runtime/scratch.h), installed on the thread
 // that runs the worker's ops, and grows them all alike after every Run, so that from the second
 // Run on (same shapes) no op allocates scratch memory, whichever worker runs it.
@@ -147,6 +152,10 @@ class Net {
   // Read and written only by the Run that owns running_:
   bool ops_succeeded_once_ = false;  // a Run's ops and kernels all succeeded
   Status undrained_;                 // why a stream failed to drain (later Runs are refused)
+  // The process group CheckProcessCollectiveOrder last gave a lasting answer for (0: none), and
+  // that answer (later Runs in that group return it).
+  uint64_t collective_order_group_ = 0;
+  Status collective_order_;
 };
 
 // Validates def against the op schemas and workspace and builds the executor it names.

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/dims_text.h"
 #include "runtime/memory_planning.h"
 #include "runtime/models/blocked_layouts.h"
 #include "runtime/net.h"
@@ -21,11 +22,7 @@ std::string Signature(const std::vector<std::string>& names,
   for (const std::string& name : names) {
     const InputView& view = inputs.at(name);
     key += DTypeName(view.dtype);
-    key += '[';
-    for (size_t i = 0; i < view.shape.size(); ++i) {
-      key += (i ? "," : "") + std::to_string(view.shape[i]);
-    }
-    key += "];";
+    key += DimsText(view.shape) + ";";
   }
   return key;
 }

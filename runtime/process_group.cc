@@ -158,6 +158,34 @@ Status ProcessGroup::ShareFromRankZero(const std::string& key, std::string* valu
                 "sharing '" + key + "' from rank 0 on " + Describe(options_) + ": " + s.message());
 }
 
+Status ProcessGroup::GatherFromEveryRank(const std::string& key, const std::string& value,
+                                         std::vector<std::string>* values) {
+  const std::string prefix = options_.job_name + "/gathered/" + key + "/";
+  Status s = store_->Set(prefix + std::to_string(rank_), value);
+  values->assign(size_, "");
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  std::vector<int> missing;
+  for (int r = 0; r < size_ && s.ok(); ++r) {
+    if (r == rank_) {
+      (*values)[r] = value;
+      continue;
+    }
+    Status got = store_->Get(prefix + std::to_string(r), deadline, &(*values)[r]);
+    if (got.code() == StatusCode::kDeadlineExceeded) {
+      missing.push_back(r);
+    } else {
+      s = got;
+    }
+  }
+  if (s.ok() && !missing.empty()) {
+    s = Status::DeadlineExceeded(DescribeRanks(missing) + " stored nothing within " +
+                                 std::to_string(options_.timeout.count()) + " ms");
+  }
+  if (s.ok()) return s;
+  return Status(s.code(), "gathering '" + key + "' from every rank on " + Describe(options_) +
+                              ": " + s.message());
+}
+
 Status ProcessGroup::CollectiveError(const std::string& what, const std::exception& e) {
   const std::string gloo_message = e.what();
   const bool timeout = IsTimeout(gloo_message);

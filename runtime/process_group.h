@@ -30,8 +30,8 @@
 //   s = group->ShareFromRankZero("nccl/unique_id/grads", &id);  // every rank now has rank 0's id
 //
 // Thread safety: after Connect, AllreduceSum and Barrier may be called from several threads at
-// once with distinct tags, and ShareFromRankZero with distinct keys. The group must outlive every
-// call in flight.
+// once with distinct tags, and ShareFromRankZero and GatherFromEveryRank with distinct keys. The
+// group must outlive every call in flight.
 #ifndef BRAID_RUNTIME_PROCESS_GROUP_H_
 #define BRAID_RUNTIME_PROCESS_GROUP_H_
 
@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/peer_addresses.h"
 #include "runtime/peer_loss_reports.h"
@@ -101,6 +102,11 @@ class ProcessGroup {
   // *value. Every rank calls it with the same key. A key is written once per job: each use needs
   // a key of its own (name it after what it shares, e.g. the collective it sets up).
   Status ShareFromRankZero(const std::string& key, std::string* value);
+  // Every rank stores `value` under `key` and reads every rank's: (*values)[r] is rank r's. Waits
+  // at most the group's timeout for the others (DeadlineExceeded naming the ranks that did not
+  // store theirs). Every rank calls it with the same key, once per job, as ShareFromRankZero.
+  Status GatherFromEveryRank(const std::string& key, const std::string& value,
+                             std::vector<std::string>* values);
 
  private:
   ProcessGroup(const ProcessGroupOptions& options, std::unique_ptr<RendezvousStore> store,

@@ -5,6 +5,9 @@
 //
 //   NetDef net = LoadNetDef("examples/mlp.pbtxt");
 //   // throws braid::Error: "examples/mlp.pbtxt:12:7: Expected identifier, got: }"
+//
+// Thread safety: each call reads or writes its own file and proto; writes go through
+// runtime/atomic_file.h, so concurrent writers of one path never mix their bytes.
 #ifndef BRAID_RUNTIME_PROTO_IO_H_
 #define BRAID_RUNTIME_PROTO_IO_H_
 

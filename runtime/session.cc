@@ -1,8 +1,9 @@
 #include "runtime/session.h"
 
-#include <cstring>
+#include <glog/logging.h>
 #include <pthread.h>
 
+#include <cstring>
 #include <shared_mutex>
 
 #include "runtime/device_context.h"
@@ -21,21 +22,28 @@ class WriterFirstMutex {
  public:
   WriterFirstMutex() {
     pthread_rwlockattr_t attributes;
-    pthread_rwlockattr_init(&attributes);
-    pthread_rwlockattr_setkind_np(&attributes, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&lock_, &attributes);
-    pthread_rwlockattr_destroy(&attributes);
+    Must(pthread_rwlockattr_init(&attributes), "pthread_rwlockattr_init");
+    Must(pthread_rwlockattr_setkind_np(&attributes, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP),
+         "pthread_rwlockattr_setkind_np");
+    Must(pthread_rwlock_init(&lock_, &attributes), "pthread_rwlock_init");
+    Must(pthread_rwlockattr_destroy(&attributes), "pthread_rwlockattr_destroy");
   }
-  ~WriterFirstMutex() { pthread_rwlock_destroy(&lock_); }
+  ~WriterFirstMutex() { Must(pthread_rwlock_destroy(&lock_), "pthread_rwlock_destroy"); }
   WriterFirstMutex(const WriterFirstMutex&) = delete;
   WriterFirstMutex& operator=(const WriterFirstMutex&) = delete;
 
-  void lock() { pthread_rwlock_wrlock(&lock_); }
-  void unlock() { pthread_rwlock_unlock(&lock_); }
-  void lock_shared() { pthread_rwlock_rdlock(&lock_); }
-  void unlock_shared() { pthread_rwlock_unlock(&lock_); }
+  void lock() { Must(pthread_rwlock_wrlock(&lock_), "pthread_rwlock_wrlock"); }
+  void unlock() { Must(pthread_rwlock_unlock(&lock_), "pthread_rwlock_unlock"); }
+  void lock_shared() { Must(pthread_rwlock_rdlock(&lock_), "pthread_rwlock_rdlock"); }
+  void unlock_shared() { Must(pthread_rwlock_unlock(&lock_), "pthread_rwlock_unlock"); }
 
  private:
+  static void Must(int rc, const char* call) {
+    // Invariant: these calls fail only when the Session breaks its own locking rules (EDEADLK: a
+    // thread locking twice; EAGAIN: too many readers), never on a caller's input.
+    CHECK_EQ(rc, 0) << call << ": " << std::strerror(rc);
+  }
+
   pthread_rwlock_t lock_;
 };
 
@@ -63,12 +71,13 @@ Status Session::SetDevice(const std::string& device) {
   });
 }
 
+std::string Session::device() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return device_;
+}
+
 Status Session::LoadOnDevice(const std::string& path, NetDef* def) const {
-  std::string device;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    device = device_;
-  }
+  const std::string device = this->device();
   return StatusFromCall([&] {
     *def = LoadNetDef(path);
     if (!device.empty() && !def->has_device_option()) {
@@ -162,11 +171,7 @@ Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
                                           std::to_string(values.size())));
     }
     std::memcpy(host.mutable_data<float>(), values.data(), values.size() * sizeof(float));
-    std::string device;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      device = device_;
-    }
+    const std::string device = this->device();
     Tensor* t = workspace_->CreateBlob(name);
     if (!t->has_storage() && !device.empty()) *t = Tensor(ParseDevice(device));
     t->CopyFrom(host);

@@ -82,6 +82,7 @@ class Session {
   // The net at `path`, on the session's device unless it names one.
   Status LoadOnDevice(const std::string& path, NetDef* def) const;
   std::shared_ptr<LoadedNet> FindNet(const std::string& name) const;
+  std::string device() const;  // device_, read under mu_
 
   const std::unique_ptr<Workspace> workspace_;  // blobs; its own mutex guards their lookup
   // Held by LoadNet to build and publish. Lock order: a net's use, load_mu_, mu_.

@@ -9,6 +9,10 @@
 //   ws));
 //
 // Throws braid::Error naming the net, the op and the shapes when an op's inputs are inconsistent.
+//
+// Thread safety: InferBlobShapes is a pure function of the net and the shapes given (the op
+// schemas are read-only after static initialisation); ShapesOfWorkspaceBlobs reads the
+// workspace's tensors: not while a net writes them.
 #ifndef BRAID_RUNTIME_SHAPE_INFERENCE_H_
 #define BRAID_RUNTIME_SHAPE_INFERENCE_H_
 

@@ -6,6 +6,7 @@
 #include <glog/logging.h>
 
 #include "runtime/device_context.h"
+#include "runtime/dims_text.h"
 #include "runtime/element_count.h"
 #include "runtime/status.h"
 
@@ -114,9 +115,7 @@ const char* LayoutName(Layout layout) {
 }
 
 std::string Tensor::ShapeString() const {
-  std::string s = std::string(DTypeName(dtype_)) + "[";
-  for (size_t i = 0; i < shape_.size(); ++i) s += (i ? "," : "") + std::to_string(shape_[i]);
-  s += "]";
+  std::string s = DTypeName(dtype_) + DimsText(shape_);
   if (layout_ != Layout::kPlain) s += std::string(" (") + LayoutName(layout_) + ")";
   return s;
 }

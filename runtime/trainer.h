@@ -114,8 +114,9 @@ struct TrainerLog {
 
 // One rank of a multi-process job (world_size > 1), whose process group braid_train connects
 // before Create (--rendezvous). batch_size stays the job's global batch; this rank reads its shard
-// of every batch and of the test set; gradients are averaged over every device of every process
-// (in buckets of at most allreduce_bucket_bytes); only rank 0 writes checkpoints.
+// of every batch and of the test set; gradients are averaged over the rank's devices and then over
+// the ranks, each weighing alike (in buckets of at most allreduce_bucket_bytes); only rank 0
+// writes checkpoints.
 struct TrainerProcesses {
   int rank = 0;
   int world_size = 1;

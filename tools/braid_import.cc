@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dims_text.h"
 #include "runtime/model_folder.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/status.h"
@@ -63,11 +64,8 @@ void Import(const std::string& model_path, const OnnxImportOptions& options) {
   }
   std::cout << model_path << " -> " << FLAGS_out << "/: " << model.predict_net.op_size()
             << " ops, " << model.init_net.op_size() << " weights (" << values
-            << " values), input '" << model.inputs[0].name << "' [";
-  for (size_t i = 0; i < model.inputs[0].shape.size(); ++i) {
-    std::cout << (i ? "," : "") << model.inputs[0].shape[i];
-  }
-  std::cout << "]\n";
+            << " values), input '" << model.inputs[0].name << "' "
+            << DimsText(model.inputs[0].shape) << "\n";
 }
 
 }  // namespace

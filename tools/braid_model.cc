@@ -29,6 +29,7 @@
 #include "runtime/status.h"
 #include "tools/command_line.h"
 #include "runtime/models/resnet.h"
+#include "runtime/models/resnet_training.h"
 #include "runtime/models/training_nets.h"
 
 DEFINE_string(model, "resnet20",
@@ -43,32 +44,15 @@ DEFINE_string(out_dir, "", "directory for init.pbtxt, train.pbtxt and test.pbtxt
 namespace braid {
 namespace {
 
-struct ModelShape {
-  std::string model;
-  int64_t batch = 0, image_size = 0, channels = 0, classes = 0;
-};
-
-int64_t OrDefault(int64_t flag, bool imagenet, int64_t cifar_default, int64_t imagenet_default) {
-  return flag > 0 ? flag : (imagenet ? imagenet_default : cifar_default);
+SyntheticImages ImagesFromFlags() {
+  return ResNetImages(FLAGS_model, FLAGS_batch_size,
+                      {FLAGS_channels, FLAGS_image_size, FLAGS_classes});
 }
 
-ModelShape ShapeFromFlags() {
-  const bool imagenet = ResNetSpecFromName(FLAGS_model, 1, 1).style == ResNetStyle::kImageNet;
-  return {FLAGS_model, FLAGS_batch_size, OrDefault(FLAGS_image_size, imagenet, 28, 224),
-          OrDefault(FLAGS_channels, imagenet, 1, 3), OrDefault(FLAGS_classes, imagenet, 10, 1000)};
-}
-
-void WriteNets(const ModelShape& shape, const std::string& dir) {
-  const ResNetSpec spec = ResNetSpecFromName(shape.model, shape.channels, shape.classes);
-  TrainingNetsSpec nets_spec;
-  nets_spec.name = shape.model;
-  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, spec, data);
-  };
-  const SyntheticImages images{shape.batch, shape.channels, shape.image_size, shape.classes};
+void WriteNets(const std::string& model, const SyntheticImages& images, const std::string& dir) {
+  TrainingNetsSpec nets_spec = ResNetNetsSpec(model, images);
   nets_spec.train_input = SyntheticImageReader(images, "train_reader");
   nets_spec.test_input = SyntheticImageReader(images, "test_reader");
-  nets_spec.optimizer.lr.policy = "fixed";  // the default cosine policy needs a run length
   nets_spec.optimizer.lr.base_lr = 0.01f;
   TrainingNets nets = BuildTrainingNets(nets_spec);
   nets.train.set_type(FLAGS_executor);
@@ -82,8 +66,8 @@ void WriteNets(const ModelShape& shape, const std::string& dir) {
   SaveProto(nets.params.init_net, dir + "/init.pbtxt");
   SaveProto(nets.train, dir + "/train.pbtxt");
   SaveProto(nets.test, dir + "/test.pbtxt");
-  std::cout << shape.model << " batch " << shape.batch << " (" << shape.channels << "x"
-            << shape.image_size << "x" << shape.image_size << ", " << shape.classes
+  std::cout << model << " batch " << images.batch << " (" << images.channels << "x"
+            << images.image_size << "x" << images.image_size << ", " << images.classes
             << " classes): init " << nets.params.init_net.op_size() << " ops, train "
             << nets.train.op_size() << " ops, test " << nets.test.op_size() << " ops, written to "
             << dir << "/{init,train,test}.pbtxt\n";
@@ -120,7 +104,9 @@ int main(int argc, char** argv) {
       "[--channels C] [--classes K] [--executor dag|simple]");
   braid::CheckFlags(positional);
   const braid::Status status =
-      braid::StatusFromCall([] { braid::WriteNets(braid::ShapeFromFlags(), FLAGS_out_dir); });
+      braid::StatusFromCall([] {
+        braid::WriteNets(FLAGS_model, braid::ImagesFromFlags(), FLAGS_out_dir);
+      });
   std::cout.flush();
   if (!status.ok()) {
     std::cerr << status.ToString() << "\n";

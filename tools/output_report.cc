@@ -7,6 +7,8 @@
 #include <numeric>
 #include <vector>
 
+#include "planner/fnv1a.h"
+
 namespace braid {
 namespace {
 
@@ -42,13 +44,6 @@ void SumElements(const Tensor& tensor, double* sum, double* abs_sum) {
       SumValues<bool>(tensor, sum, abs_sum);
       break;
   }
-}
-
-uint64_t Fnv1a64(const void* data, size_t bytes) {
-  uint64_t hash = 14695981039346656037ull;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
-  return hash;
 }
 
 // The element at `index` as a double; NaN ranks below every score.

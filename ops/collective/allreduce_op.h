@@ -41,6 +41,10 @@
 //     distinct keys, and every process must first run them in the same order. Default: output 0.
 //
 // Schema: Collective, inputs and outputs pairwise in place, float32, identical shapes (checked).
+//
+// Thread safety: as any op (one run at a time). Ops with processes: 1 that may run at once need
+// distinct keys (above); NCCL's cross-process collectives are not ordered or checked across ranks
+// as ProcessAllreduce's are (runtime/process_collective_order.h).
 #ifndef BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 #define BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 

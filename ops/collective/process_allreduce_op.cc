@@ -11,11 +11,13 @@
 #include "runtime/gradient.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
+#include "runtime/process_collective_order.h"
 
 namespace braid {
 namespace {
 
 constexpr int kMaxInputs = 4096;
+constexpr int64_t kMaxWeights = int64_t{1} << 24;  // the weights' sum travels as an exact float
 
 std::string Label(const OperatorDef& def) {
   return "ProcessAllreduce '" + (def.name().empty() ? def.output(0) : def.name()) + "'";
@@ -29,15 +31,6 @@ std::set<std::pair<int, int>> EachInputInPlace() {
 
 }  // namespace
 
-uint32_t DefaultCollectiveTag(const std::string& name) {
-  uint32_t hash = 2166136261u;
-  for (unsigned char c : name) {
-    hash ^= c;
-    hash *= 16777619u;
-  }
-  return hash;
-}
-
 ProcessAllreduceOp::ProcessAllreduceOp(const OperatorDef& def, Workspace* ws)
     : OperatorBase(def, ws) {
   const int64_t tensors = args().Get<int64_t>("tensors", 1);
@@ -49,13 +42,20 @@ ProcessAllreduceOp::ProcessAllreduceOp(const OperatorDef& def, Workspace* ws)
   tensors_ = static_cast<int>(tensors);
   replicas_ = def.input_size() / tensors_;
   const int64_t tag = args().Get<int64_t>("tag", DefaultCollectiveTag(def.output(0)));
-  if (tag < 0 || tag > std::numeric_limits<uint32_t>::max()) {
-    ThrowInvalidArgument(Label(def) + ": tag " + std::to_string(tag) + " is outside [0, 2^32)");
+  if (tag < 0 || tag >= kFirstReservedTag) {
+    ThrowInvalidArgument(Label(def) + ": tag " + std::to_string(tag) +
+                         " is outside [0, 2^32 - 2^16) (the tags above are braid's own)");
   }
   tag_ = static_cast<uint32_t>(tag);
   Status s = ParseAllreduceAlgorithm(args().Get<std::string>("algorithm", "ring"), &algorithm_);
   if (!s.ok()) ThrowInvalidArgument(Label(def) + ": " + s.message());
   average_ = args().Get<int64_t>("average", 0) != 0;
+  const int64_t weight = args().Get<int64_t>("weight", replicas_);
+  if (weight < 1 || weight > kMaxWeights) {
+    ThrowInvalidArgument(Label(def) + ": weight " + std::to_string(weight) +
+                         " is outside [1, 2^24]");
+  }
+  weight_ = static_cast<int>(weight);
 }
 
 void ProcessAllreduceOp::SumLocally() {
@@ -81,16 +81,25 @@ void ProcessAllreduceOp::SumLocally() {
 }
 
 float* ProcessAllreduceOp::Pack(size_t* count) {
-  if (tensors_ == 1 && !average_) {
+  if (tensors_ == 1 && !average_) {  // the plain sum: no copy
     *count = static_cast<size_t>(Input(0).numel());
     return Output(0)->mutable_data<float>();
   }
   int64_t total = 0;
   for (int b = 0; b < tensors_; ++b) total += Input(b).numel();
   packed_.resize(static_cast<size_t>(total) + (average_ ? 1 : 0));  // the first run allocates
+  // This rank's share: weight x the mean of its replicas (exactly the sum when they are equal).
+  const float scale = average_ ? static_cast<float>(weight_) / static_cast<float>(replicas_) : 1.f;
   float* at = packed_.data();
-  for (int b = 0; b < tensors_; ++b) at = std::copy_n(Input(b).data<float>(), Input(b).numel(), at);
-  if (average_) *at = static_cast<float>(replicas_);  // summed: the job's replicas
+  for (int b = 0; b < tensors_; ++b) {
+    const float* in = Input(b).data<float>();
+    if (scale == 1.f) {
+      at = std::copy_n(in, Input(b).numel(), at);
+    } else {
+      at = std::transform(in, in + Input(b).numel(), at, [scale](float v) { return v * scale; });
+    }
+  }
+  if (average_) *at = static_cast<float>(weight_);  // summed: the weights' sum
   *count = packed_.size();
   return packed_.data();
 }
@@ -117,13 +126,18 @@ void ProcessAllreduceOp::Run() {
     throw Error(Status::FailedPrecondition(
         Label(def()) + " needs a process group: none is set (braid::SetProcessGroup)"));
   }
+  if (average_ && weight_ * int64_t{group->size()} > kMaxWeights) {
+    throw Error(Status::InvalidArgument(
+        Label(def()) + ": weight " + std::to_string(weight_) + " x " +
+        std::to_string(group->size()) + " ranks may add up to more than 2^24, the most a float "
+        "counts exactly"));
+  }
   SumLocally();
   size_t count = 0;
   float* data = Pack(&count);
   Status s = group->AllreduceSum(data, count, tag_, algorithm_);
   if (!s.ok()) throw Error(Status(s.code(), Label(def()) + ": " + s.message()));
-  // The mean is over the job's replicas, which the buffer's last element summed: ranks may hold
-  // different numbers of devices (this rank's count x the world size was not the job's).
+  // The weighted mean: the buffer's last element summed the ranks' weights.
   Unpack(data, average_ ? 1.f / data[count - 1] : 1.f);
 }
 
@@ -132,6 +146,7 @@ BRAID_OPERATOR_SCHEMA(ProcessAllreduce)
     .Arg("tag", ArgKind::kInt)
     .Arg("algorithm", ArgKind::kString)
     .Arg("average", ArgKind::kInt)
+    .Arg("weight", ArgKind::kInt)
     .NumInputs(1, kMaxInputs)
     .NumOutputs(1, kMaxInputs)
     .EnforceInplace(EachInputInPlace())

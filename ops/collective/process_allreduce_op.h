@@ -9,18 +9,26 @@
 // Run: for each tensor, the local replicas are summed in pairwise order (ops/collective/
 // pairwise_sum.h, as Allreduce adds its inputs) into replica 0's; the B sums,
 // packed into one buffer, are all-reduced across the processes of CurrentProcessGroup() in one
-// Gloo collective; every replica's tensors get the result, divided with `average` by the job's
-// replicas (the sum of every rank's local replicas: ranks may hold different numbers of devices),
-// which one more element of the buffer sums in the same collective.
+// Gloo collective; every replica's tensors get the result. With `average` each rank adds `weight`
+// times the mean of its replicas instead, and the result is divided by the sum of the ranks'
+// weights (one more element of the buffer, summed in the same collective): a weighted mean of
+// the ranks' means. The default weight, the rank's replica count, makes it the mean over the
+// job's replicas, whatever number of devices each rank holds.
 //
 // Arguments:
 //   tensors (int, >= 1, default 1): B, the tensors per replica.
-//   tag (int, [0, 2^32)): Gloo's tag for this collective. Collectives that may run at the same time
+//   tag (int, [0, 2^32 - 2^16)): Gloo's tag for this collective (the tags above are braid's own,
+//     runtime/process_collective_order.h). Collectives that may run at the same time
 //     (independent ops of a `dag` net) must have distinct tags, and the same op must have the same
-//     tag in every process: the data-parallel builder numbers them. Default: the 32-bit FNV-1a
-//     hash of output 0's name (unique when the names are, barring collisions).
+//     tag in every process: the data-parallel builder numbers them. Default: DefaultCollectiveTag
+//     of output 0's name (runtime/process_collective_order.h; FNV-1a, unique when the names are,
+//     barring collisions).
 //   algorithm (string): "ring" (default) or "halving_doubling".
 //   average (int): 1 for the mean instead of the sum.
+//   weight (int, >= 1, default: inputs / tensors): this rank's weight in the mean (with `average`
+//     only; the ranks' weights must add up to at most 2^24, checked when it runs). The
+//     data-parallel builder gives every rank weight 1: each reads the same number of examples,
+//     however many devices it splits them over.
 //
 // Errors: no current process group, or a peer lost or timed out, throw braid::Error; the executor
 // adds the net and op. The schema marks the op Collective: it never takes a core gate while it
@@ -39,9 +47,6 @@
 
 namespace braid {
 
-// The default tag of a ProcessAllreduce: FNV-1a (32 bits) of `name`.
-uint32_t DefaultCollectiveTag(const std::string& name);
-
 class ProcessAllreduceOp final : public OperatorBase {
  public:
   ProcessAllreduceOp(const OperatorDef& def, Workspace* ws);
@@ -51,8 +56,8 @@ class ProcessAllreduceOp final : public OperatorBase {
   // Checks every input and sums each tensor's replicas into replica 0's.
   void SumLocally();
   // Returns the buffer to all-reduce and its *count of floats: replica 0's tensor itself (B = 1
-  // without `average`), else packed_: replica 0's tensors end to end, then (with `average`) this
-  // rank's replica count.
+  // without `average`), else packed_: replica 0's tensors end to end (with `average`, times
+  // weight / replicas), then (with `average`) the weight.
   float* Pack(size_t* count);
   // Writes the all-reduced buffer, times `scale`, to every replica's tensors.
   void Unpack(const float* reduced, float scale);
@@ -62,6 +67,7 @@ class ProcessAllreduceOp final : public OperatorBase {
   uint32_t tag_ = 0;
   AllreduceAlgorithm algorithm_ = AllreduceAlgorithm::kRing;
   bool average_ = false;
+  int weight_ = 1;  // see the argument
   std::vector<float> packed_;  // see Pack; sized on the first run
 };
 

@@ -6,14 +6,8 @@
 
 namespace braid {
 
-std::string DimsString(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 std::string DescribeBlob(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
-  return "'" + name + "' " + DTypeName(dtype) + DimsString(dims);
+  return "'" + name + "' " + DTypeName(dtype) + DimsText(dims);
 }
 
 std::string DescribeBlob(const std::string& name, const ShapeInfo& info) {

@@ -18,14 +18,13 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
+#include "runtime/dims_text.h"
 #include "runtime/dtype.h"
 #include "runtime/op_schema.h"
 #include "runtime/operator.h"
 
 namespace braid {
 
-// "[2,3]".
-std::string DimsString(const std::vector<int64_t>& dims);
 // "'X' float32[2,3]": how errors name a blob.
 std::string DescribeBlob(const std::string& name, DType dtype, const std::vector<int64_t>& dims);
 std::string DescribeBlob(const std::string& name, const ShapeInfo& info);

@@ -30,7 +30,7 @@ BatchShape ReadBatchShape(const OperatorDef& def) {
   s.width = args.Get<int64_t>("width", 28);
   if (s.batch_size <= 0 || s.channels <= 0 || s.height <= 0 || s.width <= 0) {
     ThrowInvalidArgument("batch_size, channels, height and width must be positive, got " +
-                         DimsString(s.data_dims()));
+                         DimsText(s.data_dims()));
   }
   return s;
 }
@@ -58,9 +58,9 @@ std::shared_ptr<const LabeledImages> LoadImages(const OperatorDef& def, const Ba
   auto set = std::make_shared<const LabeledImages>(LoadIdxImages(images, labels, num_classes));
   if (set->channels != shape.channels || set->height != shape.height || set->width != shape.width) {
     ThrowInvalidArgument("IDX file '" + images + "' holds images of shape " +
-                         DimsString({set->channels, set->height, set->width}) +
+                         DimsText({set->channels, set->height, set->width}) +
                          " but the op's channels/height/width arguments say " +
-                         DimsString({shape.channels, shape.height, shape.width}));
+                         DimsText({shape.channels, shape.height, shape.width}));
   }
   return set;
 }

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "runtime/dims_text.h"
 #include "runtime/element_count.h"
 #include "runtime/idx_file.h"
 #include "runtime/status.h"
@@ -37,15 +38,15 @@ LabeledImages LoadIdxImages(const std::string& images_path, const std::string& l
   IdxFile labels = IdxFile::Load(labels_path);
   if (images.ndim() != 3 && images.ndim() != 4) {
     throw Error(Status::InvalidArgument("IDX file '" + images_path + "': images must be [N,H,W] " +
-                                        "or [N,C,H,W], got dims " + images.DimsString()));
+                                        "or [N,C,H,W], got dims " + DimsText(images.dims())));
   }
   if (labels.ndim() != 1) {
     throw Error(Status::InvalidArgument("IDX file '" + labels_path + "': labels must be [N], got " +
-                                        "dims " + labels.DimsString()));
+                                        "dims " + DimsText(labels.dims())));
   }
   if (labels.dim(0) != images.dim(0)) {
     ThrowMismatch(images_path, labels_path,
-                  "images " + images.DimsString() + " and labels " + labels.DimsString() +
+                  "images " + DimsText(images.dims()) + " and labels " + DimsText(labels.dims()) +
                       " hold different numbers of examples");
   }
   LabeledImages set;

@@ -88,7 +88,7 @@ std::pair<int64_t, int64_t> CheckNmsLimitShapes(const OperatorDef& def, const Nm
   const std::vector<int64_t> expected{scores[0], a.BoxClasses(scores[1]) * 4};
   if (in[1].dtype != DType::kFloat32 || boxes != expected) {
     ThrowInvalidArgument(op + "boxes " + DescribeBlob(def.input(1), in[1]) + " must be float32" +
-                         DimsString(expected) + " for scores " + DescribeBlob(def.input(0), in[0]) +
+                         DimsText(expected) + " for scores " + DescribeBlob(def.input(0), in[0]) +
                          " (cls_agnostic_bbox_reg, input_boxes_include_bg_cls)");
   }
   if (in.size() < 3) return {1, scores[1]};

@@ -54,13 +54,13 @@ void CheckProposalShapes(const OperatorDef& def, const std::vector<ShapeInfo>& i
   }
   if (anchors.dtype != DType::kFloat32 || anchors.dims != std::vector<int64_t>{a, 4}) {
     ThrowInvalidArgument(op + "anchors " + DescribeBlob(def.input(3), anchors) +
-                         " must be float32" + DimsString({a, 4}) +
+                         " must be float32" + DimsText({a, 4}) +
                          ", one [x1, y1, x2, y2] per anchor of scores " +
                          DescribeBlob(def.input(0), scores));
   }
   if (deltas.dtype != DType::kFloat32 || deltas.dims != std::vector<int64_t>{n, 4 * a, h, w}) {
     ThrowInvalidArgument(op + "bbox_deltas " + DescribeBlob(def.input(1), deltas) +
-                         " must be float32" + DimsString({n, 4 * a, h, w}) + " for scores " +
+                         " must be float32" + DimsText({n, 4 * a, h, w}) + " for scores " +
                          DescribeBlob(def.input(0), scores));
   }
   detection::CheckImageInfoShape(def, 2, in[2], n);

@@ -184,7 +184,7 @@ void CheckRoIAlignGradientShapes(const OperatorDef& def, const RoIAlignParams& p
   const std::vector<int64_t> y_dims = RoIAlignOutputDims(def, p, in[0], in[1]);
   if (in[2].dtype != DType::kFloat32 || in[2].dims != y_dims) {
     ThrowInvalidArgument(def.type() + ": dY " + DescribeBlob(def.input(2), in[2]) +
-                         " must be float32" + DimsString(y_dims) + ", RoIAlign's output shape");
+                         " must be float32" + DimsText(y_dims) + ", RoIAlign's output shape");
   }
 }
 

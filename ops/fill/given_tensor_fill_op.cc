@@ -183,7 +183,7 @@ void CheckGivenValueCount(const OperatorDef& def, int64_t value_count,
   if (elements == value_count) return;
   ThrowInvalidArgument(def.type() + " '" + def.output(0) + "': argument 'values' holds " +
                        std::to_string(value_count) + " values, but the output shape " +
-                       DimsString(dims) + " holds " + std::to_string(elements) + " elements");
+                       DimsText(dims) + " holds " + std::to_string(elements) + " elements");
 }
 
 GivenTensorFillOp::GivenTensorFillOp(const OperatorDef& def, Workspace* ws)

@@ -23,7 +23,7 @@ ClassScores CheckClassScores(const OperatorDef& def, const ShapeInfo& x, const S
   if (label_rows != rows) {
     ThrowInvalidArgument("label " + DescribeBlob(def.input(1), label) +
                          " must have one entry per " + "row of scores " +
-                         DescribeBlob(def.input(0), x) + ": shape " + DimsString(rows) +
+                         DescribeBlob(def.input(0), x) + ": shape " + DimsText(rows) +
                          " (optionally followed by 1)");
   }
   return s;

@@ -31,7 +31,7 @@ ClassScores CheckSoftmaxWithLossInputs(const OperatorDef& def, const std::vector
     ThrowInvalidArgument("label_prob = 1: T " + DescribeBlob(def.input(1), in[1]) +
                          " must be float32 probabilities shaped like X " +
                          DescribeBlob(def.input(0), in[0]) +
-                         " or [N, D] = " + DimsString({s.n, s.d}));
+                         " or [N, D] = " + DimsText({s.n, s.d}));
   }
   if (weighted && (in[2].dtype != DType::kFloat32 || in[2].numel() != s.n)) {
     ThrowInvalidArgument("weights " + DescribeBlob(def.input(2), in[2]) + " must be float32 with " +

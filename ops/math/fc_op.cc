@@ -84,7 +84,7 @@ FcSizes ComputeFcGradientSizes(const OperatorDef& def, const std::vector<ShapeIn
   FcSizes s = ComputeFcSizes(def, {in[0], w, b});
   if (dy.dtype != DType::kFloat32 || dy.dims != s.y_dims) {
     ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), dy) + " must be float32" +
-                         DimsString(s.y_dims) + ", the shape of FC's output for X " +
+                         DimsText(s.y_dims) + ", the shape of FC's output for X " +
                          DescribeBlob(def.input(0), in[0]) + " and W " +
                          DescribeBlob(def.input(1), w));
   }

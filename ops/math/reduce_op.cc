@@ -94,7 +94,7 @@ std::vector<ShapeInfo> InferReduceGradientShape(const OperatorDef& def,
   if (in[1].dtype != DType::kFloat32 || in[0].dtype != DType::kFloat32 ||
       in[0].dims != plan.y_dims) {
     ThrowInvalidArgument("dY " + DescribeBlob(def.input(0), in[0]) + " must be float32" +
-                         DimsString(plan.y_dims) + ", the reduction of float32 X " +
+                         DimsText(plan.y_dims) + ", the reduction of float32 X " +
                          DescribeBlob(def.input(1), in[1]));
   }
   return {in[1]};

@@ -46,12 +46,6 @@ std::string CpuIsaName() {
   }
 }
 
-std::string Joined(const std::vector<int64_t>& values) {
-  std::string out;
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
-  return out;
-}
-
 // Runs `pd`'s primitive on zeroed buffers of `args` (MappedBuffers: glibc would keep freed ones of
 // this size resident beside the net's memory, Inception-v3 batch 8: 25 MB more peak resident
 // memory); one warm-up, then kSearchRuns timed; the median in ms.
@@ -205,11 +199,11 @@ std::string BaseKey(const ConvShapes& s, ConvDirection direction) {
   const ConvPoolWindow& w = s.window;
   std::ostringstream key;
   key << "Conv/" << ConvDirectionName(direction) << "|onednn-cpu|isa=" << CpuIsaName()
-      << "|f32|x=" << Joined(s.x_dims) << "|w=" << Joined(s.filter_dims) << "|g=" << s.group
+      << "|f32|x=" << JoinedInts(s.x_dims) << "|w=" << JoinedInts(s.filter_dims) << "|g=" << s.group
       << "|bias=" << s.has_bias << "|filter=" << LayoutName(s.w_layout)
-      << "|stride=" << Joined(w.Strides())
-      << "|dilation=" << Joined(w.DnnlDilation()) << "|pad=" << Joined(w.PadBegin()) << ","
-      << Joined(w.PadEnd()) << "|layout=any";
+      << "|stride=" << JoinedInts(w.Strides())
+      << "|dilation=" << JoinedInts(w.DnnlDilation()) << "|pad=" << JoinedInts(w.PadBegin()) << ","
+      << JoinedInts(w.PadEnd()) << "|layout=any";
   if (s.has_summand) key << "|sum";  // a binary post-op: some kernels (Winograd) take none
   return key.str();
 }
@@ -244,8 +238,8 @@ int64_t LargestForwardScratchpadBytes(const ConvShapes& s) {
     }
     return bytes;
   } catch (const dnnl::error& e) {
-    ThrowDnnlError(e, "the forward convolution candidates for X " + DimsString(s.x_dims) +
-                          " and filter " + DimsString(s.filter_dims));
+    ThrowDnnlError(e, "the forward convolution candidates for X " + DimsText(s.x_dims) +
+                          " and filter " + DimsText(s.filter_dims));
   }
 }
 
@@ -263,8 +257,8 @@ dnnl::algorithm ChooseConvAlgorithm(const ConvShapes& s, ConvDirection direction
       return FindConvCandidates(s, direction, forward, memory);
     } catch (const dnnl::error& e) {
       ThrowDnnlError(e, std::string("the ") + ConvDirectionName(direction) +
-                            " convolution candidates for X " + DimsString(s.x_dims) +
-                            " and filter " + DimsString(s.filter_dims));
+                            " convolution candidates for X " + DimsText(s.x_dims) +
+                            " and filter " + DimsText(s.filter_dims));
     }
   });
   return AlgorithmNamed(choice.algorithm, request.key);

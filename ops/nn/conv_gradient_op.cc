@@ -41,8 +41,8 @@ ConvBackwardPlan MakeConvBackwardPlan(const ConvShapes& s, bool with_dx,
     plan.diff_src = LayoutBridge(TensorDesc(s.x_dims, s.dx_layout), bd.diff_src_desc(), false);
     plan.backward_data = DnnlPrimitive::Of<convolution_backward_data>(bd);
   } catch (const dnnl::error& e) {
-    ThrowDnnlError(e, "a convolution gradient for X " + DimsString(s.x_dims) + " and filter " +
-                          DimsString(s.filter_dims));
+    ThrowDnnlError(e, "a convolution gradient for X " + DimsText(s.x_dims) + " and filter " +
+                          DimsText(s.filter_dims));
   }
   return plan;
 }
@@ -71,7 +71,7 @@ ConvShapes ComputeConvGradientShapes(const OperatorDef& def, const std::vector<S
   s.has_bias = ConvGradientOutputsOf(def).dbias >= 0;
   if (in[2].dtype != DType::kFloat32 || in[2].dims != s.y_dims) {
     ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), in[2]) + " must be float32" +
-                         DimsString(s.y_dims) + ", the shape of Conv's output for X " +
+                         DimsText(s.y_dims) + ", the shape of Conv's output for X " +
                          DescribeBlob(def.input(0), in[0]) + " and filter " +
                          DescribeBlob(def.input(1), in[1]));
   }

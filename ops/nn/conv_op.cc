@@ -49,8 +49,8 @@ ConvForwardPlan MakeConvForwardPlan(const ConvShapes& s, dnnl::algorithm algorit
     if (s.has_bias) plan.bias = pd.bias_desc();
     plan.conv = DnnlPrimitive::Of<dnnl::convolution_forward>(pd);
   } catch (const dnnl::error& e) {
-    ThrowDnnlError(e, "a convolution for X " + DimsString(s.x_dims) + " and filter " +
-                          DimsString(s.filter_dims));
+    ThrowDnnlError(e, "a convolution for X " + DimsText(s.x_dims) + " and filter " +
+                          DimsText(s.filter_dims));
   }
   return plan;
 }
@@ -126,7 +126,7 @@ ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo
     const std::string& name = def.input(def.input_size() - 1);
     if (summand.dtype != DType::kFloat32 || summand.dims != s.y_dims) {
       ThrowInvalidArgument("summand " + DescribeBlob(name, summand) + " (fused_sum) must be float32" +
-                           DimsString(s.y_dims) + ", the shape of Y");
+                           DimsText(s.y_dims) + ", the shape of Y");
     }
   }
   return s;

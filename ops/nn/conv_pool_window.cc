@@ -38,7 +38,7 @@ std::optional<Pair> ReadPair(const ArgumentReader& args, const std::string& sing
   if (has_list) {
     const std::vector<int64_t> v = args.GetList<int64_t>(list);
     if (v.size() != 2) {
-      ThrowInvalidArgument("argument '" + list + "' " + DimsString(v) +
+      ThrowInvalidArgument("argument '" + list + "' " + DimsText(v) +
                            " must hold 2 values (height, width)");
     }
     return Pair{v[0], v[1]};
@@ -66,7 +66,7 @@ std::optional<std::array<Pair, 2>> ReadPads(const ArgumentReader& args) {
   if (args.Has("pads")) {
     const std::vector<int64_t> v = args.GetList<int64_t>("pads");
     if (v.size() != 4) {
-      ThrowInvalidArgument("argument 'pads' " + DimsString(v) +
+      ThrowInvalidArgument("argument 'pads' " + DimsText(v) +
                            " must hold 4 values (top, left, bottom, right)");
     }
     return std::array<Pair, 2>{Pair{v[0], v[1]}, Pair{v[2], v[3]}};

@@ -44,7 +44,7 @@ ConvTransposeShapes ComputeGradientShapes(const OperatorDef& def,
   const ConvTransposeShapes s = ComputeConvTransposeShapes(def, {in[0], in[1]});
   if (in[2].dtype != DType::kFloat32 || in[2].dims != s.y_dims) {
     ThrowInvalidArgument("dY " + DescribeBlob(def.input(2), in[2]) + " must be float32" +
-                         DimsString(s.y_dims) + ", the shape of ConvTranspose's output for X " +
+                         DimsText(s.y_dims) + ", the shape of ConvTranspose's output for X " +
                          DescribeBlob(def.input(0), in[0]) + " and filter " +
                          DescribeBlob(def.input(1), in[1]));
   }

@@ -32,7 +32,7 @@ Pair ReadAdj(const ArgumentReader& args) {
   if (args.Has("adjs")) {
     const std::vector<int64_t> v = args.GetList<int64_t>("adjs");
     if (v.size() != 2) {
-      ThrowInvalidArgument("argument 'adjs' " + DimsString(v) +
+      ThrowInvalidArgument("argument 'adjs' " + DimsText(v) +
                            " must hold 2 values (height, width)");
     }
     return {v[0], v[1]};

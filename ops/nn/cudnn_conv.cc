@@ -36,16 +36,6 @@ std::vector<const char*> NamesOf(CudnnConvDirection direction) {
   return {};
 }
 
-std::string Joined(const std::vector<int64_t>& values) {
-  std::string out;
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
-  return out;
-}
-
-std::string Joined(const Int64Pair& values) {
-  return Joined(std::vector<int64_t>{values[0], values[1]});
-}
-
 CudnnConvProblem ProblemOf(const OperatorDef& def, const ConvShapes& s) {
   const ConvPoolWindow& w = s.window;
   RequireSymmetricPads(def, w, s.x_dims, "run it on the CPU or pad X explicitly");
@@ -129,10 +119,11 @@ std::string CudnnConvAlgorithmKey(const CudnnConvProblem& p, CudnnConvDirection 
   }
   std::ostringstream key;
   key << "Conv/" << CudnnConvDirectionName(direction) << "|cudnn=" << cudnn_version
-      << "|gpu=" << gpu_name << "|f32|math=" << (tf32 ? "tf32" : "fma") << "|x=" << Joined(p.x_dims)
-      << "|w=" << Joined(p.filter_dims) << "|g=" << p.group << "|bias=" << p.has_bias
-      << "|stride=" << Joined(p.stride) << "|dilation=" << Joined(p.dilation)
-      << "|pad=" << Joined(p.pad);
+      << "|gpu=" << gpu_name << "|f32|math=" << (tf32 ? "tf32" : "fma")
+      << "|x=" << JoinedInts(p.x_dims) << "|w=" << JoinedInts(p.filter_dims) << "|g=" << p.group
+      << "|bias=" << p.has_bias << "|stride=" << JoinedInts({p.stride[0], p.stride[1]})
+      << "|dilation=" << JoinedInts({p.dilation[0], p.dilation[1]})
+      << "|pad=" << JoinedInts({p.pad[0], p.pad[1]});
   return key.str();
 }
 

@@ -15,10 +15,10 @@ int CudnnInt(int64_t value, const std::string& what) {
 
 TensorDescriptor NchwTensorDescriptor(const std::vector<int64_t>& dims) {
   if (dims.size() != 4)
-    ThrowInvalidArgument("cuDNN tensor " + DimsString(dims) + " is not 4-D NCHW");
+    ThrowInvalidArgument("cuDNN tensor " + DimsText(dims) + " is not 4-D NCHW");
   int64_t numel = 1;
   for (int64_t d : dims) numel *= d;
-  CudnnInt(numel, "the element count of tensor " + DimsString(dims));
+  CudnnInt(numel, "the element count of tensor " + DimsText(dims));
   TensorDescriptor desc;
   CheckCudnn(cudnnSetTensor4dDescriptor(desc.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
                                         CudnnInt(dims[0], "N"), CudnnInt(dims[1], "C"),
@@ -28,7 +28,7 @@ TensorDescriptor NchwTensorDescriptor(const std::vector<int64_t>& dims) {
 }
 
 FilterDescriptor NchwFilterDescriptor(const std::vector<int64_t>& dims) {
-  if (dims.size() != 4) ThrowInvalidArgument("cuDNN filter " + DimsString(dims) + " is not 4-D");
+  if (dims.size() != 4) ThrowInvalidArgument("cuDNN filter " + DimsText(dims) + " is not 4-D");
   FilterDescriptor desc;
   CheckCudnn(cudnnSetFilter4dDescriptor(desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
                                         CudnnInt(dims[0], "K"), CudnnInt(dims[1], "C"),
@@ -73,7 +73,7 @@ void RequireSymmetricPads(const OperatorDef& def, const ConvPoolWindow& window,
       def.type() + " on CUDA needs equal begin and end pads (cuDNN pads both sides alike), got " +
       "pad_t=" + std::to_string(window.pad_begin[0]) + " pad_b=" +
       std::to_string(window.pad_end[0]) + " pad_l=" + std::to_string(window.pad_begin[1]) +
-      " pad_r=" + std::to_string(window.pad_end[1]) + " for X " + DimsString(x_dims) + "; " +
+      " pad_r=" + std::to_string(window.pad_end[1]) + " for X " + DimsText(x_dims) + "; " +
       remedy);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "runtime/dims_text.h"
 #include "runtime/scratch.h"
 #include "runtime/status.h"
 
@@ -260,8 +261,7 @@ CacheKey& CacheKey::Add(int64_t value) {
 }
 
 CacheKey& CacheKey::Add(const std::vector<int64_t>& values) {
-  key_ += "|";
-  for (size_t i = 0; i < values.size(); ++i) key_ += (i ? "," : "") + std::to_string(values[i]);
+  key_ += "|" + JoinedInts(values);
   return *this;
 }
 

@@ -13,7 +13,7 @@ PoolShapes ComputePoolGradientShapes(const OperatorDef& def, const std::vector<S
   for (int i = 1; i < 3; ++i) {
     if (in[i].dtype != DType::kFloat32 || in[i].dims != s.y_dims) {
       ThrowInvalidArgument(std::string(i == 1 ? "Y " : "dY ") + DescribeBlob(def.input(i), in[i]) +
-                           " must be float32" + DimsString(s.y_dims) + ", the pooled shape of X " +
+                           " must be float32" + DimsText(s.y_dims) + ", the pooled shape of X " +
                            DescribeBlob(def.input(0), in[0]));
     }
   }
@@ -46,7 +46,7 @@ void PoolGradientOp::Prepare() {
       plan.diff_dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), plan.dst, true);
       plan.diff_src = LayoutBridge(TensorDesc(s.x_dims, s.dx_layout), plan.src, false);
     } catch (const dnnl::error& e) {
-      ThrowDnnlError(e, "a pooling gradient for X " + DimsString(s.x_dims));
+      ThrowDnnlError(e, "a pooling gradient for X " + DimsText(s.x_dims));
     }
     return plan;
   });

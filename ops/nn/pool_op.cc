@@ -59,7 +59,7 @@ void PoolOp::Prepare() {
       plan.src = pd.src_desc();
       plan.dst = LayoutBridge(TensorDesc(s.y_dims, s.y_layout), pd.dst_desc(), false);
     } catch (const dnnl::error& e) {
-      ThrowDnnlError(e, "a pooling for X " + DimsString(s.x_dims));
+      ThrowDnnlError(e, "a pooling for X " + DimsText(s.x_dims));
     }
     return plan;
   });

@@ -59,7 +59,7 @@ ResizeShapes ComputeResizeGradientShapes(const OperatorDef& def, const std::vect
   const ResizeShapes s = ComputeResizeShapes(def, in[1], 1);
   if (in[0].dtype != DType::kFloat32 || in[0].dims != s.y_dims) {
     ThrowInvalidArgument("dY " + DescribeBlob(def.input(0), in[0]) + " must be float32" +
-                         DimsString(s.y_dims) + ", the shape ResizeNearest makes of X " +
+                         DimsText(s.y_dims) + ", the shape ResizeNearest makes of X " +
                          DescribeBlob(def.input(1), in[1]));
   }
   return s;

@@ -49,7 +49,7 @@ void SpatialBNGradientOp::Prepare() {
       plan.diff_src = LayoutBridge(s.Desc(s.dx_layout), pd.diff_src_desc(), false);
       plan.backward = DnnlPrimitive::Of<dnnl::batch_normalization_backward>(pd);
     } catch (const dnnl::error& e) {
-      ThrowDnnlError(e, "a batch normalization gradient for X " + DimsString(s.x_dims));
+      ThrowDnnlError(e, "a batch normalization gradient for X " + DimsText(s.x_dims));
     }
     return plan;
   });

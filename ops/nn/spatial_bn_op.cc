@@ -124,7 +124,7 @@ void SpatialBNOp::Prepare() {
       plan.dst = LayoutBridge(s.Desc(s.y_layout), pd.dst_desc(), false);
       plan.bn = DnnlPrimitive::Of<batch_normalization_forward>(pd);
     } catch (const dnnl::error& e) {
-      ThrowDnnlError(e, "a batch normalization for X " + DimsString(s.x_dims));
+      ThrowDnnlError(e, "a batch normalization for X " + DimsText(s.x_dims));
     }
     plan.channel = PlainDesc({s.channels});
     return plan;

@@ -31,7 +31,7 @@ std::vector<int64_t> RequestedFromArgument(const OperatorDef& def) {
 [[noreturn]] void BadShape(const OperatorDef& def, const ShapeInfo& data,
                            const std::vector<int64_t>& requested, const std::string& why) {
   ThrowInvalidArgument("cannot reshape input " + DescribeBlob(def.input(0), data) + " to " +
-                       DimsString(requested) + ": " + why);
+                       DimsText(requested) + ": " + why);
 }
 
 GradientOps ReshapeGradientOps(const GradientRequest& r) {

@@ -97,7 +97,7 @@ SliceBox ComputeSliceBox(const OperatorDef& def, const ShapeInfo& x,
                          const std::vector<int64_t>& starts, const std::vector<int64_t>& ends) {
   const size_t ndim = x.dims.size();
   if (starts.size() != ends.size() || starts.size() > ndim) {
-    ThrowInvalidArgument("starts " + DimsString(starts) + " and ends " + DimsString(ends) +
+    ThrowInvalidArgument("starts " + DimsText(starts) + " and ends " + DimsText(ends) +
                          " must have one length, at most the rank of input " +
                          DescribeBlob(def.input(0), x));
   }
@@ -135,7 +135,7 @@ void SliceGradientOp::Run() {
   const SliceBox box = BoxOf(*this, 4);
   if (dy.shape() != box.dims) {
     ThrowInvalidArgument("dY " + DescribeInput(*this, dy_index) + " must have the slice's dims " +
-                         DimsString(box.dims) + " of X " +
+                         DimsText(box.dims) + " of X " +
                          DescribeBlob(def().input(0), ShapeOf(x)));
   }
   Tensor* dx = Output(0, dy.dtype(), x.shape());
@@ -160,7 +160,7 @@ std::vector<ShapeInfo> InferSliceGradientShape(const OperatorDef& def,
     const std::vector<int64_t> box_dims = BoxFromArguments(def, in[0]).dims;
     if (in.back().dims != box_dims) {
       ThrowInvalidArgument("dY " + DescribeBlob(def.input(1), in.back()) +
-                           " must have the slice's dims " + DimsString(box_dims) + " of X " +
+                           " must have the slice's dims " + DimsText(box_dims) + " of X " +
                            DescribeBlob(def.input(0), in[0]));
     }
   }

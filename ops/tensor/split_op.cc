@@ -68,7 +68,7 @@ AxisLayout ComputeSplitLayout(const OperatorDef& def, const ShapeInfo& input,
   bool fits = static_cast<int>(sizes.size()) == def.output_size() && total == extent;
   for (int64_t size : sizes) fits = fits && size >= 0 && (!layout.add_axis || size == 1);
   if (!fits) {
-    ThrowInvalidArgument("split sizes " + DimsString(sizes) + " do not cut input " +
+    ThrowInvalidArgument("split sizes " + DimsText(sizes) + " do not cut input " +
                          DescribeBlob(def.input(0), input) + " along axis " +
                          std::to_string(layout.axis) + " into " +
                          std::to_string(def.output_size()) + " outputs" +

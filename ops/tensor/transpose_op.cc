@@ -161,7 +161,7 @@ std::vector<int> TransposeAxes(const OperatorDef& def, const ShapeInfo& x) {
   }
   if (!ok) {
     std::vector<int64_t> given(axes.begin(), axes.end());
-    ThrowInvalidArgument("argument 'axes' = " + DimsString(given) +
+    ThrowInvalidArgument("argument 'axes' = " + DimsText(given) +
                          " is not a permutation of the " + std::to_string(ndim) +
                          " dims of input " + DescribeBlob(def.input(0), x));
   }

@@ -127,9 +127,11 @@ void AddDeviceAllreduces(const std::vector<Gradient>& gradients, const TrainingN
   }
 }
 
-// One ProcessAllreduce per bucket, chained in ready order, tagged by its place in that order. On
-// cpu devices it reduces every device's gradients itself; on other devices it reduces host copies
-// of device 0's (already averaged over the devices), copied back to every device after.
+// One ProcessAllreduce per bucket, chained in ready order, tagged by its place in that order, each
+// rank of weight 1 (every rank reads the same number of examples, however many devices it splits
+// them over: the mean of the ranks' means is the mean over the global batch). On cpu devices it
+// reduces every device's gradients itself; on other devices it reduces host copies of device 0's
+// (already averaged over the devices), copied back to every device after.
 void AddProcessAllreduces(const std::vector<Gradient>& gradients, const TrainingNets& dp,
                           const std::vector<DeviceOption>& devices,
                           const ProcessScaleOut& processes, NetDef* train) {
@@ -156,6 +158,7 @@ void AddProcessAllreduces(const std::vector<Gradient>& gradients, const Training
     AddIntArg(&reduce, "tag", tag++);
     AddStringArg(&reduce, "algorithm", processes.algorithm);
     AddIntArg(&reduce, "average", 1);
+    AddIntArg(&reduce, "weight", 1);
     if (!staged) {
       *reduce.mutable_device_option() = devices[0];
       *train->add_op() = std::move(reduce);

@@ -23,7 +23,8 @@
 //   TrainingNets dp = ReplicateForDevices(single, {cpu0, cpu1});
 //   dp.OnDevice(1, dp.loss);                               // "cpu_1/loss"
 //
-// Throws braid::Error when there are no devices or the train net lacks its reader. Pure function.
+// Throws braid::Error when there are no devices or the train net lacks its reader.
+// Thread safety: pure functions of their arguments.
 #ifndef BRAID_RUNTIME_MODELS_DATA_PARALLEL_H_
 #define BRAID_RUNTIME_MODELS_DATA_PARALLEL_H_
 
@@ -40,12 +41,14 @@ namespace braid {
 // world_size > 1 the gradients, in the order they are ready, go in buckets of at most
 // `bucket_bytes` (a larger gradient alone; 0: one per gradient) to one ProcessAllreduce each
 // (ops/collective/process_allreduce_op.h), which all-reduces them across the processes with
-// `algorithm` ("ring" or "halving_doubling") and averages over every device of every process:
+// `algorithm` ("ring" or "halving_doubling") and averages them over the job:
 //   cpu devices    the ProcessAllreduce sums this process's devices itself and writes every one;
 //   sim, cuda      each gradient's Allreduce over the devices first (as in one process), then
-//                  CopyGPUToCPU of device 0's to "host/<gradient>", the ProcessAllreduce of the
-//                  host copies, and CopyCPUToGPU back to every device (a mean of the processes'
-//                  means: every device trains an equal share of the batch).
+//                  CopyGPUToCPU of device 0's mean to "host/<gradient>", the ProcessAllreduce of
+//                  the host copies, and CopyCPUToGPU back to every device.
+// Every rank has weight 1 in the ProcessAllreduce's mean: each reads batch_size / world_size
+// examples, split evenly over its devices, so the mean of the ranks' means is the mean over the
+// global batch, however many devices each rank holds.
 // Each ProcessAllreduce's `tag`, its bucket's place in the ready order, is the same on every rank
 // and unique among the net's collectives, as Gloo requires of collectives that may run at once;
 // they are chained in that order like the device Allreduces. A mix of cpu and other devices in

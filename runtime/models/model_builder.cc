@@ -2,18 +2,10 @@
 
 #include <google/protobuf/text_format.h>
 
+#include "runtime/dims_text.h"
 #include "runtime/status.h"
 
 namespace braid {
-namespace {
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
-}  // namespace
 
 int64_t ParamInfo::numel() const {
   int64_t n = 1;
@@ -52,8 +44,8 @@ std::string ModelBuilder::AddParam(const std::string& name, const std::vector<in
   if (const ParamInfo* existing = params_->Find(name)) {
     if (existing->shape != shape || existing->kind != kind) {
       throw Error(Status::InvalidArgument("model parameter '" + name + "' exists with shape " +
-                                          ShapeText(existing->shape) + "; a layer of net '" +
-                                          net_->name() + "' asks for " + ShapeText(shape) +
+                                          DimsText(existing->shape) + "; a layer of net '" +
+                                          net_->name() + "' asks for " + DimsText(shape) +
                                           " (or another kind)"));
     }
     return name;

@@ -12,7 +12,7 @@
 #include "runtime/caching_allocator_model.h"
 #include "runtime/device.h"
 #include "runtime/shape_inference.h"
-#include "runtime/models/resnet.h"
+#include "runtime/models/resnet_training.h"
 
 namespace braid {
 namespace {
@@ -157,7 +157,7 @@ void KeepOwnOutputs(const NetDef& net, const PlanRequest& request, const MemoryP
         if (DeviceFootprint* f = ledger->On(device)) ++f->unsized_blobs;
         continue;
       }
-      const bool gradient = out.find("_grad") != std::string::npos;
+      const bool gradient = request.gradients.count(out) > 0;
       ledger->Keep(device, gradient ? Kind::kGradient : Kind::kOther, bytes->second);
     }
   }
@@ -251,23 +251,13 @@ TrainingNets BuildTrainingNetsWithinArena(const TrainingNetsSpec& spec, int64_t 
 }
 
 TrainingNets BuildFootprintNets(const FootprintModel& m, RecomputeBudgetReport* report) {
-  const bool imagenet = ResNetSpecFromName(m.model, 1, 1).style == ResNetStyle::kImageNet;
-  auto or_default = [imagenet](int64_t v, int64_t cifar, int64_t in) {
-    return v > 0 ? v : (imagenet ? in : cifar);
-  };
-  const SyntheticImages train{m.batch, or_default(m.channels, 1, 3),
-                              or_default(m.image_size, 28, 224), or_default(m.classes, 10, 1000)};
+  const SyntheticImages train =
+      ResNetImages(m.model, m.batch, {m.channels, m.image_size, m.classes});
   SyntheticImages test = train;
   if (m.test_batch > 0) test.batch = m.test_batch;
-  const ResNetSpec spec = ResNetSpecFromName(m.model, train.channels, train.classes);
-  TrainingNetsSpec nets_spec;
-  nets_spec.name = m.model;
-  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, spec, data);
-  };
+  TrainingNetsSpec nets_spec = ResNetNetsSpec(m.model, train);
   nets_spec.train_input = SyntheticImageReader(train, "train_reader");
   nets_spec.test_input = SyntheticImageReader(test, "test_reader");
-  nets_spec.optimizer.lr.policy = "fixed";  // the schedule changes no memory
   nets_spec.device = m.device;
   nets_spec.recompute_bn_relu = true;  // braid_train with --memory-plan on
   TrainingNets nets = BuildTrainingNetsWithinArena(

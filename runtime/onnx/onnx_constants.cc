@@ -148,12 +148,6 @@ int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& what) {
   return axis < 0 ? axis + rank : axis;
 }
 
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
-  return text + "]";
-}
-
 ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& indices,
                               int64_t axis) {
   CheckConstant(data);
@@ -199,7 +193,8 @@ ConstantTensor GatherConstant(const ConstantTensor& data, const ConstantTensor& 
 }
 
 ConstantTensor ConcatConstants(const std::vector<const ConstantTensor*>& parts, int64_t axis) {
-  const ConstantTensor& first = *parts.at(0);
+  if (parts.empty()) Throw("Concat of no inputs");
+  const ConstantTensor& first = *parts[0];
   const int64_t rank = static_cast<int64_t>(first.dims.size());
   axis = NormalizeAxis(axis, rank, "Concat");
   ConstantTensor out;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/dims_text.h"
 
 namespace braid {
 
@@ -58,8 +59,6 @@ ConstantTensor TransposeMatrix(const ConstantTensor& matrix);
 
 // `axis` in [-rank, rank) as a non-negative index; throws naming `what` otherwise.
 int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& what);
-// "[1,3,224,224]".
-std::string DimsText(const std::vector<int64_t>& dims);
 
 }  // namespace braid
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <new>
 #include <set>
 
 #include "onnx/shape_inference/implementation.h"
@@ -118,6 +119,9 @@ void RecordStaticShape(const onnx::ValueInfoProto& value, ImportContext* ctx) {
   std::vector<int64_t> dims;
   for (const auto& dim : value.type().tensor_type().shape().dim()) {
     if (!dim.has_dim_value()) return;
+    if (dim.dim_value() < 0) {
+      ctx->Fail("value '" + value.name() + "' declares dim " + std::to_string(dim.dim_value()));
+    }
     dims.push_back(dim.dim_value());
   }
   ctx->SetShape(value.name(), std::move(dims));
@@ -131,9 +135,11 @@ void ConvertNodes(const onnx::GraphProto& graph, ImportContext* ctx) {
     } catch (const NodeError&) {
       throw;
     } catch (const Error& e) {  // a fold's or a constant's error, which names no node
-      ctx->Fail(e.status().message());
-    } catch (const std::exception& e) {
-      ctx->Fail(e.what());
+      ctx->Fail(e.status().message(), e.status().code());
+    } catch (const std::bad_alloc&) {
+      ctx->Fail("out of memory converting it", StatusCode::kResourceExhausted);
+    } catch (const std::exception& e) {  // a converter's bug, not the model's (fuzzers look for it)
+      ctx->Fail(std::string("converting it threw: ") + e.what(), StatusCode::kInternal);
     }
   }
 }

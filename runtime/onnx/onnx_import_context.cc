@@ -19,10 +19,10 @@ std::string NodeLabel(int index, const onnx::NodeProto& node) {
   return label + ")";
 }
 
-void ImportContext::Fail(const std::string& message) const {
+void ImportContext::Fail(const std::string& message, StatusCode code) const {
   std::string where = source_ + ": ";
   if (node_ != nullptr) where += NodeLabel(node_index_, *node_) + ": ";
-  throw NodeError(Status::InvalidArgument(where + message));
+  throw NodeError(Status(code, where + message));
 }
 
 bool ImportContext::HasInput(int i) const {
@@ -55,6 +55,15 @@ const ConstantTensor& ImportContext::InputConstant(int i, const std::string& rol
   std::string name = node_->input(i);
   while (aliases_.count(name)) name = aliases_.at(name);
   return ConstantData(name);
+}
+
+const ConstantTensor& ImportContext::InputScalar(int i, const std::string& role) const {
+  const ConstantTensor& constant = InputConstant(i, role);
+  if (constant.numel() != 1) {
+    Fail(role + " (input " + std::to_string(i) + " '" + node_->input(i) + "') must hold one " +
+         "element; it holds " + std::to_string(constant.numel()));
+  }
+  return constant;
 }
 
 const ConstantTensor& ImportContext::ConstantData(const std::string& name) const {

@@ -52,7 +52,9 @@ class ImportContext {
   // The node being converted (for errors and op names).
   void BeginNode(int index, const onnx::NodeProto* node);
   const onnx::NodeProto& node() const { return *node_; }
-  [[noreturn]] void Fail(const std::string& message) const;  // throws NodeError
+  // Throws NodeError of `code` (InvalidArgument: the model's mistake).
+  [[noreturn]] void Fail(const std::string& message,
+                         StatusCode code = StatusCode::kInvalidArgument) const;
 
   // Inputs of the current node: whether input i is given (ONNX leaves optional ones empty).
   bool HasInput(int i) const;
@@ -61,6 +63,8 @@ class ImportContext {
   bool IsConstant(const std::string& onnx_name) const;
   bool InputIsConstant(int i) const { return HasInput(i) && IsConstant(node_->input(i)); }
   const ConstantTensor& InputConstant(int i, const std::string& role) const;
+  // InputConstant, failing unless it holds exactly one element (Clip's min, Pad's value).
+  const ConstantTensor& InputScalar(int i, const std::string& role) const;
   std::vector<int64_t> InputShape(int i) const;
   std::vector<int64_t> ShapeOf(const std::string& onnx_name) const;
   // The current node's output i; fails unless it has exactly `count` outputs that are used.

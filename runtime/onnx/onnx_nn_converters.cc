@@ -167,8 +167,13 @@ ConstantTensor Scaled(ConstantTensor value, float factor) {
   return FloatConstant(value.dims, std::move(v));
 }
 
-// The FC bias [N] for Gemm's C (absent: zeros) times beta.
+// The FC bias [N] for Gemm's C (absent: zeros) times beta. N comes from a weight's shape, which a
+// model may declare without data: it is capped as folds are.
 std::string GemmBias(ImportContext* ctx, int64_t n, float beta) {
+  if (n < 0 || n > kMaxFoldedElements) {
+    ctx->Fail("the output width " + std::to_string(n) + " is outside [0, " +
+              std::to_string(kMaxFoldedElements) + "]");
+  }
   const std::string hint = ctx->Output(0) + "_bias";
   if (!ctx->HasInput(2)) return ctx->NewWeight(hint, FloatConstant({n}, std::vector<float>(n, 0)));
   if (!ctx->InputIsConstant(2)) {
@@ -197,13 +202,24 @@ void ConvertGemm(ImportContext* ctx) {
   const float alpha = FloatAttr(*ctx, "alpha", 1.f), beta = FloatAttr(*ctx, "beta", 1.f);
   std::string weight;
   int64_t n;
+  // B is [N, K] with transB, else [K, N]; K must be A's and not 0 (a B of no elements would
+  // leave N unbounded by any data).
+  const auto check_b = [&](const std::vector<int64_t>& b) {
+    if (b.size() != 2 || b[trans_b ? 1 : 0] != a[1] || a[1] == 0) {
+      ctx->Fail("Gemm of A " + DimsText(a) + " and B " + DimsText(b) +
+                (trans_b ? " (transB=1)" : "") + " is not a product with K > 0");
+    }
+  };
   if (trans_b && alpha == 1.f && !ctx->InputIsConstant(1)) {
     weight = ctx->Input(1);
-    n = ctx->InputShape(1).at(0);
+    const std::vector<int64_t> b = ctx->InputShape(1);
+    check_b(b);
+    n = b[0];
   } else {
     const ConstantTensor& b = ctx->InputConstant(1, "B (with transB=0 or alpha != 1)");
+    check_b(b.dims);
     ConstantTensor w = trans_b ? FloatConstant(b.dims, b.AsFloats()) : TransposeMatrix(b);
-    n = w.dims.at(0);
+    n = w.dims[0];
     weight = (trans_b && alpha == 1.f) ? ctx->Input(1)
                                        : ctx->NewWeight(ctx->Output(0) + "_weight",
                                                         Scaled(std::move(w), alpha));
@@ -216,14 +232,12 @@ void ConvertMatMul(ImportContext* ctx) {
   ctx->RequireOutputs(1);
   const std::vector<int64_t> a = ctx->InputShape(0);
   const ConstantTensor& b = ctx->InputConstant(1, "B (MatMul imports as FC)");
-  if (b.dims.size() != 2 || a.size() < 2 || a.back() != b.dims[0]) {
+  if (b.dims.size() != 2 || a.size() < 2 || a.back() != b.dims[0] || b.dims[0] == 0) {
     ctx->Fail("MatMul of A " + DimsText(a) + " and B " + DimsText(b.dims) +
-              " is not a product with a 2-D weight");
+              " is not a product with a 2-D weight and K > 0");
   }
-  const int64_t n = b.dims[1];
   const std::string weight = ctx->NewWeight(ctx->Output(0) + "_weight", TransposeMatrix(b));
-  const std::string bias =
-      ctx->NewWeight(ctx->Output(0) + "_bias", FloatConstant({n}, std::vector<float>(n, 0)));
+  const std::string bias = GemmBias(ctx, b.dims[1], 1.f);  // zeros: MatMul has no C
   OperatorDef* op = ctx->Emit("FC", {ctx->Input(0), weight, bias}, {ctx->Output(0)});
   AddIntArg(op, "axis", static_cast<int64_t>(a.size()) - 1);
 }

@@ -20,8 +20,8 @@ void ConvertClip(ImportContext* ctx) {
     low = FloatAttr(*ctx, "min", low);
     high = FloatAttr(*ctx, "max", high);
   } else {
-    if (ctx->HasInput(1)) low = ctx->InputConstant(1, "min").AsFloats().at(0);
-    if (ctx->HasInput(2)) high = ctx->InputConstant(2, "max").AsFloats().at(0);
+    if (ctx->HasInput(1)) low = ctx->InputScalar(1, "min").AsFloats()[0];
+    if (ctx->HasInput(2)) high = ctx->InputScalar(2, "max").AsFloats()[0];
   }
   OperatorDef* op = ctx->Emit("Clip", {ctx->Input(0)}, {ctx->Output(0)});
   AddFloatArg(op, "min", low);
@@ -103,6 +103,7 @@ void ConvertMul(ImportContext* ctx) { ConvertBroadcastBinary(ctx, "Mul"); }
 
 void ConvertConcat(ImportContext* ctx) {
   ctx->RequireOutputs(1);
+  if (ctx->node().input_size() == 0) ctx->Fail("Concat needs at least one input");
   const int64_t axis = IntAttr(*ctx, "axis", 1);
   bool all_constant = true;
   for (int i = 0; i < ctx->node().input_size(); ++i) all_constant &= ctx->InputIsConstant(i);
@@ -178,7 +179,7 @@ void ConvertFlatten(ImportContext* ctx) {
 void ConvertPassThrough(ImportContext* ctx) {
   ctx->RequireOutputs(1);
   if (ctx->node().op_type() == "Dropout" && ctx->HasInput(2) &&
-      ctx->InputConstant(2, "training_mode").AsInts().at(0) != 0) {
+      ctx->InputScalar(2, "training_mode").AsInts()[0] != 0) {
     ctx->Fail("training_mode=true is not supported");
   }
   const std::string out = ctx->Output(0);
@@ -244,7 +245,7 @@ void ConvertPad(ImportContext* ctx) {
     value = FloatAttr(*ctx, "value", 0.f);
   } else {
     pads = ctx->InputConstant(1, "pads").AsInts();
-    if (ctx->HasInput(2)) value = ctx->InputConstant(2, "constant_value").AsFloats().at(0);
+    if (ctx->HasInput(2)) value = ctx->InputScalar(2, "constant_value").AsFloats()[0];
   }
   if (value != 0.f) ctx->Fail("padding with " + std::to_string(value) + " (not 0)");
   const std::vector<int64_t> x = ctx->InputShape(0);

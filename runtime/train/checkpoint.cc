@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/dims_text.h"
 #include "runtime/element_count.h"
 #include "runtime/proto_io.h"
 #include "runtime/status.h"
@@ -31,10 +32,7 @@ void AppendValues(const std::string& name, const Tensor& tensor, Field* field) {
 }
 
 std::string ShapeOfProto(const TensorProto& proto) {
-  std::string text = "[";
-  for (int i = 0; i < proto.dims_size(); ++i)
-    text += (i ? "," : "") + std::to_string(proto.dims(i));
-  return text + "]";
+  return DimsText({proto.dims().begin(), proto.dims().end()});
 }
 
 // Checks the proto's dims against its values before anything is allocated, then copies them.

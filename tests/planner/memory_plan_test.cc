@@ -17,12 +17,17 @@ namespace {
 
 using ::braid::testing::NetFromText;
 
-// Every blob of `net` gets `bytes` bytes; Relu and Sum may run in place on input 0.
+// Every blob `bytes`; Relu and Sum in place; the gradients as the test nets name them
+// ("x_grad" of x, "x_grad_autosplit_k" a part): the planner itself knows no naming.
 PlanRequest RequestFor(const NetDef& net, int64_t bytes = 1024) {
   PlanRequest request;
   for (const OperatorDef& op : net.op()) {
     for (const std::string& b : op.input()) request.blob_bytes[b] = bytes;
-    for (const std::string& b : op.output()) request.blob_bytes[b] = bytes;
+    for (const std::string& b : op.output()) {
+      request.blob_bytes[b] = bytes;
+      const size_t at = b.rfind("_grad");
+      if (at != std::string::npos) request.gradients[b] = at + 5 == b.size() ? b.substr(0, at) : "";
+    }
     request.inplace.emplace_back();
     if (op.type() == "Relu" || op.type() == "Sum") request.inplace.back().push_back({0, 0});
   }

@@ -190,6 +190,7 @@ TEST(VerifyMemoryPlanTest, RejectsParameterGradientUnlessParameterGradientsAreSh
     op { type: "WeightedSum" input: "w" input: "w_grad" output: "w" })");
   PlanRequest request = RequestFor({{"w_grad", 64}});
   request.mode = PlanMode::kTraining;
+  request.gradients = {{"w_grad", "w"}};
   const MemoryPlan plan = OneCpuArena({{"w_grad", 0, 64}}, 64);
   EXPECT_TRUE(Mentions(VerifyMemoryPlan(net, request, plan), "a parameter's gradient"));
   request.share_parameter_gradients = true;

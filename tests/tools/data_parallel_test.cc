@@ -130,6 +130,7 @@ TEST(DataParallelTest, ProcessesAllreduceGradientsInBucketsOfTheirByteCap) {
       const OperatorDef& op = buckets[k];
       EXPECT_EQ(IntArg(op, "tensors"), expected[k]) << op.name();
       EXPECT_EQ(IntArg(op, "tag"), static_cast<int64_t>(k)) << op.name();
+      EXPECT_EQ(IntArg(op, "weight"), 1) << op.name();  // a rank's mean, not its devices' sum
       ASSERT_EQ(op.input_size(), 2 * expected[k]) << op.name();  // replica-major
       for (int t = 0; t < expected[k]; ++t) {
         EXPECT_EQ(op.input(t).substr(0, 6), "cpu_0/") << op.name();
@@ -145,6 +146,8 @@ TEST(DataParallelTest, ProcessesAllreduceGradientsInBucketsOfTheirByteCap) {
   }
 }
 
+// Every rank weighs 1 in the mean across processes: each reads the same number of examples
+// (batch_size / world_size), so a rank of more devices must not weigh more.
 TEST(DataParallelTest, ProcessesOfSimulatedGpusReduceHostCopiesOfTheirDevicesMeans) {
   const TrainingNets single = SmallNets(8);
   const int gradients = CountOps(single.train, "MomentumSGDUpdate");
@@ -152,10 +155,17 @@ TEST(DataParallelTest, ProcessesOfSimulatedGpusReduceHostCopiesOfTheirDevicesMea
                                           DeviceToProto(ParseDevice("sim:1"))};
   const TrainingNets dp = ReplicateForDevices(single, sims, {2, "ring", int64_t{1} << 30});
   EXPECT_EQ(CountOps(dp.train, "Allreduce"), gradients);  // over the devices first
+  for (const OperatorDef& op : dp.train.op()) {
+    if (op.type() == "Allreduce") {
+      EXPECT_EQ(IntArg(op, "average"), 1) << op.name();
+    }
+  }
   EXPECT_EQ(CountOps(dp.train, "CopyGPUToCPU"), gradients);
   const std::vector<OperatorDef> buckets = ProcessAllreduces(dp);
   ASSERT_EQ(buckets.size(), 1u);
   EXPECT_EQ(buckets[0].input_size(), gradients);
+  EXPECT_EQ(IntArg(buckets[0], "average"), 1);
+  EXPECT_EQ(IntArg(buckets[0], "weight"), 1);
   for (const std::string& input : buckets[0].input()) EXPECT_EQ(input.substr(0, 11), "host/sim_0/");
   EXPECT_FALSE(DeviceFromProto(buckets[0].device_option()).type == DeviceType::kSim);
   int back = 0;

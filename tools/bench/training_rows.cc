@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "runtime/autodiff.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/memory_planning.h"
 #include "runtime/net.h"
@@ -14,7 +15,7 @@
 #include "runtime/status.h"
 #include "runtime/workspace.h"
 #include "runtime/models/data_parallel.h"
-#include "runtime/models/resnet.h"
+#include "runtime/models/resnet_training.h"
 #include "runtime/models/training_footprint.h"
 #include "runtime/models/training_nets.h"
 
@@ -39,16 +40,11 @@ OperatorDef SyntheticReader(const BenchRow& row, const std::string& name) {
 }
 
 TrainingNets BuildNets(const BenchRow& row, const RowOptions& options) {
-  const ResNetSpec spec = ResNetSpecFromName(row.model, row.channels, row.classes);
-  TrainingNetsSpec nets_spec;
-  nets_spec.name = row.model;
-  nets_spec.forward = [spec](ModelBuilder* b, const std::string& data) {
-    return AddResNet(b, spec, data);
-  };
+  TrainingNetsSpec nets_spec = ResNetNetsSpec(
+      row.model, SyntheticImages{row.batch, row.channels, row.image_size, row.classes});
   nets_spec.train_input = SyntheticReader(row, "train_reader");
   nets_spec.test_input = SyntheticReader(row, "test_reader");
   // A fixed small rate keeps random-label training finite for any number of iterations.
-  nets_spec.optimizer.lr.policy = "fixed";
   nets_spec.optimizer.lr.base_lr = 0.01f;
   nets_spec.recompute_bn_relu = options.recompute && options.memory_plan;  // see the TrainingLoop
   nets_spec.blocked_layouts = options.blocked_layouts;
@@ -139,7 +135,7 @@ void CountBlobBytes(const Workspace& ws, const NetDef& init, RowTiming* t) {
     const auto bytes = static_cast<int64_t>(tensor->capacity());
     if (made_by_init.count(name)) {
       t->param_bytes += bytes;
-    } else if (name.find("_grad") != std::string::npos) {
+    } else if (std::string of; GradientNameOf(name, &of)) {
       t->gradient_bytes += bytes;
     } else {
       t->activation_bytes += bytes;

@@ -76,6 +76,62 @@ TEST(OnnxImportNetTest, ClipBoundsFromAttributesOrInputsByOpset) {
             std::numeric_limits<float>::lowest());
 }
 
+// A bound must hold one element. An empty one used to reach a converter's out-of-range read,
+// reported as the library's exception text; a converter's exception is now Internal (a bug).
+TEST(OnnxImportNetTest, ClipBoundsThatAreNotOneElementAreRefusedNamingTheInput) {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{0}, std::vector<int64_t>{2}}) {
+    OnnxTestGraph g(13);
+    g.Input("x", {1, 4});
+    g.Initializer("low", dims, std::vector<float>(dims[0], 0.f));
+    g.Node("Clip", {"x", "low"}, {"y"});
+    g.Output("y");
+    ModelFolder model;
+    const Status status = ImportOnnxBytes(g.Bytes(), "model.onnx", {}, &model);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+    EXPECT_EQ(status.message(), "model.onnx: node #0 (Clip 'Clip_0'): min (input 1 'low') must "
+                                "hold one element; it holds " + std::to_string(dims[0]));
+  }
+}
+
+// Inputs a fuzzer found reaching a converter's exception (now Internal): each is the model's
+// mistake, an InvalidArgument naming the node.
+TEST(OnnxImportNetTest, DegenerateProductsAndConcatsAreRefusedNamingTheNode) {
+  OnnxTestGraph zero_k(13);  // B [0, 2^40]: no elements, but a bias of 2^40 floats
+  zero_k.Input("x", {1, 0});
+  zero_k.Initializer("b", {0, int64_t{1} << 40}, {});
+  zero_k.Node("Gemm", {"x", "b"}, {"y"});
+  zero_k.Output("y");
+  OnnxTestGraph other_k(13);  // A's K 3, B's K 2
+  other_k.Input("x", {1, 3});
+  other_k.Initializer("b", {2, 4}, TestValues(8, 1));
+  other_k.Node("Gemm", {"x", "b"}, {"y"});
+  other_k.Output("y");
+  OnnxTestGraph zero_matmul(13);
+  zero_matmul.Input("x", {1, 0});
+  zero_matmul.Initializer("b", {0, int64_t{1} << 40}, {});
+  zero_matmul.Node("MatMul", {"x", "b"}, {"y"});
+  zero_matmul.Output("y");
+  OnnxTestGraph no_inputs(13);
+  no_inputs.Input("x", {1, 4});
+  no_inputs.Node("Concat", {}, {"c"});
+  no_inputs.Node("Add", {"x", "c"}, {"y"});
+  no_inputs.Output("y");
+  for (const auto& [graph, expected] : std::vector<std::pair<const OnnxTestGraph*, std::string>>{
+           {&zero_k, "node #0 (Gemm 'Gemm_0'): Gemm of A [1,1] and B [0,1099511627776] is not a "
+                     "product with K > 0"},  // the input's 0 is fixed to 1
+           {&other_k, "node #0 (Gemm 'Gemm_0'): Gemm of A [1,3] and B [2,4] is not a product "
+                      "with K > 0"},
+           {&zero_matmul, "node #0 (MatMul 'MatMul_0'): MatMul of A [1,1] and B [0,1099511627776] "
+                          "is not a product with a 2-D weight and K > 0"},
+           // ONNX's shape inference refuses it first; the converter would too.
+           {&no_inputs, "model.onnx: "}}) {
+    ModelFolder model;
+    const Status status = ImportOnnxBytes(graph->Bytes(), "model.onnx", {}, &model);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+  }
+}
+
 // Softmax's default axis is 1 (over all the dims from it) before opset 13, -1 from 13 on; an
 // opset-13 softmax over a middle dim is refused.
 TEST(OnnxImportNetTest, SoftmaxAxisFollowsTheOpset) {
