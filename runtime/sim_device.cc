@@ -392,7 +392,12 @@ SimDeviceStats SimDevice::stats() const {
 }
 
 void SimDevice::Abort(const Status& why) {
-  for (SimStream* s : Streams()) s->Abort(why);
+  // Every stream is marked before any waiter wakes: a Run woken by its failed kernel returns and
+  // may queue its next work at once, which must not fall before a later stream's mark (seen:
+  // DeviceExecutorTest.TheWatchdogEndsAHungRunWithAnErrorAndTheNetRunsAgain failed once so).
+  const auto streams = Streams();
+  for (SimStream* s : streams) s->Abort(why);
+  for (SimStream* s : streams) s->WakeAborted();
 }
 
 std::string SimDevice::DescribeStreams() const {

@@ -174,6 +174,10 @@ void SimStream::Abort(const Status& why) {
   std::lock_guard<std::mutex> lock(mu_);
   abort_status_ = why;
   abort_before_.store(next_seq_, std::memory_order_release);
+}
+
+void SimStream::WakeAborted() {
+  std::lock_guard<std::mutex> lock(mu_);
   if (serving_ && current_.kind == Item::Kind::kWait) current_.event->Notify();
   if (kernel_cv_ != nullptr) kernel_cv_->notify_all();
 }
