@@ -63,7 +63,9 @@ std::vector<int64_t> ReshapedDims(const OperatorDef& def, const ShapeInfo& data,
     } else if (dims[i] < 0) {
       BadShape(def, data, requested, "negative dim " + std::to_string(dims[i]));
     }
-    known *= dims[i];
+    if (__builtin_mul_overflow(known, dims[i], &known)) {  // UBSan found the wrap (to 0 here)
+      BadShape(def, data, requested, "more elements than int64 can count");
+    }
   }
   if (inferred >= 0) {
     if (known == 0 || data.numel() % known != 0) {

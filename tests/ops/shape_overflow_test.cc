@@ -57,8 +57,11 @@ TEST(ShapeOverflowTest, ReshapeToAnOverflowingShapeIsAnError) {
   Feed<float>(&ws, "X", {0}, {});
   const std::string op = R"(type: "Reshape" input: "X" output: "Y" output: "old"
       arg { name: "shape" ints: [4294967296, 4294967296, 16] })";
-  ExpectContains(InferError(ws, op), {"output 'Y'", kOverflowingShape});
-  ExpectContains(RunOpError(&ws, op), {"op #0 (Reshape", kOverflowingShape});
+  // The product of the dims used to wrap to 0, the element count of X, and pass the check.
+  ExpectContains(InferError(ws, op), {"cannot reshape input 'X'", kOverflowingShape,
+                                      "more elements than int64 can count"});
+  ExpectContains(RunOpError(&ws, op), {"op #0 (Reshape", kOverflowingShape,
+                                       "more elements than int64 can count"});
 }
 
 TEST(ShapeOverflowTest, NetShapeInferenceNamesTheOp) {
