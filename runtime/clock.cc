@@ -1,4 +1,4 @@
-#include "runtime/observer.h"
+#include "runtime/clock.h"
 
 #include <atomic>
 #include <chrono>

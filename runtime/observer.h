@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/clock.h"
 #include "runtime/device.h"
 #include "runtime/device_context.h"  // WaitSpan
 
@@ -51,11 +52,6 @@ class NetObserver {
   // events[i] is op i's event of the run that just ended.
   virtual void OnRunEnd(const Net& net, const std::vector<OpEvent>& events) = 0;
 };
-
-// Nanoseconds on the steady clock.
-int64_t NowNanos();
-// A small integer for the calling thread, stable for the thread's life (0, 1, 2, ...).
-int CurrentThreadIndex();
 
 }  // namespace braid
 

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "runtime/caching_allocator.h"
+#include "runtime/clock.h"
 #include "runtime/device_mapping.h"
-#include "runtime/observer.h"
 #include "runtime/sim_stream.h"
 
 namespace braid {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <random>
 
-#include "runtime/observer.h"
+#include "runtime/clock.h"
 #include "runtime/sim_device.h"
 #include "runtime/tensor.h"
 
