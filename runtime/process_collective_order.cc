@@ -68,9 +68,9 @@ Status SameOnEveryRank(ProcessGroup* group, uint64_t fingerprint, uint32_t tag, 
 
 // The first difference between this rank's list and another rank's, or "" when they all agree.
 // Each list's first line is its net's name.
-std::string FirstDifference(const std::vector<std::string>& every, const std::string& own_text,
-                            const NetDef& net, const std::vector<int>& positions) {
-  const std::vector<std::string> own = Lines(own_text);
+std::string FirstDifference(const std::vector<std::string>& every,
+                            const std::vector<std::string>& own, const NetDef& net,
+                            const std::vector<int>& positions) {
   for (size_t r = 0; r < every.size(); ++r) {
     const std::vector<std::string> theirs = Lines(every[r]);
     if (theirs == own) continue;
@@ -137,17 +137,19 @@ void OrderProcessCollectives(NetDef* net) {
 Status CheckProcessCollectiveOrder(const NetDef& net, ProcessGroup* group) {
   if (group == nullptr || group->size() == 1) return Status::OK();
   const std::string label = "net '" + net.name() + "' on rank " + std::to_string(group->rank());
-  std::string mine = "net '" + net.name() + "'\n";
+  std::vector<std::string> own = {"net '" + net.name() + "'"};  // then one line per collective
   std::vector<int> positions;  // each collective's op index
   Status read = StatusFromCall([&] {  // the ops' constructors checked these arguments already
     for (int i = 0; i < net.op_size(); ++i) {
       if (!WaitsForOtherProcesses(net.op(i))) continue;
-      mine += Signature(net.op(i)) + "\n";
+      own.push_back(Signature(net.op(i)));
       positions.push_back(i);
     }
   });
   if (!read.ok()) return Status(read.code(), label + ": " + read.message());
   if (positions.empty()) return Status::OK();
+  std::string mine;  // what is hashed and gathered
+  for (const std::string& line : own) mine += line + "\n";
   const uint32_t tag = kFirstReservedTag + (Fnv1a32(net.name()) & 0xFFFFu);
   TagChecks& checks = ChecksOn(group->id(), tag);
   std::lock_guard<std::mutex> lock(checks.mu);
@@ -166,7 +168,7 @@ Status CheckProcessCollectiveOrder(const NetDef& net, ProcessGroup* group) {
     return Status(s.code(), label + ": comparing the order of its cross-process collectives: " +
                                 s.message());
   }
-  const std::string difference = FirstDifference(every, mine, net, positions);
+  const std::string difference = FirstDifference(every, own, net, positions);
   if (difference.empty()) return Status::OK();
   return Status::FailedPrecondition(
       label + ": the ranks list their cross-process collectives differently, so each would wait " +

@@ -1,7 +1,6 @@
 #include "ops/collective/process_allreduce_op.h"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 
 #include "ops/collective/pairwise_sum.h"
