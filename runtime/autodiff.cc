@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "runtime/gradient.h"
-#include "runtime/net_validation.h"
+#include "runtime/op_label.h"
 #include "runtime/op_schema.h"
 #include "runtime/status.h"
 

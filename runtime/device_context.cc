@@ -1,11 +1,11 @@
 #include "runtime/device_context.h"
 
+#include <glog/logging.h>
+
 #include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
-
-#include "runtime/sim_device.h"
 
 namespace braid {
 
@@ -18,7 +18,13 @@ namespace {
 
 thread_local Device tls_current_device;  // cpu:0 unless a CurrentDeviceScope says otherwise
 thread_local Stream* tls_allocation_stream = nullptr;
+// The backends' context getters (SetDeviceContexts), set while libbraid loads and read after.
+std::atomic<DeviceContext* (*)(int)> g_sim_contexts{nullptr};
 std::atomic<DeviceContext* (*)(int)> g_cuda_contexts{nullptr};
+
+std::atomic<DeviceContext* (*)(int)>& ContextsOf(DeviceType type) {
+  return type == DeviceType::kSim ? g_sim_contexts : g_cuda_contexts;
+}
 
 class CpuEvent final : public Event {
  public:
@@ -98,9 +104,10 @@ DeviceContext* GetDeviceContext(const Device& device) {
       return slot.get();
     }
     case DeviceType::kSim:
-      return SimDevice::Get(device.id);
     case DeviceType::kCuda:
-      if (auto* get = g_cuda_contexts.load(std::memory_order_acquire)) return get(device.id);
+      if (auto* get = ContextsOf(device.type).load(std::memory_order_acquire)) {
+        return get(device.id);
+      }
       break;
   }
   throw Error(Status::InvalidArgument(device.ToString() +
@@ -116,8 +123,10 @@ bool SharePhysicalDevice(const Device& a, const Device& b) {
   return a == b || PhysicalDevice(a) == PhysicalDevice(b);
 }
 
-void SetCudaDeviceContexts(DeviceContext* (*get)(int id)) {
-  g_cuda_contexts.store(get, std::memory_order_release);
+void SetDeviceContexts(DeviceType type, DeviceContext* (*get)(int id)) {
+  // Invariant: the host's contexts are this file's own; only asynchronous backends install theirs.
+  CHECK(type == DeviceType::kSim || type == DeviceType::kCuda) << static_cast<int>(type);
+  ContextsOf(type).store(get, std::memory_order_release);
 }
 
 const Device& CurrentDevice() { return tls_current_device; }

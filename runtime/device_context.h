@@ -138,9 +138,11 @@ Device PhysicalDevice(const Device& device);
 // peer access and copies, and the collectives' engine choice (runtime/collective.h) all use.
 bool SharePhysicalDevice(const Device& a, const Device& b);
 
-// Installs the contexts of CUDA devices (the CUDA backend, runtime/cuda/cuda_device.h, registers
-// itself when libbraid loads): `get(id)` returns cuda:id's or throws braid::Error.
-void SetCudaDeviceContexts(DeviceContext* (*get)(int id));
+// Installs the contexts of an asynchronous device kind (kSim or kCuda): each backend
+// (runtime/sim_device.h, runtime/cuda/cuda_device.h) registers itself when libbraid loads, so this
+// interface never includes a backend. `get(id)` returns the context of device type:id or throws
+// braid::Error.
+void SetDeviceContexts(DeviceType type, DeviceContext* (*get)(int id));
 
 // The device whose kernel the calling thread is running: a sim device's id on its stream threads,
 // cpu:0 on every other thread. Host code may not dereference memory of a non-host device.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/net_validation.h"
+#include "runtime/op_label.h"
 #include "runtime/workspace.h"
 
 namespace braid {

@@ -13,6 +13,7 @@
 #include "runtime/dag_net.h"
 #include "runtime/net_args.h"
 #include "runtime/net_validation.h"
+#include "runtime/op_label.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
 #include "runtime/process_collective_order.h"
@@ -259,5 +260,17 @@ std::unique_ptr<Net> BuildNet(const NetDef& def, Workspace* ws) {
                                       "' (braid has 'simple' and 'dag')"));
 }
 
+namespace {
+
+// Workspaces build and run their nets through these (runtime/workspace.h).
+[[maybe_unused]] const bool kNetHooksInstalled = [] {
+  InstallNetHooks({.build = [](const NetDef& def, Workspace* ws) -> std::shared_ptr<Net> {
+                     return BuildNet(def, ws);
+                   },
+                   .run = [](Net& net) { return net.Run(); }});
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace braid

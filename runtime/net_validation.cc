@@ -11,6 +11,7 @@
 
 #include "runtime/argument.h"
 #include "runtime/net_args.h"
+#include "runtime/op_label.h"
 #include "runtime/op_registry.h"
 #include "runtime/op_schema.h"
 #include "runtime/status.h"
@@ -168,12 +169,6 @@ void CheckBlobDevices(const NetDef& net, const Workspace& ws) {
 }
 
 }  // namespace
-
-std::string OpLabelOf(const NetDef& net, int i) {
-  const OperatorDef& op = net.op(i);
-  return "net '" + net.name() + "' op #" + std::to_string(i) + " (" + op.type() + " '" + op.name() +
-         "')";
-}
 
 NetDef WithNetDeviceOption(const NetDef& net) {
   NetDef out = net;

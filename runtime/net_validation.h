@@ -28,8 +28,6 @@ class Workspace;
 void ValidateNet(const NetDef& net, const Workspace& ws);
 // The net with its device_option copied into every op that has none (Caffe2's rule).
 NetDef WithNetDeviceOption(const NetDef& net);
-// "net 'name' op #i (Type 'op_name')".
-std::string OpLabelOf(const NetDef& net, int i);
 
 }  // namespace braid
 

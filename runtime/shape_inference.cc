@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "runtime/net_validation.h"
+#include "runtime/op_label.h"
 #include "runtime/status.h"
 #include "runtime/workspace.h"
 

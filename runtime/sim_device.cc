@@ -430,4 +430,13 @@ void SimDevice::WaitInKernel(std::unique_lock<std::mutex>& lock, std::condition_
   stream->SetKernelWait("", nullptr);
 }
 
+namespace {
+
+[[maybe_unused]] const bool kRegistered = [] {
+  SetDeviceContexts(DeviceType::kSim, [](int id) -> DeviceContext* { return SimDevice::Get(id); });
+  return true;
+}();
+
+}  // namespace
+
 }  // namespace braid

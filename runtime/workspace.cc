@@ -1,8 +1,21 @@
 #include "runtime/workspace.h"
 
-#include "runtime/net.h"
+#include <glog/logging.h>
 
 namespace braid {
+namespace {
+
+NetHooks g_net_hooks;  // written once while libbraid loads, before any thread reads it
+
+const NetHooks& Hooks() {
+  // Invariant: runtime/net.cc installs the hooks at static initialisation, and libbraid links it.
+  CHECK(g_net_hooks.build != nullptr && g_net_hooks.run != nullptr) << "no executor installed";
+  return g_net_hooks;
+}
+
+}  // namespace
+
+void InstallNetHooks(NetHooks hooks) { g_net_hooks = hooks; }
 
 Workspace::Workspace() = default;
 Workspace::Workspace(const Workspace* parent) : parent_(parent) {}
@@ -40,7 +53,7 @@ std::vector<std::string> Workspace::LocalBlobNames() const {
 }
 
 Net* Workspace::CreateNet(const NetDef& def) {
-  std::unique_ptr<Net> net = BuildNet(def, this);
+  std::shared_ptr<Net> net = Hooks().build(def, this);
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = nets_[def.name()];
   slot = std::move(net);
@@ -54,10 +67,10 @@ Net* Workspace::GetNet(const std::string& name) const {
 }
 
 Status Workspace::RunNetOnce(const NetDef& def) {
-  std::unique_ptr<Net> net;
-  Status built = StatusFromCall([&] { net = BuildNet(def, this); });
+  std::shared_ptr<Net> net;
+  Status built = StatusFromCall([&] { net = Hooks().build(def, this); });
   if (!built.ok()) return built;
-  return net->Run();
+  return Hooks().run(*net);
 }
 
 }  // namespace braid

@@ -8,6 +8,9 @@
 //   Net* net = ws.CreateNet(net_def);      // validates; throws braid::Error on bad input
 //   Status s = net->Run();
 //
+// Nets are built and run by the executors (runtime/net.h), which sit above this header's room:
+// they install NetHooks when libbraid loads, so a Workspace names Net only by its declaration.
+//
 // Thread safety: blob and net lookup/creation are guarded by a mutex, so they may be called from
 // several threads. Tensors themselves are not synchronised (see runtime/tensor.h); ops resolve their
 // tensors when a net is created and touch only those while it runs.
@@ -27,6 +30,15 @@
 namespace braid {
 
 class Net;
+class Workspace;
+
+// How a Workspace builds and runs nets: BuildNet and Net::Run (runtime/net.h), installed by the
+// executors once, while libbraid loads (InstallNetHooks), before any Workspace makes a net.
+struct NetHooks {
+  std::shared_ptr<Net> (*build)(const NetDef& def, Workspace* ws);  // throws braid::Error
+  Status (*run)(Net& net);
+};
+void InstallNetHooks(NetHooks hooks);
 
 class Workspace {
  public:
@@ -60,7 +72,7 @@ class Workspace {
   const Workspace* parent_ = nullptr;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Tensor>> blobs_;  // guarded by mu_
-  std::map<std::string, std::unique_ptr<Net>> nets_;      // guarded by mu_
+  std::map<std::string, std::shared_ptr<Net>> nets_;      // guarded by mu_; owned here alone
 };
 
 }  // namespace braid

@@ -321,7 +321,7 @@ void CudaDevice::CopyFromHost(void* device_dst, const void* host_src, size_t byt
 namespace {
 
 [[maybe_unused]] const bool kRegistered = [] {
-  SetCudaDeviceContexts([](int id) -> DeviceContext* { return CudaDevice::Get(id); });
+  SetDeviceContexts(DeviceType::kCuda, [](int id) -> DeviceContext* { return CudaDevice::Get(id); });
   return true;
 }();
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "planner/op_seed.h"
-#include "runtime/net_validation.h"
+#include "runtime/op_label.h"
 #include "runtime/op_schema.h"
 #include "runtime/shape_inference.h"
 #include "runtime/status.h"
