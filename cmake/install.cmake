@@ -5,13 +5,13 @@
 #   find_package(braid 0.1 REQUIRED)
 #   target_link_libraries(app PRIVATE braid::braid)      # #include <braid/predictor.h>
 #
-# The public headers include each other by relative path ("status.h"), so they work both in-tree
-# (runtime/) and installed side by side (include/braid/). tests/embed checks all of this.
+# The public headers are include/braid/ (and the generated braid.pb.h beside them once installed);
+# they include each other as "braid/..." in-tree and installed alike. tests/embed checks all of this.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(BRAID_PUBLIC_HEADERS runtime/dtype.h runtime/predictor.h runtime/session.h runtime/status.h
-  runtime/trainer.h)
+set(BRAID_PUBLIC_HEADERS include/braid/dtype.h include/braid/predictor.h include/braid/session.h
+  include/braid/status.h include/braid/trainer.h)
 # The installed library finds dependencies outside the system paths (a TSan oneTBB in
 # BRAID_TBB_ROOT) through its RUNPATH; system libraries are left to the loader.
 set_target_properties(braid PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)

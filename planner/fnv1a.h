@@ -1,7 +1,7 @@
 // FNV-1a, the one non-cryptographic hash braid uses for stable names and fingerprints: the
 // default seed of a random op (planner/op_seed.h), the default tag of a cross-process collective
-// (runtime/process_collective_order.h), the fingerprint ranks compare of their collectives
-// (runtime/process_collective_order.h) and braid_run's output digests (tools/output_report.h).
+// (runtime/exec/process_collective_order.h), the fingerprint ranks compare of their collectives
+// (runtime/exec/process_collective_order.h) and braid_run's output digests (tools/output_report.h).
 // It lives in planner/, the lowest folder, so that every folder may include it. The values are
 // part of braid's behaviour (seeds, tags and digests must not change between versions).
 //

@@ -21,7 +21,7 @@
 // Each device (device_type, device_id) of the ops that first write recycled blobs gets one arena
 // (PlanRequest::blob_devices says otherwise for some).
 //
-//   PlanRequest request;                     // runtime/memory_planning.h's PlanRequestFor fills
+//   PlanRequest request;                     // runtime/exec/memory_planning.h's PlanRequestFor fills
 //   request.blob_bytes = {{"fc1", 4096}};    // it from op schemas; here it is plain data
 //   request.inplace = {{}, {{0, 0}}};        // op 1 may write output 0 over input 0
 //   MemoryPlan plan = PlanMemory(net, request);  // plan.arenas[0].arena_bytes, ...
@@ -59,8 +59,8 @@ struct PlanRequest {
   // recycle the gradients of blobs read before written (parameters) too
   bool share_parameter_gradients = false;
   // The net's gradient blobs, each with the blob it is the gradient of ("" for a partial gradient
-  // that is summed into another). runtime/memory_planning.h's PlanRequestFor fills it from
-  // autodiff's names (runtime/autodiff.h GradientNameOf).
+  // that is summed into another). runtime/exec/memory_planning.h's PlanRequestFor fills it from
+  // autodiff's names (runtime/core/autodiff.h GradientNameOf).
   std::map<std::string, std::string> gradients;
   PlanExecutor executor = PlanExecutor::kDag;
   int64_t alignment = 64;

@@ -4,7 +4,7 @@
 // its first output's name, so a fill gives the same values on any schedule. It lives below the
 // runtime because net rewrites depend on it: renaming an op's first output changes the default
 // seed, so planner/renaming.h pins it with a `seed` argument, and planner/verify_plan.h compares
-// effective seeds. OperatorBase::rng (runtime/operator.h) seeds with this.
+// effective seeds. OperatorBase::rng (runtime/core/operator.h) seeds with this.
 //
 // Pure function; thread-safe.
 #ifndef BRAID_PLANNER_OP_SEED_H_

@@ -2,7 +2,7 @@
 # Fails when a glog CHECK (or LOG(FATAL)) in braid's own code (runtime/, ops/, planner/, tools/, include/) is not
 # marked as an internal invariant: a comment with "Invariant:" on its line or just above it (one
 # comment may head a run of CHECK lines), saying why no net, file, flag or API call can make it
-# fail. Caller mistakes are braid::Error / Status (runtime/status.h), never CHECK. Prints every
+# fail. Caller mistakes are braid::Error / Status (include/braid/status.h), never CHECK. Prints every
 # CHECK with its reason, for review.
 # Usage: tests/check_invariants.sh <repository root>
 set -euo pipefail

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <utility>
 
-#include "runtime/algorithm_registry.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/device/algorithm_registry.h"
 
 namespace braid {
 

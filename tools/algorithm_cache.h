@@ -1,4 +1,4 @@
-// --algo_cache PATH for the tools: the process-wide AlgorithmRegistry (runtime/algorithm_registry.h)
+// --algo_cache PATH for the tools: the process-wide AlgorithmRegistry (runtime/device/algorithm_registry.h)
 // loaded from PATH at start when the file exists and saved to it at exit, so a second run makes no
 // algorithm searches and chooses what the first chose.
 //

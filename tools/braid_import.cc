@@ -2,8 +2,8 @@
 //
 //   braid_import MODEL.onnx --out DIR [--input-shape 1,3,224,224]
 //
-// Imports MODEL.onnx (runtime/onnx/onnx_import.h) and writes DIR/init_net.pb, DIR/predict_net.pb
-// and DIR/value_info.json (runtime/model_folder.h), then one summary line:
+// Imports MODEL.onnx (runtime/io/onnx/onnx_import.h) and writes DIR/init_net.pb, DIR/predict_net.pb
+// and DIR/value_info.json (runtime/io/model_folder.h), then one summary line:
 //
 //   resnet18.onnx -> resnet18/: 49 ops, 102 weights (11689512 values), input 'input' [1,3,224,224]
 //
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/dims_text.h"
-#include "runtime/model_folder.h"
-#include "runtime/onnx/onnx_import.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/dims_text.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/onnx/onnx_import.h"
 #include "tools/command_line.h"
 
 DEFINE_string(out, "", "the model folder to write (created when missing)");

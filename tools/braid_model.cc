@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/proto_io.h"
-#include "runtime/status.h"
-#include "tools/command_line.h"
+#include "braid/status.h"
+#include "runtime/io/proto_io.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/resnet_training.h"
 #include "runtime/models/training_nets.h"
+#include "tools/command_line.h"
 
 DEFINE_string(model, "resnet20",
               "resnet20|resnet32|resnet56|... (CIFAR) or resnet18|34|50|101|152");

@@ -5,13 +5,13 @@
 //              [--executor dag|simple] [--out PLANNED_NET] [--json FILE] [--noverify] [--reorder] [--test-net TEST_NET]
 //
 // `braid_plan --model-dir DIR [flags as above, no --init]` plans the predict net of a model folder
-// in the layout of Caffe2's model zoo (runtime/model_folder.h): its init net gives the weights'
+// in the layout of Caffe2's model zoo (runtime/io/model_folder.h): its init net gives the weights'
 // shapes and value_info.json the inputs', unless an --input names one (e.g. another batch).
 //
 // Loads NET (text or binary NetDef), appends its backward pass for each --gradients-of loss
-// (runtime/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
+// (runtime/core/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
 // (float32 unless DTYPE says otherwise, e.g. "data=64,1,28,28" or "label=64:int32"), so that
-// shape inference (runtime/shape_inference.h) sizes the net's blobs. It then builds the planner's
+// shape inference (runtime/core/shape_inference.h) sizes the net's blobs. It then builds the planner's
 // request the way the runtime does (PlanRequestFor), plans (PlanMemory), proves the plan with the
 // independent checker (VerifyMemoryPlan, unless --noverify) and prints naive, planned and
 // lower-bound bytes, planned/bound, recycled blob counts, arenas, and the planning and
@@ -20,7 +20,7 @@
 // --mode defaults to training when --gradients-of is given, else inference; --executor defaults to
 // NET's type ("simple" stays simple, anything else plans for dag). --out writes the renamed net
 // (planner/renaming.h: blobs that may share storage share one name, for runtimes without arenas),
-// checked with VerifyRenamedNet, binary for .pb/.bin paths and text otherwise (runtime/proto_io.h).
+// checked with VerifyRenamedNet, binary for .pb/.bin paths and text otherwise (runtime/io/proto_io.h).
 // --json writes tools/plan_json.h's schema; with several devices each blob's offset is within its
 // own device's arena and the byte totals sum over arenas.
 //
@@ -55,23 +55,23 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "planner/memory_plan.h"
 #include "planner/renaming.h"
 #include "planner/reorder.h"
 #include "planner/verify_plan.h"
-#include "runtime/autodiff.h"
-#include "runtime/init_net.h"
-#include "runtime/memory_planning.h"
-#include "runtime/model_folder.h"
-#include "runtime/observer.h"
-#include "runtime/proto_io.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/algorithm_registry.h"
+#include "runtime/exec/init_net.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/observer.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/proto_io.h"
+#include "runtime/models/training_footprint.h"
 #include "tools/blob_spec.h"
-#include "runtime/algorithm_registry.h"
 #include "tools/command_line.h"
 #include "tools/footprint_report.h"
-#include "runtime/models/training_footprint.h"
 #include "tools/plan_json.h"
 #include "tools/plan_summary.h"
 #include "tools/repeated_flag.h"

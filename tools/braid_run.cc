@@ -7,11 +7,11 @@
 //   braid_run MODEL.onnx [--input NAME=FILE.npy|random] [same flags, no --init]
 //
 // Loads NET (text or binary NetDef), runs INIT_NET once in the same workspace, feeds each --input's
-// .npy file (runtime/npy_file.h) to its blob, builds NET (with --executor replacing NetDef.type,
+// .npy file (runtime/io/npy_file.h) to its blob, builds NET (with --executor replacing NetDef.type,
 // --threads its "num_workers" argument and --device the device_option of both nets, which their
 // ops take unless they name their own; --strict-args sets both nets' strict_args argument, so an
 // op argument the op does not take is an error rather than a warning), with --memory-plan on
-// plans its memory (runtime/memory_planning.h, inference mode: every recyclable blob becomes a
+// plans its memory (runtime/exec/memory_planning.h, inference mode: every recyclable blob becomes a
 // view into one arena per device; the plan is verified) and prints its summary line
 //
 //   memory plan: naive 1.00 MiB, planned 384.00 KiB, lower bound 384.00 KiB, ...
@@ -33,7 +33,7 @@
 // 0 success, 1 the net failed (its Status on one stderr line), 2 bad flags.
 //
 // A model runs the same way: a folder in the layout of Caffe2's model zoo (--model-dir,
-// runtime/model_folder.h) or an ONNX model ("model.onnx", runtime/onnx/onnx_import.h, imported in
+// runtime/io/model_folder.h) or an ONNX model ("model.onnx", runtime/io/onnx/onnx_import.h, imported in
 // memory). Its init net runs (so --init is refused), its inputs are fed and its predict net runs as
 // NET above. Each input is the .npy file an --input names it with (an ONNX model is imported for
 // the file's shape), or with --input NAME=random or no --input naming it, uniform values in
@@ -52,19 +52,19 @@
 #include <memory>
 #include <string>
 
-#include "runtime/argument.h"
-#include "runtime/chrome_trace.h"
-#include "runtime/memory_planning.h"
-#include "runtime/init_net.h"
-#include "runtime/model_folder.h"
-#include "runtime/net.h"
-#include "runtime/net_args.h"
-#include "runtime/npy_file.h"
-#include "runtime/onnx/onnx_import.h"
-#include "runtime/op_type_profile.h"
-#include "runtime/proto_io.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/chrome_trace.h"
+#include "runtime/exec/init_net.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
+#include "runtime/exec/net_args.h"
+#include "runtime/exec/op_type_profile.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/npy_file.h"
+#include "runtime/io/onnx/onnx_import.h"
+#include "runtime/io/proto_io.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
 #include "tools/model_input.h"
@@ -95,7 +95,7 @@ DEFINE_bool(strict_args, false,
             "refuse an op argument the op does not take (sets the nets' strict_args argument; "
             "without it such arguments are ignored with a warning, as Caffe2 ignores them)");
 DEFINE_string(algo_cache, "",
-              "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
+              "algorithm choices (runtime/device/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit");
 
 namespace braid {

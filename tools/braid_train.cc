@@ -1,5 +1,5 @@
 // braid_train: trains a ResNet image classifier on one device or data parallel on several; a
-// command over braid::Trainer (runtime/trainer.h), whose options its flags set.
+// command over braid::Trainer (include/braid/trainer.h), whose options its flags set.
 //
 //   braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1]
 //               [--batch-size 64] [--epochs 3 | --iters N] [--lr 0.1]
@@ -12,7 +12,7 @@
 // Random parameter fills run on the host and are copied to the devices (--init-on-host, on by
 // default), so --devices cuda:0 and --devices cpu:0 start from the same weights for one seed.
 //
-// --devices sim:0,sim:1 trains on simulated GPUs (runtime/sim_device.h): parameters, gradients,
+// --devices sim:0,sim:1 trains on simulated GPUs (runtime/device/sim/sim_device.h): parameters, gradients,
 // activations and the planned arenas live in their memory (--device-memory each), the reader
 // runs on the host and each device's slice of the batch is copied to it; the trace shows every
 // stream as a track.
@@ -47,13 +47,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/caching_allocator.h"
-#include "runtime/device.h"
-#include "runtime/process_group.h"
-#include "runtime/proto_io.h"
-#include "runtime/sim_device.h"
-#include "runtime/status.h"
-#include "runtime/trainer.h"
+#include "braid/status.h"
+#include "braid/trainer.h"
+#include "runtime/core/device.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/dist/process_group.h"
+#include "runtime/io/proto_io.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
 #include "tools/plan_summary.h"
@@ -113,13 +113,13 @@ DEFINE_string(trace, "",
               "training iterations to this file");
 DEFINE_string(memory_plan, "on",
               "on: plan the train net's gradients and activations into one arena that the test "
-              "net shares (runtime/memory_planning.h); off: every blob keeps its own storage");
+              "net shares (runtime/exec/memory_planning.h); off: every blob keeps its own storage");
 DEFINE_string(recompute_budget, "",
               "with --memory-plan on: also recompute, in the backward pass, convolutions chosen "
               "by planning to bring each device's planned train arena within this size (e.g. "
               "1.2G; runtime/models/training_footprint.h); the run's first line says how many");
 DEFINE_string(algo_cache, "",
-              "algorithm choices (runtime/algorithm_registry.h): loaded from this file at start "
+              "algorithm choices (runtime/device/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit; a second run makes no searches");
 DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into this directory");
 DEFINE_string(summary_json, "",
@@ -216,7 +216,7 @@ int64_t PeakResidentBytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;
 }
 
-// The device's caching allocator (runtime/caching_allocator.h): what it hands out and holds.
+// The device's caching allocator (runtime/device/caching_allocator.h): what it hands out and holds.
 void PrintAllocatorStats(const Device& device) {
   const CachingAllocator* allocator = CachingAllocatorOf(device);
   if (allocator == nullptr) return;

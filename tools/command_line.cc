@@ -7,9 +7,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "runtime/device_context.h"
-#include "runtime/sim_device.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/sim/sim_device.h"
 
 DEFINE_string(device_memory, "16G",
               "capacity of each simulated GPU (sim:N devices): 16G, 512M, 64K or bytes");

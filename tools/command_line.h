@@ -4,7 +4,7 @@
 // ParseCommandLine parses gflags so that an unknown or malformed flag exits with kExitBadFlags
 // (gflags alone would exit with 1), and accepts dashes in flag names (--batch-size means
 // --batch_size). It returns the positional arguments, argv[0] excluded. Every binary has the flag
-// --device-memory (each simulated GPU's capacity, runtime/sim_device.h), applied here.
+// --device-memory (each simulated GPU's capacity, runtime/device/sim/sim_device.h), applied here.
 //
 //   std::vector<std::string> nets = ParseCommandLine(argc, argv, "braid_run NET [--iters K]");
 #ifndef BRAID_TOOLS_COMMAND_LINE_H_
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid {
 namespace {

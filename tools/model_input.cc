@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "runtime/npy_file.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/io/npy_file.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 // ModelInput: braid_run's --input flag, "NAME=FILE.npy" or "NAME=random", and the tensor it feeds.
 //
-// A .npy file (runtime/npy_file.h) is fed as it is, in its own shape; its dtype must be the
+// A .npy file (runtime/io/npy_file.h) is fed as it is, in its own shape; its dtype must be the
 // input's when the model says which (value_info.json, or float32 for an ONNX model). "random" is
 // uniform values in [-1, 1) drawn from a fixed seed (std::mt19937, seed 0), in the model's shape
 // and dtype (float32 or float64). Errors name the flag, the file and what was expected.
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/dtype.h"
-#include "runtime/tensor.h"
+#include "braid/dtype.h"
+#include "runtime/core/tensor.h"
 
 namespace braid {
 

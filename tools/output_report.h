@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "runtime/tensor.h"
+#include "runtime/core/tensor.h"
 
 namespace braid {
 

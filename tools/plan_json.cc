@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "planner/memory_plan.h"
-#include "runtime/allocator.h"  // HumanBytes
 #include "proto/braid.pb.h"
+#include "runtime/core/allocator.h"  // HumanBytes
 
 namespace braid {
 

@@ -3,11 +3,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "runtime/caching_allocator.h"
-#include "runtime/device.h"
-#include "runtime/device_context.h"
-#include "runtime/net_args.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/device.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/exec/net_args.h"
 
 namespace braid {
 namespace {

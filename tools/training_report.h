@@ -14,7 +14,7 @@
 //   "devices": [{"device", "physical_device", "planned_bytes", "peak_in_use_bytes",
 //                "peak_reserved_bytes", "raw_allocations", "raw_allocations_after_first_report"},
 //               ...]}
-// (physical_device: the device it runs on, runtime/device_context.h PhysicalDevice: "cuda:0" for
+// (physical_device: the device it runs on, runtime/core/device_context.h PhysicalDevice: "cuda:0" for
 // cuda:1 under BRAID_CUDA_DEVICES=0,0)
 // (allocator figures are null for cpu devices, whose memory is not cached).
 //
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/trainer.h"
+#include "braid/trainer.h"
 
 namespace braid {
 

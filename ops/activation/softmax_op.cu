@@ -6,8 +6,8 @@
 #include "ops/activation/unary_elementwise_op.h"
 #include "ops/common/cuda_elementwise.cuh"
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 #include "ops/activation/tanh_op.h"
 
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 

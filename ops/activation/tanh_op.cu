@@ -1,6 +1,6 @@
 // Tanh and TanhGradient on CUDA devices (ops/activation/tanh_op.h).
 #include "ops/activation/unary_elementwise_op.cuh"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -20,9 +20,9 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/gradient.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

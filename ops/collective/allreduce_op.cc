@@ -3,10 +3,10 @@
 #include "ops/collective/pairwise_sum.h"
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 namespace {

@@ -2,7 +2,7 @@
 // all-reduce where the ranks share one physical GPU.
 //
 // Each rank is one logical GPU. The launcher queues the ranks from one thread inside one group
-// launch (runtime/collective.h: PrepareRanks, then BeginRanks/RunRank/EndRanks holding the
+// launch (runtime/device/collective.h: PrepareRanks, then BeginRanks/RunRank/EndRanks holding the
 // participants' DeviceLocks). PrepareRanks picks the engine (ChooseCollectiveEngine: NCCL when
 // every rank has a physical GPU of its own, braid's DeviceAllreduce when all share one, which NCCL
 // refuses) and makes what it needs: the NCCL communicators, or the device-side all-reduce's
@@ -38,15 +38,15 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/collective/allreduce_op.h"
 #include "ops/collective/device_allreduce.h"
 #include "ops/collective/nccl_process_clique.h"
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
-#include "runtime/device_lock.h"
-#include "runtime/op_registry.h"
-#include "runtime/process_group.h"
-#include "runtime/status.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/device/device_lock.h"
+#include "runtime/dist/process_group.h"
 
 namespace braid {
 namespace {

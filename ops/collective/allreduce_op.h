@@ -5,7 +5,7 @@
 // On cpu devices (one process's memory) the op reduces and broadcasts in one pass on the host: each
 // thread of its OpenMP team takes a range of elements, sums it across the inputs and writes the sum
 // to every output. On asynchronous devices (sim) it runs as one kernel per device
-// (runtime/collective.h): rank r waits until every rank's input is ready, sums the r-th of n equal
+// (runtime/device/collective.h): rank r waits until every rank's input is ready, sums the r-th of n equal
 // slices of the elements across all inputs into every output (reading its peers' memory, as NCCL
 // does over NVLink), and waits until every rank has written its slice. Both add the inputs in
 // pairwise order for every element (ops/collective/pairwise_sum.h), so cpu and sim give the same
@@ -14,7 +14,7 @@
 // The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema; across processes,
 // ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces with Gloo.
 //
-// What holds, engine by engine (runtime/collective.h ChooseCollectiveEngine picks one):
+// What holds, engine by engine (runtime/device/collective.h ChooseCollectiveEngine picks one):
 //   cpu, sim   every element in PairwiseSum's order over the inputs in rank order
 //              (ops/collective/pairwise_sum.h), then times 1/n with `average`: cpu and sim give
 //              the same bits, however the work is split across threads or ranks.
@@ -44,14 +44,14 @@
 //
 // Thread safety: as any op (one run at a time). Ops with processes: 1 that may run at once need
 // distinct keys (above); NCCL's cross-process collectives are not ordered or checked across ranks
-// as ProcessAllreduce's are (runtime/process_collective_order.h).
+// as ProcessAllreduce's are (runtime/exec/process_collective_order.h).
 #ifndef BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 #define BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 
 #include <vector>
 
-#include "runtime/collective.h"
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
+#include "runtime/device/collective.h"
 
 namespace braid {
 

@@ -4,11 +4,11 @@
 
 #include <utility>
 
+#include "braid/status.h"
 #include "ops/collective/pairwise_sum.h"
 #include "ops/common/cuda_kernel.h"
-#include "runtime/cuda/cuda_device.h"
-#include "runtime/device_context.h"
-#include "runtime/status.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/cuda/cuda_device.h"
 
 namespace braid {
 namespace {

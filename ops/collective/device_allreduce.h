@@ -1,11 +1,11 @@
 // DeviceAllreduce: braid's device-side all-reduce, for CUDA ranks that share one physical GPU
-// (logical GPUs, runtime/device_mapping.h), where NCCL refuses to run (it takes one rank per GPU).
+// (logical GPUs, runtime/device/device_mapping.h), where NCCL refuses to run (it takes one rank per GPU).
 // The CUDA Allreduce (ops/collective/allreduce_op.cu) uses it when ChooseCollectiveEngine
-// (runtime/collective.h) says kRankKernels.
+// (runtime/device/collective.h) says kRankKernels.
 //
 // Every rank is a logical device of one physical GPU, in one process and one CUDA context, so the
 // barriers are stream-ordered event edges, queued by one Launch (the op's group launch), with the
-// semantics runtime/collective.h gives every rank: rank r's stream blocks until every rank has
+// semantics runtime/device/collective.h gives every rank: rank r's stream blocks until every rank has
 // arrived, rank r does its share, and its stream blocks again until every rank's share is written.
 //  1. Arrival: in[r] is recorded on every rank r's stream (behind the writers of its buffer).
 //  2. Share: stream r waits on in[q] for every q != r, then rank r's slice kernel sums elements
@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid {
 

@@ -6,11 +6,11 @@
 #include <mutex>
 #include <utility>
 
+#include "braid/status.h"
 #include "ops/collective/nccl_process_clique.h"
 #include "ops/collective/nccl_store_key.h"
-#include "runtime/device_context.h"
-#include "runtime/device_lock.h"
-#include "runtime/status.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/device_lock.h"
 
 namespace braid {
 namespace {

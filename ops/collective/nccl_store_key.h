@@ -2,7 +2,7 @@
 // (ops/collective/nccl_process_clique.h).
 //
 // Rank 0 of the process group writes the id under this key of the group's store, which is the
-// job's own (runtime/process_group.h prefixes every key with the job name), and every other rank
+// job's own (runtime/dist/process_group.h prefixes every key with the job name), and every other rank
 // reads it there. ShareId (nccl_process_clique.cu) asks with everything it has: the process's
 // local devices and the collective's key (Allreduce's `key` argument). The store key names the
 // collective alone, never the devices: the processes of a job use different GPUs (a process on
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid {
 

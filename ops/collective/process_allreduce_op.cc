@@ -6,11 +6,11 @@
 #include "ops/collective/pairwise_sum.h"
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
-#include "runtime/process_collective_order.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/exec/process_collective_order.h"
 
 namespace braid {
 namespace {

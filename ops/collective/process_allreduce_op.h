@@ -1,4 +1,4 @@
-// ProcessAllreduce: gradients all-reduced across the processes of a job (runtime/process_group.h)
+// ProcessAllreduce: gradients all-reduced across the processes of a job (runtime/dist/process_group.h)
 // with Gloo, several at once. The data-parallel builder (runtime/models/data_parallel.h) puts the
 // gradients that are ready one after another in the backward pass into one op (a bucket), so a
 // step costs a few collectives instead of one per parameter.
@@ -18,10 +18,10 @@
 // Arguments:
 //   tensors (int, >= 1, default 1): B, the tensors per replica.
 //   tag (int, [0, 2^32 - 2^16)): Gloo's tag for this collective (the tags above are braid's own,
-//     runtime/process_collective_order.h). Collectives that may run at the same time
+//     runtime/exec/process_collective_order.h). Collectives that may run at the same time
 //     (independent ops of a `dag` net) must have distinct tags, and the same op must have the same
 //     tag in every process: the data-parallel builder numbers them. Default: DefaultCollectiveTag
-//     of output 0's name (runtime/process_collective_order.h; FNV-1a, unique when the names are,
+//     of output 0's name (runtime/exec/process_collective_order.h; FNV-1a, unique when the names are,
 //     barring collisions).
 //   algorithm (string): "ring" (default) or "halving_doubling".
 //   average (int): 1 for the mean instead of the sum.
@@ -42,8 +42,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/operator.h"
-#include "runtime/process_group.h"
+#include "runtime/core/operator.h"
+#include "runtime/dist/process_group.h"
 
 namespace braid {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid {
 namespace {

@@ -9,11 +9,11 @@
 #include <string>
 #include <utility>
 
+#include "braid/status.h"
 #include "ops/common/cublas_library.h"
-#include "runtime/caching_allocator.h"
-#include "runtime/device_context.h"
-#include "runtime/device_lock.h"
-#include "runtime/status.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/device_lock.h"
 
 namespace braid {
 namespace {

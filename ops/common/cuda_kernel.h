@@ -1,6 +1,6 @@
 // What braid's CUDA kernels (ops/**/*_op.cu) share: launch shapes, error checks, scratch memory,
 // and the calling thread's cuBLAS, cuDNN and cuRAND handles on the current device, bound to the
-// stream the kernel is being queued on (runtime/cuda/cuda_device.h CurrentCudaStream).
+// stream the kernel is being queued on (runtime/device/cuda/cuda_device.h CurrentCudaStream).
 //
 //   __global__ void ReluKernel(const float* x, float* y, int64_t n) {
 //     BRAID_CUDA_KERNEL_LOOP(i, n) y[i] = x[i] < 0.f ? 0.f : x[i];  // NaN stays NaN
@@ -14,7 +14,7 @@
 // A CUDA op's Run runs on the launching thread (CudaStream::Launch) and only queues work: it never
 // waits for the GPU. Errors throw braid::Error naming the call; the executor adds the net and op.
 //
-// Device locks (runtime/device_lock.h): cublasCreate, cudnnCreate and a cuRAND generator's
+// Device locks (runtime/device/device_lock.h): cublasCreate, cudnnCreate and a cuRAND generator's
 // creation allocate device memory, raw calls that must not fall between the kernel launches of a
 // collective; each is made holding LockDevice of its device, on first use. Nothing here takes an
 // allocator lock while holding a device lock.
@@ -33,7 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/cuda/cuda_device.h"
+#include "runtime/device/cuda/cuda_device.h"
 
 namespace braid {
 
@@ -52,7 +52,7 @@ inline unsigned int CudaBlocks(int64_t n) {
 
 // The device whose kernel the calling thread queues: CurrentDevice(), the logical cuda:N that
 // CudaStream::RunHere sets around every CUDA kernel. Outside RunHere, cuda:<CUDA's current GPU>,
-// right only where BRAID_CUDA_DEVICES maps ids one to one (runtime/device_mapping.h: a physical GPU
+// right only where BRAID_CUDA_DEVICES maps ids one to one (runtime/device/device_mapping.h: a physical GPU
 // may carry several logical devices); braid's own ops always run inside RunHere.
 Device CurrentCudaDevice();
 

@@ -2,7 +2,7 @@
 //
 // For ops that compute on float32, int32 and int64 (Add, Mul, Sum, ...). Callers check the dtype
 // first (CheckInputType in ops/common/op_checks.h); any other dtype runs as float.
-// DispatchAnyDType covers every dtype (runtime/dtype.h), for ops on any type (Cast).
+// DispatchAnyDType covers every dtype (include/braid/dtype.h), for ops on any type (Cast).
 //
 //   DispatchArithmetic(Input(0).dtype(), [this](auto zero) { RunTyped<decltype(zero)>(); });
 #ifndef BRAID_OPS_COMMON_DTYPE_DISPATCH_H_
@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "runtime/dtype.h"
+#include "braid/dtype.h"
 
 namespace braid {
 

@@ -1,8 +1,8 @@
 #include "ops/common/op_checks.h"
 
-#include "runtime/argument.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "braid/dtype.h"
 #include "proto/braid.pb.h"
-#include "runtime/dims_text.h"
-#include "runtime/dtype.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/dims_text.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 
@@ -35,7 +35,7 @@ std::string DescribeInput(const OperatorBase& op, int i);
 void CheckInputType(const OperatorBase& op, int i, std::initializer_list<DType> allowed);
 // Input i has input 0's type and shape (the n-ary elementwise rule).
 void CheckSameTypeAndShape(const OperatorDef& def, const std::vector<ShapeInfo>& in, int i);
-// The layout every input of `op` is in (runtime/tensor.h); throws when they differ. Elementwise
+// The layout every input of `op` is in (runtime/core/tensor.h); throws when they differ. Elementwise
 // ops (OpSchema::LayoutFollowsInputs) read it before writing (a write resets an in-place input's
 // layout) and give it to their outputs.
 Layout InputsLayout(const OperatorBase& op);

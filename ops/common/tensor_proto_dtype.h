@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "runtime/dtype.h"
+#include "braid/dtype.h"
 
 namespace braid {
 

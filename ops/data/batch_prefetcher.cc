@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid {
 namespace {

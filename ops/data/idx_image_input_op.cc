@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 namespace {

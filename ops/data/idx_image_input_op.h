@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "ops/data/batch_prefetcher.h"
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

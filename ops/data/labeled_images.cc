@@ -2,10 +2,10 @@
 
 #include <random>
 
-#include "runtime/dims_text.h"
-#include "runtime/element_count.h"
-#include "runtime/idx_file.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/dims_text.h"
+#include "runtime/core/element_count.h"
+#include "runtime/io/idx_file.h"
 
 namespace braid {
 namespace {

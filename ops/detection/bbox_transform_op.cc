@@ -9,10 +9,10 @@
 #include "ops/detection/box_args.h"
 #include "ops/detection/boxes.h"
 #include "ops/detection/image_info.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

@@ -19,7 +19,7 @@
 #ifndef BRAID_OPS_DETECTION_BBOX_TRANSFORM_OP_H_
 #define BRAID_OPS_DETECTION_BBOX_TRANSFORM_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "ops/common/op_checks.h"
-#include "runtime/argument.h"
+#include "runtime/core/argument.h"
 
 namespace braid::detection {
 

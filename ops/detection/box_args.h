@@ -18,7 +18,7 @@
 
 #include "ops/detection/boxes.h"
 #include "proto/braid.pb.h"
-#include "runtime/arg_spec.h"
+#include "runtime/core/arg_spec.h"
 
 namespace braid::detection {
 
@@ -38,7 +38,7 @@ void RefuseRotated(const OperatorDef& def);
 // Checks angle_bound_on (0/1), angle_bound_lo / angle_bound_hi (default -90 / 90; hi - lo a
 // positive multiple of 180) and clip_angle_thresh (finite), which only rotated boxes would use.
 void CheckAngleArgs(const OperatorDef& def);
-// The declarations (runtime/arg_spec.h) of the arguments CheckAngleArgs reads.
+// The declarations (runtime/core/arg_spec.h) of the arguments CheckAngleArgs reads.
 const std::vector<ArgSpec>& AngleArgSpecs();
 
 }  // namespace braid::detection

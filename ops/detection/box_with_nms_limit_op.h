@@ -27,7 +27,7 @@
 #ifndef BRAID_OPS_DETECTION_BOX_WITH_NMS_LIMIT_OP_H_
 #define BRAID_OPS_DETECTION_BOX_WITH_NMS_LIMIT_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

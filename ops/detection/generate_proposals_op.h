@@ -23,7 +23,7 @@
 #ifndef BRAID_OPS_DETECTION_GENERATE_PROPOSALS_OP_H_
 #define BRAID_OPS_DETECTION_GENERATE_PROPOSALS_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

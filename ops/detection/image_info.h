@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid::detection {
 

@@ -25,7 +25,7 @@
 #ifndef BRAID_OPS_DETECTION_ROI_ALIGN_OP_H_
 #define BRAID_OPS_DETECTION_ROI_ALIGN_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -2,9 +2,9 @@
 // host blob into a blob on that device. The kernel is Copy's (ops/math/copy_op.h). Its gradient
 // copies dY back to the host with CopyGPUToCPU on the same device.
 #include "ops/math/copy_op.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 namespace {

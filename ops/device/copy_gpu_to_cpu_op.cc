@@ -2,9 +2,9 @@
 // blob on that device into a host blob. The kernel is Copy's (ops/math/copy_op.h). Its gradient
 // copies dY back to the device with CopyCPUToGPU on the same device.
 #include "ops/math/copy_op.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 namespace {

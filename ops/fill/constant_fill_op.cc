@@ -7,8 +7,8 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/tensor_proto_dtype.h"
-#include "runtime/argument.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -3,7 +3,7 @@
 // input's shape. input_as_shape is refused when the op is built (ops/fill/cuda_fill.h).
 #include "ops/fill/constant_fill_op.h"
 #include "ops/fill/cuda_fill.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
-#include "runtime/argument.h"
+#include "runtime/core/argument.h"
 
 namespace braid {
 namespace {

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <random>
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

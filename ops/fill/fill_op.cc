@@ -1,8 +1,8 @@
 #include "ops/fill/fill_op.h"
 
 #include "ops/common/op_checks.h"
-#include "runtime/argument.h"
-#include "runtime/element_count.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/element_count.h"
 
 namespace braid {
 namespace {

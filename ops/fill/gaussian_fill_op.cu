@@ -3,7 +3,7 @@
 // the CPU. input_as_shape is refused when the op is built.
 #include "ops/fill/cuda_fill.h"
 #include "ops/fill/gaussian_fill_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -8,10 +8,10 @@
 #include <glog/logging.h>
 
 #include "ops/common/op_checks.h"
-#include "runtime/argument.h"
-#include "runtime/element_count.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/element_count.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

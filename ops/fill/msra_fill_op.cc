@@ -4,7 +4,7 @@
 #include <random>
 
 #include "ops/fill/xavier_fill_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 

@@ -6,7 +6,7 @@
 #include "ops/fill/cuda_fill.h"
 #include "ops/fill/msra_fill_op.h"
 #include "ops/fill/xavier_fill_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

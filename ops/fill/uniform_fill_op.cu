@@ -3,7 +3,7 @@
 // input_as_shape is refused when the op is built.
 #include "ops/fill/cuda_fill.h"
 #include "ops/fill/uniform_fill_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -3,7 +3,7 @@
 // from the op's rng() every run. input_as_shape is refused when the op is built.
 #include "ops/fill/cuda_fill.h"
 #include "ops/fill/uniform_int_fill_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 

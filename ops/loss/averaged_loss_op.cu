@@ -6,7 +6,7 @@
 #include "ops/common/cuda_reduce.cuh"
 #include "ops/common/op_checks.h"
 #include "ops/loss/averaged_loss_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

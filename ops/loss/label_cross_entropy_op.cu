@@ -10,7 +10,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/loss/class_scores.h"
 #include "ops/loss/label_cross_entropy_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -16,7 +16,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/loss/class_scores.h"
 #include "ops/loss/softmax_with_loss_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "ops/loss/class_scores.h"
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

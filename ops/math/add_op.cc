@@ -1,8 +1,8 @@
 #include "ops/math/add_op.h"
 
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 // Add on CUDA devices (ops/math/add_op.h).
 #include "ops/math/elementwise_op.cuh"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

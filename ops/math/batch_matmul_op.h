@@ -17,7 +17,7 @@
 #ifndef BRAID_OPS_MATH_BATCH_MATMUL_OP_H_
 #define BRAID_OPS_MATH_BATCH_MATMUL_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

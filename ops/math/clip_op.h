@@ -8,7 +8,7 @@
 #ifndef BRAID_OPS_MATH_CLIP_OP_H_
 #define BRAID_OPS_MATH_CLIP_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

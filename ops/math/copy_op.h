@@ -9,7 +9,7 @@
 #ifndef BRAID_OPS_MATH_COPY_OP_H_
 #define BRAID_OPS_MATH_COPY_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

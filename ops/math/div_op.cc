@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/argument.h"
+#include "runtime/core/argument.h"
 
 namespace braid {
 namespace {

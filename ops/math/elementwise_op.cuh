@@ -15,7 +15,7 @@
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
 #include "ops/math/elementwise_op.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 

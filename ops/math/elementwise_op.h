@@ -20,9 +20,9 @@
 
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 

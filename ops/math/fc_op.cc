@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "ops/common/op_checks.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -12,7 +12,7 @@
 #include "ops/common/cuda_elementwise.cuh"
 #include "ops/common/op_checks.h"
 #include "ops/math/fc_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

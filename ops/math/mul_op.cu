@@ -1,7 +1,7 @@
 // Mul and MulGradient on CUDA devices (ops/math/mul_op.h).
 #include "ops/math/elementwise_op.cuh"
 #include "ops/math/mul_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

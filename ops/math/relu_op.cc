@@ -4,8 +4,8 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -1,7 +1,7 @@
 // Relu and ReluGradient on CUDA devices (ops/math/relu_op.h).
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

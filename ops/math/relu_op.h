@@ -4,7 +4,7 @@
 #ifndef BRAID_OPS_MATH_RELU_OP_H_
 #define BRAID_OPS_MATH_RELU_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

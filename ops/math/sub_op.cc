@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

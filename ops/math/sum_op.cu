@@ -5,7 +5,7 @@
 #include "ops/common/cuda_elementwise.cuh"
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/math/elementwise_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

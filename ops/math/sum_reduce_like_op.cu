@@ -2,8 +2,8 @@
 #include "ops/common/cuda_elementwise.cuh"
 #include "ops/common/op_checks.h"
 #include "ops/math/elementwise_op.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

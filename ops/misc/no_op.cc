@@ -1,7 +1,7 @@
 #include "ops/misc/no_op.h"
 
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

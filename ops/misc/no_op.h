@@ -3,7 +3,7 @@
 #ifndef BRAID_OPS_MISC_NO_OP_H_
 #define BRAID_OPS_MISC_NO_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

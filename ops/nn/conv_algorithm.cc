@@ -16,7 +16,7 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/nn/dnnl_util.h"
-#include "runtime/algorithm_registry.h"
+#include "runtime/device/algorithm_registry.h"
 
 namespace braid {
 namespace {

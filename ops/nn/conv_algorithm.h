@@ -1,6 +1,6 @@
 // Which oneDNN algorithm, direct or Winograd, a convolution runs in each direction (forward,
 // backward-data, backward-weights), chosen by timing both through the process-wide
-// AlgorithmRegistry (runtime/algorithm_registry.h), and the primitive descriptors of each
+// AlgorithmRegistry (runtime/device/algorithm_registry.h), and the primitive descriptors of each
 // direction for a given algorithm. Conv and ConvGradient (ops/nn/conv_op.h, conv_gradient_op.h)
 // ask ChooseConvAlgorithm when they prepare a shape.
 //
@@ -14,7 +14,7 @@
 // search given ConvSearchMemory the op's own input (only read) and output. A forward candidate is
 // timed with the reorder of the op's filter into its weights layout, which the op runs on every
 // run too (Winograd's transformed weights, a plain filter into the blocked one; nothing for a
-// packed filter, runtime/pack_parameters.h, that a direct candidate reads as it is): at batch 1
+// packed filter, runtime/models/pack_parameters.h, that a direct candidate reads as it is): at batch 1
 // that reorder can cost more than Winograd saves. The key (ConvAlgorithmKey) names the direction,
 // engine, CPU ISA, data type, shapes (batch included), window, group, bias, the filter's layout
 // and the primitive's layouts (format_tag::any: the activations' own layouts only add reorders,
@@ -35,7 +35,7 @@
 #include <string>
 
 #include "ops/nn/conv_op.h"
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid {
 

@@ -5,8 +5,8 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/nn/conv_algorithm.h"
-#include "runtime/argument.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -12,7 +12,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/nn/cuda_channel_reduce.cuh"
 #include "ops/nn/cudnn_conv.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

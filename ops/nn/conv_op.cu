@@ -7,8 +7,8 @@
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "ops/nn/cudnn_conv.h"
-#include "runtime/fused_activation.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/fused_activation.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -13,19 +13,19 @@
 // AVX-512, nChw8c / OIhw8i8o on AVX2) and the op reorders from and to the tensors' layouts around
 // the convolution: none for an X blocked as the primitive reads it, nor for a Y its
 // blocked_outputs argument asks blocked
-// (runtime/tensor.h; runtime/models/blocked_layouts.h decides). For a ResNet-20 layer
+// (runtime/core/tensor.h; runtime/models/blocked_layouts.h decides). For a ResNet-20 layer
 // (64x16x28x28, 16 filters of 3x3, pad 1) on one AVX-512 core, the blocked forward with its
 // reorders takes 0.9 ms against 2.6 ms for oneDNN's plain-NCHW (gemm) convolution, and the
 // backward (dW, db, dX) 1.8 ms against 8.7 ms; the reorders are about 0.06 ms each. See
 // ConvOpTest.ResNet20LayerTimes in tests/ops/nn/conv_op_test.cc.
 //
-// The filter may be plain or, where an inference net's loader packed it (runtime/pack_parameters.h,
+// The filter may be plain or, where an inference net's loader packed it (runtime/models/pack_parameters.h,
 // PackConvFilter below), Layout::kFilterBlocked16 (AVX-512) or kFilterBlocked8 (AVX2): then the
 // direct primitive reads it as it is, where a plain filter is reordered on every run (about 13% of
 // ResNet-50's convolution time at batch 1 on one core).
 //
 // An inference net's loader may give the Conv the Sum or Add after it and the activation after
-// that (runtime/fused_activation.h): the primitive then adds the summand S and applies the
+// that (runtime/core/fused_activation.h): the primitive then adds the summand S and applies the
 // activation as it writes Y (oneDNN's binary and eltwise post-ops), S read in the layout the
 // primitive writes (reordered into it where S's layout differs). For ResNet-50's 1x1 expansion
 // convolutions on 2 AVX-512 cores that took the Conv + Add + Relu of 8x64x56x56 -> 256 channels
@@ -45,9 +45,9 @@
 
 #include "ops/nn/conv_pool_window.h"
 #include "ops/nn/dnnl_util.h"
-#include "runtime/fused_activation.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/fused_activation.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 
@@ -57,7 +57,7 @@ struct ConvShapes {
   ConvPoolWindow window;
   int64_t group = 1;
   bool has_bias = false;
-  // Applied by the primitive as it writes Y, in this order (runtime/fused_activation.h): the
+  // Applied by the primitive as it writes Y, in this order (runtime/core/fused_activation.h): the
   // summand, the op's last input (runtime/models/fuse_conv_sum.h), then the activation
   // (runtime/models/fuse_conv_activation.h).
   bool has_summand = false;
@@ -78,7 +78,7 @@ struct ConvShapes {
 // The shapes of Conv op `def` with inputs X, filter, the optional bias and, with fused_sum, the
 // summand. Throws braid::Error naming the blobs for bad windows, channel mismatches, a group not
 // dividing C/M, or a summand that is missing or has another shape than Y. (The summand is never
-// Y: OpSchema::Verify refuses a Conv whose input is its output, runtime/op_schema.h.)
+// Y: OpSchema::Verify refuses a Conv whose input is its output, runtime/core/op_schema.h.)
 ConvShapes ComputeConvShapes(const OperatorDef& def, const std::vector<ShapeInfo>& in);
 
 // A forward convolution: oneDNN primitive and the reorders around it (immutable, cacheable).
@@ -95,7 +95,7 @@ struct ConvForwardPlan {
 // Below 16 channels the blocked tiles would be mostly padding. The Winograd scratchpads grow with
 // C * M: forward + backward, 8x256x14x14 takes 71 MB for a 1.6 MB activation, 8x512x7x7 175 MB
 // for a 1.3x gain on the layer, hence the cap. (Since scratchpads live in one area per worker,
-// runtime/scratch.h, a cap of 512 * 512 costs only the largest of them: ResNet-50 b8 training
+// runtime/exec/scratch.h, a cap of 512 * 512 costs only the largest of them: ResNet-50 b8 training
 // went 16.5 -> 16.3 images/s and 774 -> 820 MB, so the cap stays.) Forward + backward data + backward
 // weights on 2 AVX-512 cores, Winograd against direct: 8x64x56x56 with 64 filters 5.3 vs 10.3 ms,
 // 8x128x28x28 5.6 vs 9.8 ms, 8x256x14x14 6.7 vs 9.8 ms, ResNet-20's 64x16x28x28 1.08 vs 1.21 ms
@@ -109,7 +109,7 @@ bool WinogradEligible(const ConvShapes& s);
 // Packs `filter` (input 1 of Conv `op`, a constant parameter) in place into
 // Layout::kFilterBlocked16 or kFilterBlocked8, whichever oneDNN's direct convolution reads on this
 // CPU, for an ungrouped filter whose M and C are multiples of that block; returns whether it did
-// (else `filter` is left as it is). The Conv schema's PackedInput (runtime/op_schema.h).
+// (else `filter` is left as it is). The Conv schema's PackedInput (runtime/core/op_schema.h).
 bool PackConvFilter(const OperatorDef& op, Tensor* filter);
 
 class ConvOp final : public OperatorBase {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

@@ -2,7 +2,7 @@
 // hints on Conv and ConvGradient, which published nets (the model zoo's) carry:
 //   exhaustive_search  0: cuDNN's heuristic decides (cudnnGetConvolution*Algorithm_v7's first
 //                      candidate that fits the workspace limit), nothing is timed;
-//                      1, or absent: the AlgorithmRegistry's mode (runtime/algorithm_registry.h):
+//                      1, or absent: the AlgorithmRegistry's mode (runtime/device/algorithm_registry.h):
 //                      cuDNN's timed find, unless BRAID_ALGORITHM_SEARCH=rule pins every search of
 //                      the process to the heuristic. (Caffe2 defaulted to the heuristic.)
 //   ws_nbytes_limit    the most bytes a candidate's workspace may take (default 1 GiB,

@@ -12,7 +12,7 @@
 #ifndef BRAID_OPS_NN_CONV_TRANSPOSE_GRADIENT_OP_H_
 #define BRAID_OPS_NN_CONV_TRANSPOSE_GRADIENT_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

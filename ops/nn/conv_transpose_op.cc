@@ -9,10 +9,10 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/nn/im2col.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/scratch.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/exec/scratch.h"
 
 namespace braid {
 namespace {

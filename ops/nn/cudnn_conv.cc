@@ -8,7 +8,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/nn/conv_gradient_op.h"
 #include "ops/nn/conv_op.h"
-#include "runtime/device_context.h"
+#include "runtime/core/device_context.h"
 
 namespace braid {
 namespace {

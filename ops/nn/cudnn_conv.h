@@ -1,6 +1,6 @@
 // What the CUDA Conv and ConvGradient kernels (ops/nn/conv_op.cu, conv_gradient_op.cu) share: the
 // convolution as plain numbers, its cuDNN descriptors, and the algorithm of each direction, chosen
-// once per process through the AlgorithmRegistry (runtime/algorithm_registry.h).
+// once per process through the AlgorithmRegistry (runtime/device/algorithm_registry.h).
 //
 // Shapes come from the CPU ops' own functions (ComputeConvShapes, ComputeConvGradientShapes), so
 // the two devices accept the same ops with the same errors. One thing the CPU op takes and cuDNN
@@ -39,8 +39,8 @@
 #include "ops/nn/conv_search_options.h"
 #include "ops/nn/cudnn_descriptors.h"
 #include "proto/braid.pb.h"
-#include "runtime/device.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/device.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

@@ -10,7 +10,7 @@
 
 #include "ops/common/cuda_kernel.h"
 #include "ops/nn/cudnn_conv.h"
-#include "runtime/algorithm_registry.h"
+#include "runtime/device/algorithm_registry.h"
 
 namespace braid {
 namespace {

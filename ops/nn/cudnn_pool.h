@@ -17,7 +17,7 @@
 
 #include "ops/nn/cudnn_descriptors.h"
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <bit>
 
-#include "runtime/dims_text.h"
-#include "runtime/scratch.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/dims_text.h"
+#include "runtime/exec/scratch.h"
 
 namespace braid {
 

@@ -17,7 +17,7 @@
 //
 // Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW) unless a net keeps an
 // activation blocked (nChw16c on AVX-512, nChw8c on AVX2: the block NativeChannelBlock() finds,
-// runtime/tensor.h): each op reads its inputs in the layout they have and writes an output blocked
+// runtime/core/tensor.h): each op reads its inputs in the layout they have and writes an output blocked
 // when its blocked_outputs argument asks (runtime/models/blocked_layouts.h sets it where every
 // reader takes blocked tensors). Conv lets oneDNN choose its layouts (format_tag::any: nChw16c /
 // OIhw16i16o on AVX-512, nChw8c / OIhw8i8o on AVX2), batch
@@ -39,7 +39,7 @@
 //  - BoundPrimitive, BoundTensor and ScratchLayout are owned by one op instance, which the
 //    executor runs on one thread at a time; its memory objects therefore need no lock. They are
 //    made when the op meets a new input shape. The buffers they point at (scratchpads, blocked
-//    copies) live in the running thread's scratch area (runtime/scratch.h), which the net sizes
+//    copies) live in the running thread's scratch area (runtime/exec/scratch.h), which the net sizes
 //    after its first run, so from the second run of a shape on a run allocates nothing. The nn
 //    schemas say AllocatesLazily, so the dag executor runs a net's first iteration on one thread.
 //
@@ -49,7 +49,7 @@
 // computes the same bits whatever ran before in the process (a key without it handed a 1-thread
 // net the 2-thread primitive an earlier net had made). Nets on two executors, or two worker counts,
 // agree bit for bit where their ops' budgets agree. Several ops may run at once (the dag executor, streams of sim
-// devices); each op's budget follows the ops that may run beside it (runtime/intra_op_threads.h),
+// devices); each op's budget follows the ops that may run beside it (runtime/exec/intra_op_threads.h),
 // a fixed function of the net, so their teams do not oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a
 // loaded 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
 // OMP_WAIT_POLICY=passive and 25 to 500 us with the defaults (OMP_NUM_THREADS and OMP_WAIT_POLICY
@@ -72,10 +72,10 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/intra_op_threads.h"
-#include "runtime/op_schema.h"
-#include "runtime/scratch.h"
-#include "runtime/tensor.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/tensor.h"
+#include "runtime/exec/intra_op_threads.h"
+#include "runtime/exec/scratch.h"
 
 namespace braid {
 
@@ -84,7 +84,7 @@ dnnl::stream& ThreadStream();
 
 // A float32 descriptor with dense row-major strides (nchw, oihw, goihw, x...).
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
-// The descriptor of a float32 tensor of `dims` in `layout` (runtime/tensor.h): PlainDesc,
+// The descriptor of a float32 tensor of `dims` in `layout` (runtime/core/tensor.h): PlainDesc,
 // nChw8c / nChw16c for Layout::kBlocked8 / kBlocked16, OIhw8i8o / OIhw16i16o for the filters.
 dnnl::memory::desc TensorDesc(const std::vector<int64_t>& dims, Layout layout);
 // The direct convolution oneDNN makes on this CPU, layouts left to it, for one sample of
@@ -140,7 +140,7 @@ class MappedBuffer {
 // The buffers an op needs only while it runs (its tensors' copies in a primitive's layout, the
 // primitives' scratchpads), laid out in regions of one block. The op builds the layout when it
 // prepares a shape; each run, Place() points every buffer into the scratch area of the thread
-// running the op (runtime/scratch.h), so all ops of an executor worker share one area.
+// running the op (runtime/exec/scratch.h), so all ops of an executor worker share one area.
 //
 //   dnnl::memory buffer = layout.Add(blocked_desc);         // Prepare: a region of its own
 //   dnnl::memory result = layout.Share(buffer, other_desc); // the same region, grown to fit

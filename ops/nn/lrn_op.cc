@@ -7,11 +7,11 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/scratch.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/exec/scratch.h"
 
 namespace braid {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 

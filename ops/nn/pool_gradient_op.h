@@ -22,7 +22,7 @@
 
 #include "ops/nn/dnnl_util.h"
 #include "ops/nn/pool_op.h"
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

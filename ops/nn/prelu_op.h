@@ -13,7 +13,7 @@
 #ifndef BRAID_OPS_NN_PRELU_OP_H_
 #define BRAID_OPS_NN_PRELU_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

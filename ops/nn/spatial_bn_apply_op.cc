@@ -7,9 +7,9 @@
 #include "ops/common/parallel.h"
 #include "ops/nn/dnnl_util.h"
 #include "ops/nn/spatial_bn_op.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 namespace {

@@ -8,7 +8,7 @@
 //   output:  Y = (X - mean) * inv_std * scale + bias (+ residual), then max(Y, 0) when relu=1
 //   Args: relu (0).   Y may be X or the residual (in place).
 //
-// Layouts (runtime/tensor.h): X and the residual in either layout, Y blocked when blocked_outputs
+// Layouts (runtime/core/tensor.h): X and the residual in either layout, Y blocked when blocked_outputs
 // asks. When all three agree it is one pass in memory order; otherwise element by element (slower,
 // and not in place).
 //
@@ -21,7 +21,7 @@
 #ifndef BRAID_OPS_NN_SPATIAL_BN_APPLY_OP_H_
 #define BRAID_OPS_NN_SPATIAL_BN_APPLY_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ops/common/op_checks.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 

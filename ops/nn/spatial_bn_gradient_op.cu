@@ -11,8 +11,8 @@
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "ops/nn/cuda_channel_reduce.cuh"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 namespace {

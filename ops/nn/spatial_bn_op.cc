@@ -4,11 +4,11 @@
 #include <cmath>
 #include <string>
 
+#include "braid/status.h"
 #include "ops/common/op_checks.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/status.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

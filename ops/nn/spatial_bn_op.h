@@ -17,9 +17,9 @@
 // for other ranks. oneDNN's
 // batch norm on the plain layout (ncsp_bnorm) is ~8x slower than its JIT kernel on channel-blocked
 // data (8x256x56x56, 2 threads: forward 4.3 vs 0.5 ms, backward 5.1 vs 0.9 ms), so the op reorders
-// into a blocked buffer (in the thread's scratch area, runtime/scratch.h) and back (0.5 + 0.2 ms)
+// into a blocked buffer (in the thread's scratch area, runtime/exec/scratch.h) and back (0.5 + 0.2 ms)
 // where C is a multiple of the block, unless X is already blocked and Y asked blocked
-// (runtime/tensor.h), when it reorders nothing. Inference runs a large batch in chunks of samples
+// (runtime/core/tensor.h), when it reorders nothing. Inference runs a large batch in chunks of samples
 // (BatchChunk), so that the blocked copy holds one chunk.
 //
 //   type: "SpatialBN" input: "X" input: "s" input: "b" input: "rm" input: "rv"
@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "ops/nn/dnnl_util.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -9,9 +9,9 @@
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
 #include "ops/common/tensor_proto_dtype.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

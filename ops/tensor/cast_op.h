@@ -18,8 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "runtime/dtype.h"
-#include "runtime/operator.h"
+#include "braid/dtype.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -4,8 +4,8 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {
@@ -25,7 +25,7 @@ GradientOps ConcatGradientOps(const GradientRequest& r) {
 }
 
 // Along the channels of 4-D NCHW tensors, concat_result and every input may be blocked (by any
-// block, runtime/tensor.h); along another axis, none.
+// block, runtime/core/tensor.h); along another axis, none.
 OpSchema::LayoutPorts ConcatLayoutPorts(const OperatorDef& def) {
   OpSchema::LayoutPorts ports;
   try {

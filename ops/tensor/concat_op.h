@@ -10,7 +10,7 @@
 // Gradient: Split(d concat_result, split_info) with the same arguments gives every input's
 // gradient.
 //
-// Layouts (runtime/tensor.h): along the channels of NCHW float32 tensors the inputs and
+// Layouts (runtime/core/tensor.h): along the channels of NCHW float32 tensors the inputs and
 // concat_result may be blocked (runtime/models/blocked_layouts.h decides), as oneDNN's
 // convolutions and pooling read them: one layout throughout is the plain copy (each sample of each
 // input is one contiguous piece in either layout); a mix of layouts is copied element by element.
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "ops/tensor/concat_split.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

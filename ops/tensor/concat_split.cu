@@ -11,8 +11,8 @@
 #include "ops/tensor/concat_op.h"
 #include "ops/tensor/int_list_input.h"
 #include "ops/tensor/split_op.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

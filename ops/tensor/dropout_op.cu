@@ -7,7 +7,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/tensor/dropout_op.h"
 #include "ops/tensor/reshape_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -2,9 +2,9 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/tensor/reshape_op.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

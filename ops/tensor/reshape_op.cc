@@ -5,11 +5,11 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/tensor/int_list_input.h"
-#include "runtime/argument.h"
-#include "runtime/device_context.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

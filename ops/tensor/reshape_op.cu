@@ -3,7 +3,7 @@
 // synchronously and the shape is copied to the host (ops/tensor/int_list_input.h).
 #include "ops/common/cuda_elementwise.cuh"
 #include "ops/tensor/reshape_op.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

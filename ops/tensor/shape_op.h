@@ -7,7 +7,7 @@
 #ifndef BRAID_OPS_TENSOR_SHAPE_OP_H_
 #define BRAID_OPS_TENSOR_SHAPE_OP_H_
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "ops/tensor/concat_split.h"
-#include "runtime/op_schema.h"
-#include "runtime/operator.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -11,8 +11,8 @@
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "ops/train/iter_op.h"
-#include "runtime/op_registry.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

@@ -7,7 +7,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/train/learning_rate_op.h"
 #include "ops/train/learning_rate_schedule.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

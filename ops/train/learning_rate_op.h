@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "ops/train/learning_rate_schedule.h"
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

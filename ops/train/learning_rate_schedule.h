@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "ops/common/host_device.h"
-#include "runtime/argument.h"
+#include "runtime/core/argument.h"
 
 namespace braid {
 

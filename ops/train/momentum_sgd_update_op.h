@@ -24,7 +24,7 @@
 
 #include <vector>
 
-#include "runtime/operator.h"
+#include "runtime/core/operator.h"
 
 namespace braid {
 

@@ -2,9 +2,9 @@
 
 #include "ops/common/op_checks.h"
 #include "ops/common/parallel.h"
-#include "runtime/argument.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
 
 namespace braid {
 namespace {

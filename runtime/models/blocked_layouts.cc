@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/shape_inference.h"
-#include "runtime/tensor.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/tensor.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 // UseBlockedLayouts: keeps the activations that pass between oneDNN ops in oneDNN's own layout.
 // oneDNN's convolution, batch norm and pooling kernels work on channel-blocked activations: nChw16c
-// on AVX-512, nChw8c on AVX2 (Layout::kBlocked16 / kBlocked8, runtime/tensor.h); given plain NCHW
+// on AVX-512, nChw8c on AVX2 (Layout::kBlocked16 / kBlocked8, runtime/core/tensor.h); given plain NCHW
 // tensors they reorder every input in and every output out, so each conv/BN layer of a ResNet
 // reorders about 8 times per training step (forward and backward, data and gradients). When the
 // writer of a blob and all its readers take the blocked layout, none of those reorders is needed.
@@ -9,7 +9,7 @@
 // for the block of this machine's oneDNN convolutions); an op whose kernels work on another block
 // keeps its blobs plain, and where no op asks for one nothing is blocked. The pass decides which
 // blobs stay blocked between ops and records it in the producing ops' kBlockedOutputsArg
-// ("blocked_outputs") and kChannelBlockArg ("channel_block", runtime/op_schema.h). A blob is
+// ("blocked_outputs") and kChannelBlockArg ("channel_block", runtime/core/op_schema.h). A blob is
 // blocked when:
 //   - its shape (InferBlobShapes from `known`, as last written) is BlockableShape: float32 NCHW
 //     with C a multiple of the block;
@@ -44,7 +44,7 @@
 #include <string>
 
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "braid/status.h"
 #include "planner/op_seed.h"
-#include "runtime/device.h"
-#include "runtime/op_schema.h"
-#include "runtime/status.h"
+#include "runtime/core/device.h"
+#include "runtime/core/op_schema.h"
 #include "runtime/models/model_builder.h"
 
 namespace braid {

@@ -5,10 +5,10 @@
 #include <map>
 #include <vector>
 
-#include "runtime/argument.h"
-#include "runtime/fused_activation.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/fused_activation.h"
+#include "runtime/core/tensor.h"
 #include "runtime/models/blob_uses.h"
-#include "runtime/tensor.h"
 
 namespace braid {
 namespace {

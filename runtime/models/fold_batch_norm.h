@@ -31,7 +31,7 @@
 //   const int folded = FoldBatchNorm(&predict_net, {names.begin(), names.end()}, &parameters);
 //
 // Run it before UseBlockedLayouts and PackParameters (runtime/models/blocked_layouts.h,
-// runtime/pack_parameters.h). Returns the number of SpatialBN ops removed.
+// runtime/models/pack_parameters.h). Returns the number of SpatialBN ops removed.
 // Thread safety: nothing may run on `workspace` or `net` meanwhile.
 #ifndef BRAID_RUNTIME_MODELS_FOLD_BATCH_NORM_H_
 #define BRAID_RUNTIME_MODELS_FOLD_BATCH_NORM_H_
@@ -40,7 +40,7 @@
 #include <string>
 
 #include "proto/braid.pb.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
 
 namespace braid {
 

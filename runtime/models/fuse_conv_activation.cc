@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "planner/memory_plan.h"
-#include "runtime/argument.h"
-#include "runtime/device.h"
-#include "runtime/fused_activation.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/device.h"
+#include "runtime/core/fused_activation.h"
 #include "runtime/models/blob_uses.h"
 
 namespace braid {

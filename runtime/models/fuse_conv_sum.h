@@ -1,6 +1,6 @@
 // FuseConvSum: in an inference net, gives each residual addition (a Sum of two blobs, or an Add
 // without broadcast, of equal shapes) to the Conv that writes one of its operands, whose primitive
-// adds the other operand S as it writes its output (Conv's fused_sum, runtime/fused_activation.h;
+// adds the other operand S as it writes its output (Conv's fused_sum, runtime/core/fused_activation.h;
 // oneDNN's binary post-op, ops/nn/conv_op.h): one op and two passes over the activation less per
 // residual block, the same values (conv(X) + b + S, one rounding of the same sum).
 //

@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "planner/op_seed.h"
-#include "runtime/argument.h"
-#include "runtime/device.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/device.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid {
 

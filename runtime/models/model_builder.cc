@@ -2,8 +2,8 @@
 
 #include <google/protobuf/text_format.h>
 
-#include "runtime/dims_text.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/dims_text.h"
 
 namespace braid {
 

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/argument.h"  // AddIntArg and the other argument writers
+#include "runtime/core/argument.h"  // AddIntArg and the other argument writers
 
 namespace braid {
 

@@ -4,11 +4,11 @@
 #include <set>
 #include <vector>
 
+#include "braid/status.h"
 #include "planner/op_seed.h"
-#include "runtime/op_label.h"
-#include "runtime/op_schema.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
+#include "runtime/core/op_label.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid {
 namespace {

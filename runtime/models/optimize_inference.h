@@ -1,6 +1,6 @@
 // OptimizeInferenceNet: the graph rewrites an inference net's loader applies once, in their one
 // valid order, before choosing layouts and packing parameters (runtime/models/blocked_layouts.h,
-// runtime/pack_parameters.h):
+// runtime/models/pack_parameters.h):
 //   1. FoldBatchNorm (runtime/models/fold_batch_norm.h): Conv -> SpatialBN becomes one Conv;
 //   2. FuseConvSum (runtime/models/fuse_conv_sum.h): Conv -> Sum/Add becomes one Conv;
 //   3. FuseConvActivation (runtime/models/fuse_conv_activation.h): Conv -> Relu/Clip becomes one

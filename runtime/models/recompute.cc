@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "planner/dataflow.h"
-#include "runtime/argument.h"
-#include "runtime/fused_activation.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/fused_activation.h"
 
 namespace braid {
 namespace {

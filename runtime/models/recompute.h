@@ -14,7 +14,7 @@
 //             reader reads, so the dag executor cannot run it earlier (its data inputs exist from
 //             the forward pass on) and the planner sees R_recomputed born late for every schedule.
 //
-// R then dies at its last forward reader, and the memory planner (runtime/memory_planning.h)
+// R then dies at its last forward reader, and the memory planner (runtime/exec/memory_planning.h)
 // reuses its storage; each R_recomputed lives from its recomputation to its last backward reader.
 // The Sum form covers a ResNet block's output (bn3 + shortcut, Relu). Patterns are rewritten last
 // first, so when block k's recomputation reads block k-1's output as its residual, block k-1's
@@ -40,7 +40,7 @@
 // a recomputed Relu output, is recomputed just before that Conv (its first backward reader now):
 // a ResNet bottleneck's 4x-wide expansion output is rebuilt from the block's middle BN input, the
 // only activation its backward then keeps besides the first. Conditions: a Conv with one output
-// X and no fused epilogue (runtime/fused_activation.h), not reading X; no other op writes X and no
+// X and no fused epilogue (runtime/core/fused_activation.h), not reading X; no other op writes X and no
 // backward op names it as a control input; some backward op reads X and, for the control input,
 // reads a gradient; no op between the Conv and the insertion point writes its data inputs. (The
 // recomputed Conv does not take the forward one's control inputs: its data inputs hold what they
@@ -65,7 +65,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"  // ShapeInfo
+#include "runtime/core/op_schema.h"  // ShapeInfo
 
 namespace braid {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid {
 namespace {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "planner/memory_plan.h"
-#include "runtime/caching_allocator.h"
-#include "runtime/caching_allocator_model.h"
-#include "runtime/device.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/device.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/caching_allocator_model.h"
 #include "runtime/models/resnet_training.h"
 
 namespace braid {

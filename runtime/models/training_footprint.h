@@ -1,12 +1,12 @@
 // The device memory a planned training run will hold, predicted before anything runs: what each
-// device's caching allocator (runtime/caching_allocator.h) reserves for a TrainingLoop with
+// device's caching allocator (runtime/device/caching_allocator.h) reserves for a TrainingLoop with
 // memory_plan on (runtime/train/training_loop.h), per device and by kind of blob.
 //
 // The nets are planned exactly as the TrainingLoop plans them (TrainNetPlanOptions,
 // TestNetPlanOptions, which the TrainingLoop itself uses), with blob sizes from shape inference of the
 // init net (no workspace, no device touched). Every blob that does not live in an arena is one
 // allocation that lasts the run; they are replayed in the order the TrainingLoop makes them through
-// CachingAllocatorModel (runtime/caching_allocator_model.h), so rounding and the small pool's
+// CachingAllocatorModel (runtime/device/caching_allocator_model.h), so rounding and the small pool's
 // 2 MiB segments are counted as the allocator will count them:
 //   1. the init net's outputs (parameters, momenta, the iteration counter), in op order;
 //   2. the train net's arena; where the test net needs more, the larger arena (the train net's
@@ -16,10 +16,10 @@
 //   4. the test net's own unplanned outputs (its loss and accuracy), first evaluation.
 // Host blobs (the readers' outputs) are not on a device and are not counted.
 //
-// The workspace: convolution algorithms (runtime/algorithm_registry.h) get a workspace of at most
+// The workspace: convolution algorithms (runtime/device/algorithm_registry.h) get a workspace of at most
 // the registry's search limit. On cuda it is device memory, taken per op, so the footprint adds
 // the cap (the largest workspace a chosen algorithm needs, FootprintOptions::workspace_cap) to
-// the total; on sim oneDNN's scratchpads live in host scratch memory (runtime/scratch.h), so the
+// the total; on sim oneDNN's scratchpads live in host scratch memory (runtime/exec/scratch.h), so the
 // cap is shown but not part of the device's total.
 //
 //   TrainingNets nets = BuildFootprintNets({.model = "resnet50", .batch = 32, .device = sim0});
@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/memory_planning.h"
+#include "runtime/exec/memory_planning.h"
 #include "runtime/models/training_nets.h"
 
 namespace braid {

@@ -3,10 +3,10 @@
 #include <map>
 #include <string>
 
-#include "runtime/autodiff.h"
-#include "runtime/device.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/device.h"
+#include "runtime/core/shape_inference.h"
 #include "runtime/models/blocked_layouts.h"
 #include "runtime/models/recompute.h"
 

@@ -7,7 +7,7 @@
 //   train  reader -> data, label (on a device other than the host: the reader, a host op, writes
 //          data_host and label_host, and a CopyCPUToGPU each brings them to the device);
 //          forward -> logits; SoftmaxWithLoss -> softmax, loss;
-//          Accuracy -> accuracy; the gradient ops (AddGradientOperators, runtime/autodiff.h);
+//          Accuracy -> accuracy; the gradient ops (AddGradientOperators, runtime/core/autodiff.h);
 //          Iter (iter += 1); LearningRate (iter -> lr); one MomentumSGDUpdate per trained
 //          parameter (weight decay for weights only).
 //   test   reader -> test/data, test/label; the same forward with is_test=1, reading the same

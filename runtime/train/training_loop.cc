@@ -4,14 +4,14 @@
 #include <chrono>
 #include <cstdio>
 
-#include "runtime/idx_file.h"
-#include "runtime/process_group.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/dist/process_group.h"
+#include "runtime/io/checkpoint.h"
+#include "runtime/io/idx_file.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/host_fills.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_footprint.h"
-#include "runtime/train/checkpoint.h"
 
 namespace braid {
 namespace {

@@ -22,7 +22,7 @@
 // a resumed run continues the same data stream and learning-rate schedule.
 //
 // Memory (memory_plan = true): the train net's gradients and activations are planned into one
-// arena per device (runtime/memory_planning.h, training mode), and the test net plans into those
+// arena per device (runtime/exec/memory_planning.h, training mode), and the test net plans into those
 // same arenas, since it runs only between training iterations; where it needs more (a test batch
 // much larger than a device's share of the training batch), the shared arena grows to the test
 // net's size for both nets, so test_memory()->allocated_bytes() is only what the test net needs
@@ -46,12 +46,12 @@
 #include <string>
 #include <vector>
 
+#include "braid/trainer.h"  // TrainingProgress
 #include "proto/braid.pb.h"
-#include "runtime/chrome_trace.h"
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/trainer.h"  // TrainingProgress
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/chrome_trace.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/net_model.h"
 #include "runtime/models/training_footprint.h"  // RecomputeBudgetReport
@@ -81,7 +81,7 @@ struct TrainingLoopOptions {
   std::string executor = "simple";  // simple | dag
   int threads = 0;                  // dag workers; 0: the machine's hardware threads
   // > 0: every op's OpenMP team (the nets' intra_op_threads argument); 0: each op's budget from
-  // the ops that may run beside it (runtime/intra_op_threads.h).
+  // the ops that may run beside it (runtime/exec/intra_op_threads.h).
   int intra_op_threads = 0;
   uint64_t seed = 1;
   // Random parameter fills run on the host and are copied to the devices
@@ -103,10 +103,10 @@ struct TrainingLoopOptions {
   std::string trace;           // "": none; else a Chrome trace of the first traced_iterations
   int traced_iterations = 10;  // ... train-net runs of Run, written when Run ends
   bool progress_bar = false;   // redraw one progress line (for a terminal) instead of log lines
-  // Called by Run with each log line's numbers and after each evaluation (runtime/trainer.h).
+  // Called by Run with each log line's numbers and after each evaluation (include/braid/trainer.h).
   std::function<void(const TrainingProgress&)> on_progress;
   std::vector<DeviceOption> devices{DeviceOption()};
-  // One rank of a multi-process job (world_size > 1; runtime/process_group.h's current group
+  // One rank of a multi-process job (world_size > 1; runtime/dist/process_group.h's current group
   // must be connected first): batch_size stays the job's global batch, this rank reads its shard
   // of every global batch and of the test set, gradients are averaged over every device of every
   // process (allreduce_algorithm: ring or halving_doubling; in buckets of at most
@@ -156,7 +156,7 @@ class TrainingLoop {
   // the test net adds to the train net's arenas; its plan().arena_bytes() what it would need alone.
   const NetMemory* train_memory() const { return train_memory_.get(); }
   const NetMemory* test_memory() const { return test_memory_.get(); }
-  // The train and test nets' scratch areas (runtime/scratch.h), once they have run.
+  // The train and test nets' scratch areas (runtime/exec/scratch.h), once they have run.
   const Net& train_net() const { return *train_net_; }
   const Net& test_net() const { return *test_net_; }
   // One line describing the run (model, data, schedule), for the log's head.

@@ -9,7 +9,7 @@
 #include "fuzz/net_checks.h"
 #include "fuzz/refusal.h"
 #include "fuzz/temp_folder.h"
-#include "runtime/algorithm_registry.h"
+#include "runtime/device/algorithm_registry.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   braid::fuzz::QuietLogging();

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "fuzz/net_checks.h"
 #include "fuzz/temp_folder.h"
-#include "runtime/status.h"
-#include "runtime/train/checkpoint.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/io/checkpoint.h"
 
 namespace {
 

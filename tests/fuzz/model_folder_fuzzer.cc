@@ -1,4 +1,4 @@
-// Model folders (init_net.pb, predict_net.pb, value_info.json; runtime/model_folder.h). The input
+// Model folders (init_net.pb, predict_net.pb, value_info.json; runtime/io/model_folder.h). The input
 // holds the three files as FuzzedDataProvider splits it: value_info.json's text, then the init
 // net's bytes (each a string ended by a backslash and another character; "\\" is a backslash),
 // then the predict net's bytes (the rest; tests/fuzz/make_model_folder_seed.py writes seeds).
@@ -14,7 +14,7 @@
 #include "fuzz/net_checks.h"
 #include "fuzz/refusal.h"
 #include "fuzz/temp_folder.h"
-#include "runtime/model_folder.h"
+#include "runtime/io/model_folder.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   braid::fuzz::QuietLogging();

@@ -5,14 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "braid/status.h"
 #include "fuzz/refusal.h"
 #include "planner/memory_plan.h"
 #include "planner/verify_plan.h"
-#include "runtime/device.h"
-#include "runtime/memory_planning.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/device.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/memory_planning.h"
 
 namespace braid::fuzz {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid::fuzz {
 

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
+#include "braid/status.h"
 #include "fuzz/net_checks.h"
-#include "runtime/proto_io.h"
-#include "runtime/status.h"
+#include "runtime/io/proto_io.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   braid::fuzz::QuietLogging();

@@ -9,7 +9,7 @@
 
 #include "fuzz/net_checks.h"
 #include "fuzz/refusal.h"
-#include "runtime/npy_file.h"
+#include "runtime/io/npy_file.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   braid::fuzz::QuietLogging();

@@ -6,7 +6,7 @@
 
 #include "fuzz/net_checks.h"
 #include "fuzz/refusal.h"
-#include "runtime/onnx/onnx_import.h"
+#include "runtime/io/onnx/onnx_import.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   braid::fuzz::QuietLogging();

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid::fuzz {
 

@@ -6,7 +6,7 @@
 
 #include "ops/collective/pairwise_sum.h"
 #include "ops/op_test_util.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid::test {
 namespace {

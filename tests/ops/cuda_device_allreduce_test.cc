@@ -16,11 +16,11 @@
 #include "ops/collective/pairwise_sum.h"
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/device_context.h"
-#include "runtime/net.h"
+#include "runtime/core/device_context.h"
+#include "runtime/exec/net.h"
 #ifdef BRAID_WITH_CUDA
 #include "ops/collective/device_allreduce.h"
-#include "runtime/cuda/cuda_device.h"
+#include "runtime/device/cuda/cuda_device.h"
 #endif
 
 namespace braid::test {

@@ -10,8 +10,8 @@
 
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/device.h"
-#include "runtime/workspace.h"
+#include "runtime/core/device.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 namespace {

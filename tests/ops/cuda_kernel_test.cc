@@ -1,6 +1,6 @@
 // ops/common/cuda_kernel.h on a GPU: a thread's cuBLAS handle alternating between streams, each
 // with its own workspace, and the library handles made holding the device's lock
-// (runtime/device_lock.h). They skip without a GPU.
+// (runtime/device/device_lock.h). They skip without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,8 +14,8 @@
 #include <tuple>
 
 #include "ops/cuda_test_util.h"
-#include "runtime/device_context.h"
-#include "runtime/device_lock.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/device_lock.h"
 
 #if BRAID_WITH_CUDA  // the toolkit's headers
 #include "ops/common/cublas_library.h"

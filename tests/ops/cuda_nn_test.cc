@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/device.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/device.h"
+#include "runtime/core/workspace.h"
 
 #if BRAID_WITH_CUDA
 #include "ops/nn/cudnn_conv.h"

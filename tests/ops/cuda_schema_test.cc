@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 namespace {

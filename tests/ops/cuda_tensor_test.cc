@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/device_context.h"
-#include "runtime/net.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 
 namespace braid::test {
 namespace {
@@ -51,7 +51,7 @@ TEST(CudaTensor, HostToDeviceAndBackCopiesEveryByte) {
 // The transfer between devices without peer access: CopyGPUToCPU on cuda:0 writes a host blob H,
 // CopyCPUToGPU on cuda:1 (cuda:0 where there is no cuda:1) reads it. The executor gives the second
 // copy only a wait on its stream, so it must read H in stream order, after the first copy's bytes
-// have landed (runtime/cuda/pinned_host_pool.h), as the sim test
+// have landed (runtime/device/cuda/pinned_host_pool.h), as the sim test
 // DeviceExecutorTest.ADeviceCopyReadsAHostBlobAfterTheDeviceCopyThatWritesIt does on sim. 16 MiB,
 // so the first copy is still in flight when the second is launched; each run feeds other values,
 // so a read at launch would see the last run's.

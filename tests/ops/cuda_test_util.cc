@@ -4,10 +4,10 @@
 #include <random>
 #include <sstream>
 
+#include "braid/status.h"
 #include "ops/op_test_util.h"
-#include "runtime/device_context.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "ops/cuda_test_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/process_group.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/dist/process_group.h"
 
 namespace braid::test {
 namespace {

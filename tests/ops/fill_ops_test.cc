@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/net.h"
+#include "runtime/exec/net.h"
 
 namespace braid::test {
 namespace {

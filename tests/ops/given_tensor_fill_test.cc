@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/net.h"
+#include "runtime/exec/net.h"
 
 namespace braid::test {
 namespace {
@@ -138,7 +138,7 @@ TEST(GivenTensorFillTest, ValuesInTheWrongFieldAreErrors) {
   ExpectBothFail(R"(type: "GivenTensorFill" output: "W" arg { name: "shape" ints: 2 }
                     arg { name: "values" ints: [1, 2] })",
                  {"GivenTensorFill 'W' reads argument 'values' as floats, but it holds ints"});
-  // A field the op's schema does not declare fails when the net is built (runtime/arg_spec.h);
+  // A field the op's schema does not declare fails when the net is built (runtime/core/arg_spec.h);
   // shape inference, which runs without building a net, reports it itself.
   const std::string floats_for_ints = R"(type: "GivenTensorInt64Fill" output: "W"
       arg { name: "shape" ints: 2 } arg { name: "values" floats: [1, 2] })";

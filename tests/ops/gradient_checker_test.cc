@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/gradient.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid::test {
 namespace {

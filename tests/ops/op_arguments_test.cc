@@ -1,13 +1,13 @@
-// Op arguments against their schemas (runtime/op_schema.h Arg, runtime/arg_spec.h): every schema
+// Op arguments against their schemas (runtime/core/op_schema.h Arg, runtime/core/arg_spec.h): every schema
 // says what it takes, and a net with an argument its op does not accept fails when it is built.
 #include <gtest/gtest.h>
 
+#include "braid/status.h"
 #include "ops/op_test_util.h"
-#include "runtime/argument.h"
-#include "runtime/net.h"
-#include "runtime/op_schema.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 
 namespace braid {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "runtime/proto_io.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/io/proto_io.h"
 
 namespace braid::test {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/op_schema.h"
-#include "runtime/workspace.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 

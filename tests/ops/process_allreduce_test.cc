@@ -14,10 +14,10 @@
 
 #include "ops/collective/process_allreduce_op.h"
 #include "ops/op_test_util.h"
-#include "runtime/net.h"
-#include "runtime/process_collective_order.h"
-#include "runtime/process_group.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/dist/process_group.h"
+#include "runtime/exec/net.h"
+#include "runtime/exec/process_collective_order.h"
 #include "testing/child_processes.h"
 #include "testing/sanitizers.h"
 

@@ -1,6 +1,6 @@
 // Shapes whose element count or byte size overflows int64 are errors naming the op and the
 // shape, wherever the shape comes from: a fill's arguments or input, a Reshape, any op's shape
-// inference (OpSchema::InferShapes) and any tensor (Tensor::Reshape, runtime/element_count.h).
+// inference (OpSchema::InferShapes) and any tensor (Tensor::Reshape, runtime/core/element_count.h).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/shape_inference.h"
+#include "runtime/core/shape_inference.h"
 
 namespace braid::test {
 namespace {

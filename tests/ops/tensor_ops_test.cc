@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/op_test_util.h"
-#include "runtime/gradient.h"
-#include "runtime/status.h"
+#include "runtime/core/gradient.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {

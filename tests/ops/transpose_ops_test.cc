@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/gradient.h"
+#include "runtime/core/gradient.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {

@@ -1,7 +1,7 @@
 // AlgorithmRegistry with scripted finders (no kernels): one search per key however many threads
 // and devices ask, the fastest candidate that fits the workspace limit, the rule mode, save/load,
 // malformed files, concurrent searches of different keys and the search guard.
-#include "runtime/algorithm_registry.h"
+#include "runtime/device/algorithm_registry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/allocator.h"
+#include "runtime/core/allocator.h"
 
 #include <memory>
 #include <string>
@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/caching_allocator.h"
-#include "runtime/device_context.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/device_context.h"
+#include "runtime/device/caching_allocator.h"
 #ifdef BRAID_WITH_CUDA
-#include "runtime/cuda/cuda_device.h"
+#include "runtime/device/cuda/cuda_device.h"
 #endif
 
 namespace braid {
@@ -76,7 +76,7 @@ TEST(AllocatorTest, ACudaDeviceWithoutBackendOrGpuIsAClearError) {
 }  // namespace braid
 
 #ifdef BRAID_WITH_CUDA
-// The CUDA device behind the device interface (runtime/cuda/cuda_device.h). These run only where a
+// The CUDA device behind the device interface (runtime/device/cuda/cuda_device.h). These run only where a
 // GPU is; elsewhere they skip with CUDA's error as the reason.
 namespace braid {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/arg_spec.h"
+#include "runtime/core/arg_spec.h"
 
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "runtime/atomic_file.h"
+#include "runtime/io/atomic_file.h"
 
 #include <sys/stat.h>
 
@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/npy_file.h"
-#include "runtime/proto_io.h"
-#include "runtime/tensor.h"
+#include "runtime/core/tensor.h"
+#include "runtime/io/npy_file.h"
+#include "runtime/io/proto_io.h"
 
 namespace braid {
 namespace {

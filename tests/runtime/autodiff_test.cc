@@ -1,4 +1,4 @@
-#include "runtime/autodiff.h"
+#include "runtime/core/autodiff.h"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/gradient.h"
-#include "runtime/net.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/gradient.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 #include "testing/gradient_checker.h"
 #include "testing/net_text.h"
 

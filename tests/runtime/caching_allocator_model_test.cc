@@ -1,6 +1,6 @@
 // CachingAllocatorModel predicts, without a device, the bytes a real CachingAllocator reserves for
 // allocations that are never freed.
-#include "runtime/caching_allocator_model.h"
+#include "runtime/device/caching_allocator_model.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "runtime/allocator.h"
-#include "runtime/caching_allocator.h"
-#include "runtime/device.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/device.h"
+#include "runtime/device/caching_allocator.h"
 
 namespace braid {
 namespace {

@@ -1,10 +1,10 @@
-// CachingAllocator (runtime/caching_allocator.h) over sim devices: rounding and pools, best fit,
+// CachingAllocator (runtime/device/caching_allocator.h) over sim devices: rounding and pools, best fit,
 // splitting and merging, blocks owned by streams and record-stream events, the reserve, one retry
 // after releasing the cache, out-of-memory errors, statistics, and MemoryInfo.
 //
 // Each test makes its own allocator over a sim device no other test in this binary uses, so raw
 // call counts are the test's own.
-#include "runtime/caching_allocator.h"
+#include "runtime/device/caching_allocator.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/net.h"
-#include "runtime/sim_device.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 
 namespace braid {

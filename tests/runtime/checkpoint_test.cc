@@ -1,13 +1,13 @@
-#include "runtime/train/checkpoint.h"
+#include "runtime/io/checkpoint.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "runtime/proto_io.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/workspace.h"
+#include "runtime/io/proto_io.h"
 
 namespace braid {
 namespace {

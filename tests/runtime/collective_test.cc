@@ -1,8 +1,8 @@
-// Collectives on sim devices (runtime/collective.h): rank kernels block their streams until every
+// Collectives on sim devices (runtime/device/collective.h): rank kernels block their streams until every
 // rank has arrived, a failed rank releases its peers with its error, and an Allreduce launched by a
 // net runs one rank kernel per device that sums bit-identically to the cpu devices' single pass,
 // on logical devices of one card too (whose device lock is the card's).
-#include "runtime/collective.h"
+#include "runtime/device/collective.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <numeric>
 #include <thread>
 
-#include "runtime/device_lock.h"
-#include "runtime/net.h"
-#include "runtime/sim_device.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/device_lock.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 
 namespace braid {

@@ -1,4 +1,4 @@
-#include "runtime/dag_net.h"
+#include "runtime/exec/dag_net.h"
 
 #include <atomic>
 #include <set>
@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/chrome_trace.h"
-#include "runtime/op_type_profile.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/chrome_trace.h"
+#include "runtime/exec/op_type_profile.h"
 #include "testing/net_text.h"
 #include "testing/test_ops.h"
 
@@ -65,7 +65,7 @@ TEST(DagNetTest, FirstIterationRunsOneOpAtATimeThenParallel) {
 
 // num_workers above the core count is honoured (oneTBB capped the workers at the hardware
 // threads): that many threads take the net's chains. (At most one op per core runs at a time:
-// they hold core tokens, runtime/intra_op_threads.h.)
+// they hold core tokens, runtime/exec/intra_op_threads.h.)
 TEST(DagNetTest, MoreWorkersThanCoresAllTakeChains) {
   const int workers = std::max(8, static_cast<int>(std::thread::hardware_concurrency()) * 2);
   NetDef def = WideSleepNet(workers * 4, 20000);

@@ -1,4 +1,4 @@
-// The executors on simulated GPUs (runtime/launch_plan.h): asynchronous launch, event edges,
+// The executors on simulated GPUs (runtime/exec/launch_plan.h): asynchronous launch, event edges,
 // host waits, kernel errors, the watchdog, device checks when a net is built and when it runs.
 #include <chrono>
 #include <cstring>
@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/chrome_trace.h"
-#include "runtime/launch_plan.h"
-#include "runtime/net.h"
-#include "runtime/sim_device.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/chrome_trace.h"
+#include "runtime/exec/launch_plan.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 #include "testing/sanitizers.h"
 #include "testing/test_ops.h"
@@ -136,7 +136,7 @@ TEST_F(DeviceExecutorTest, TheHostLaunchesEveryKernelBeforeTheFirstOneEnds) {
 // sim:0 produces x slowly; sim:1 copies it (a device-side wait on sim:0's event); the host reads
 // the copy after CopyGPUToCPU (a host-side wait): r is 7 everywhere. PipelineNet's op 2 (the Copy
 // on sim:1) waits for op 1 (the slow producer on sim:0). One thread per op: no op holds every core
-// (runtime/intra_op_threads.h), so without the wait nothing else orders the two.
+// (runtime/exec/intra_op_threads.h), so without the wait nothing else orders the two.
 NetDef PipelineNet() {
   return NetFromText("name: \"pipe\" type: \"dag\" arg { name: \"num_workers\" i: 2 } "
                      "arg { name: \"intra_op_threads\" i: 1 } " +
@@ -161,7 +161,7 @@ TEST_F(DeviceExecutorTest, ConsumersWaitForProducersOnOtherDevicesAndOnTheHost) 
 // blob h, CopyCPUToGPU on sim:1 reads it. The executor gives the second copy only a wait on its
 // stream, so the host blob is read when sim:1's stream gets there, after sim:0's slow producer and
 // its copy to the host; CUDA's copies read and write the host in stream order too
-// (runtime/cuda/pinned_host_pool.h), and ops_cuda.CudaTensor.* runs this chain there. Each run
+// (runtime/device/cuda/pinned_host_pool.h), and ops_cuda.CudaTensor.* runs this chain there. Each run
 // feeds other values, so a read at launch would see the last run's.
 TEST_F(DeviceExecutorTest, ADeviceCopyReadsAHostBlobAfterTheDeviceCopyThatWritesIt) {
   const NetDef def = NetFromText(

@@ -1,13 +1,13 @@
-// Device mappings (runtime/device_mapping.h) and the collectives' engine choice over them
-// (runtime/collective.h ChooseCollectiveEngine): pure functions, no device needed.
-#include "runtime/device_mapping.h"
+// Device mappings (runtime/device/device_mapping.h) and the collectives' engine choice over them
+// (runtime/device/collective.h ChooseCollectiveEngine): pure functions, no device needed.
+#include "runtime/device/device_mapping.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "runtime/collective.h"
+#include "runtime/device/collective.h"
 
 namespace braid {
 namespace {

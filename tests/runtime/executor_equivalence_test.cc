@@ -9,13 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "planner/dataflow.h"
-#include "runtime/launch_plan.h"
-#include "runtime/net.h"
-#include "runtime/sim_device.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/launch_plan.h"
+#include "runtime/exec/net.h"
 #include "testing/sanitizers.h"
 #include "testing/test_ops.h"
 #include "tools/stress/random_net.h"
-#include "runtime/workspace.h"
 
 namespace braid {
 namespace {
@@ -177,7 +177,7 @@ TEST(ExecutorEquivalenceTest, ADroppedWaitIsCaught) {
     }
     if (child < 0) continue;
     // Hold the writer's stream just before the writer: TestDeviceBlock at its place. One thread
-    // per op: no kernel holds every core (runtime/intra_op_threads.h), which would order them.
+    // per op: no kernel holds every core (runtime/exec/intra_op_threads.h), which would order them.
     NetDef gated = def;
     gated.clear_op();
     Argument* threads = gated.add_arg();

@@ -1,13 +1,13 @@
-// RunInitNet (runtime/init_net.h): op by op, the same blobs as running the net whole; errors name
+// RunInitNet (runtime/exec/init_net.h): op by op, the same blobs as running the net whole; errors name
 // the op by its place in the init net; a malformed net fails before any op runs.
-#include "runtime/init_net.h"
+#include "runtime/exec/init_net.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "runtime/tensor.h"
-#include "runtime/workspace.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/workspace.h"
 #include "testing/net_text.h"
 
 namespace braid {

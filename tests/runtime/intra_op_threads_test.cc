@@ -1,11 +1,11 @@
-// Intra-op threads (runtime/intra_op_threads.h): how many ops may run at once beside each op, the
+// Intra-op threads (runtime/exec/intra_op_threads.h): how many ops may run at once beside each op, the
 // OpenMP teams that follow from it, and the dag executor's choice of listed order.
-#include "runtime/intra_op_threads.h"
+#include "runtime/exec/intra_op_threads.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/dag_net.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/dag_net.h"
 #include "testing/net_text.h"
 
 namespace braid {

@@ -1,5 +1,5 @@
 // Planning a built net's memory in a workspace: same bits as unplanned, nothing allocated per run.
-#include "runtime/memory_planning.h"
+#include "runtime/exec/memory_planning.h"
 
 #include <gtest/gtest.h>
 
@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "planner/renaming.h"
 #include "planner/reorder.h"
-#include "runtime/allocator.h"
-#include "runtime/autodiff.h"
-#include "runtime/caching_allocator.h"
-#include "runtime/net.h"
-#include "runtime/sim_device.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 #include "tools/stress/random_net.h"
 

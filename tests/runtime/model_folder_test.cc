@@ -1,4 +1,4 @@
-#include "runtime/model_folder.h"
+#include "runtime/io/model_folder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "runtime/net.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 
 namespace braid {

@@ -1,4 +1,4 @@
-#include "runtime/npy_file.h"
+#include "runtime/io/npy_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Predictor (runtime/predictor.h): concurrent Runs against single-threaded ones, bit for bit; one
+// Predictor (include/braid/predictor.h): concurrent Runs against single-threaded ones, bit for bit; one
 // copy of the parameters; a plan per input signature and context, cached; inputs of every dtype
 // read in place; clear errors for bad inputs and for nets that would race on shared blobs.
-#include "runtime/predictor.h"
+#include "braid/predictor.h"
 
 #include <gtest/gtest.h>
 
@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/allocator.h"
-#include "runtime/intra_op_threads.h"
-#include "runtime/model_folder.h"
-#include "runtime/tensor.h"
-#include "runtime/workspace.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/intra_op_threads.h"
+#include "runtime/io/model_folder.h"
 #include "testing/net_text.h"
 #include "testing/test_ops.h"
 
@@ -209,7 +209,7 @@ TEST(PredictorTest, AContextKeepsAtMostMaxInputShapesNets) {
 }
 
 // A net whose channels are multiples of 16: the predictor packs its Conv filters
-// (runtime/pack_parameters.h) and keeps the activations between the Convs blocked, and answers
+// (runtime/models/pack_parameters.h) and keeps the activations between the Convs blocked, and answers
 // what the same nets run plainly in a workspace answer (within the rounding of another Conv
 // algorithm: the search's key names the filter's layout, so it may choose another one).
 TEST(PredictorTest, PackedFiltersAndBlockedActivationsGiveThePlainNetsAnswers) {

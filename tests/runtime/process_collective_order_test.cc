@@ -1,14 +1,14 @@
-// OrderProcessCollectives (runtime/process_collective_order.h): which control inputs a dag net's
+// OrderProcessCollectives (runtime/exec/process_collective_order.h): which control inputs a dag net's
 // cross-process collectives get, and that a dag net built with BuildNet has them.
-#include "runtime/process_collective_order.h"
+#include "runtime/exec/process_collective_order.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "runtime/net.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 
 namespace braid {

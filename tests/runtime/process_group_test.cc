@@ -1,6 +1,6 @@
-// ProcessGroup (runtime/process_group.h): ranks in separate processes (copies of this binary
+// ProcessGroup (runtime/dist/process_group.h): ranks in separate processes (copies of this binary
 // running ProcessGroupChild.DISABLED_Rank) meet through a Gloo store on loopback and all-reduce.
-#include "runtime/process_group.h"
+#include "runtime/dist/process_group.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>

@@ -1,11 +1,11 @@
-#include "runtime/proto_io.h"
+#include "runtime/io/proto_io.h"
 
 #include <cstdio>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid {
 namespace {

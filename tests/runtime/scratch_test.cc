@@ -1,6 +1,6 @@
 // Scratch areas: growth, per-thread installation, and how nets hand one area to each worker so
 // that ops running at once never share one and nothing grows after the first Run.
-#include "runtime/scratch.h"
+#include "runtime/exec/scratch.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <thread>
 
-#include "runtime/net.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 #include "testing/sanitizers.h"
 #include "testing/test_ops.h"

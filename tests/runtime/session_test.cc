@@ -1,6 +1,6 @@
-// Session (runtime/session.h, the embedding API): memory plans that meet larger inputs, and the
+// Session (include/braid/session.h, the embedding API): memory plans that meet larger inputs, and the
 // header's thread-safety rules under concurrent RunNet, LoadNet, PlanMemory and SetDevice.
-#include "runtime/session.h"
+#include "braid/session.h"
 
 #include <atomic>
 #include <fstream>

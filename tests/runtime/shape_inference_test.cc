@@ -1,11 +1,11 @@
-#include "runtime/shape_inference.h"
+#include "runtime/core/shape_inference.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/net.h"
-#include "tools/stress/random_net.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
+#include "tools/stress/random_net.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 // The simulated GPU's streams, events, memory, driver lock, watchdog and logical devices
-// (runtime/sim_device.h).
-#include "runtime/sim_device.h"
+// (runtime/device/sim/sim_device.h).
+#include "runtime/device/sim/sim_device.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/status.h"
-#include "runtime/tensor.h"
+#include "braid/status.h"
+#include "runtime/core/tensor.h"
 #include "testing/test_ops.h"
 
 namespace braid {

@@ -1,9 +1,9 @@
-#include "runtime/tensor.h"
+#include "runtime/core/tensor.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/element_count.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/element_count.h"
 
 namespace braid {
 namespace {

@@ -1,8 +1,8 @@
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/net.h"
+#include "runtime/exec/net.h"
 #include "testing/net_text.h"
 
 namespace braid {

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/device.h"
-#include "runtime/gradient.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/device.h"
+#include "runtime/core/gradient.h"
 #include "testing/host_copies.h"
 
 namespace braid::testing {

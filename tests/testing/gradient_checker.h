@@ -1,6 +1,6 @@
 // Numerical gradient checker: compares an op's gradient ops (built by its registered
 // GradientMaker) with central finite differences of a scalar loss, and checks that the op and its
-// gradient ops compute the same bits on a simulated GPU (sim:0, runtime/sim_device.h) as on the
+// gradient ops compute the same bits on a simulated GPU (sim:0, runtime/device/sim/sim_device.h) as on the
 // host, from the same inputs: so every op it checks runs on sim, with shape inference that
 // agrees with its kernel.
 //
@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "proto/braid.pb.h"
-#include "runtime/net.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 
 namespace braid::testing {
 

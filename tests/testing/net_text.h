@@ -5,7 +5,7 @@
 #include <string>
 
 #include "proto/braid.pb.h"
-#include "runtime/proto_io.h"
+#include "runtime/io/proto_io.h"
 
 namespace braid::testing {
 

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <string>
 
-#include "runtime/npy_file.h"
+#include "runtime/io/npy_file.h"
 
 namespace braid::testing {
 

@@ -4,12 +4,12 @@
 #include <cstring>
 #include <thread>
 
-#include "runtime/intra_op_threads.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
-#include "runtime/scratch.h"
-#include "runtime/sim_device.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/intra_op_threads.h"
+#include "runtime/exec/scratch.h"
 
 namespace braid::testing {
 

@@ -23,7 +23,7 @@
 #include <set>
 #include <vector>
 
-#include "runtime/observer.h"
+#include "runtime/exec/observer.h"
 
 namespace braid::testing {
 

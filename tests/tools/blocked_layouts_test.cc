@@ -14,17 +14,17 @@
 #include <vector>
 
 #include "ops/nn/dnnl_util.h"
-#include "runtime/argument.h"
-#include "runtime/autodiff.h"
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/shape_inference.h"
-#include "runtime/workspace.h"
-#include "testing/net_text.h"
-#include "tests/tools/small_resnet.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
+#include "testing/net_text.h"
+#include "tests/tools/small_resnet.h"
 
 namespace braid {
 namespace {

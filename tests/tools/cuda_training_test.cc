@@ -10,12 +10,12 @@
 #include <cmath>
 #include <string>
 
-#include "runtime/device_context.h"
-#include "runtime/status.h"
-#include "runtime/tensor.h"
-#include "runtime/workspace.h"
-#include "runtime/op_registry.h"
-#include "runtime/op_schema.h"
+#include "braid/status.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/workspace.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/training_footprint.h"
 #include "runtime/train/training_loop.h"

@@ -10,10 +10,10 @@
 #include <set>
 #include <string>
 
-#include "runtime/allocator.h"
-#include "runtime/dag_net.h"
-#include "runtime/net.h"
-#include "runtime/workspace.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/dag_net.h"
+#include "runtime/exec/net.h"
 #include "runtime/models/model_builder.h"
 #include "runtime/train/training_loop.h"
 #include "testing/small_training.h"
@@ -248,7 +248,7 @@ TEST(DataParallelTest, AnyWorkerCountRunsTheCollectivesToTheSameBits) {
     arg->set_name("intra_op_threads");  // every count's ops on one team size: the same primitives
     arg->set_i(1);
     Net* net = ws.CreateNet(def);
-    // Allreduce is a collective: the first run goes one op at a time (runtime/dag_net.h).
+    // Allreduce is a collective: the first run goes one op at a time (runtime/exec/dag_net.h).
     if (type == "dag") {
       EXPECT_TRUE(static_cast<DagNet*>(net)->first_iter_only_one_worker());
     }

@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "ops/nn/dnnl_util.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
 #include "runtime/models/blocked_layouts.h"
 #include "runtime/models/model_builder.h"
 #include "runtime/models/optimize_inference.h"
+#include "runtime/models/pack_parameters.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
-#include "runtime/net.h"
-#include "runtime/pack_parameters.h"
-#include "runtime/shape_inference.h"
-#include "runtime/workspace.h"
 #include "tests/tools/small_resnet.h"
 
 namespace braid {
@@ -103,7 +103,7 @@ TEST(DnnlKernelsTest, AnInferenceStepRunsNoReferenceKernelAndReordersOnlyAtLayou
   const std::map<std::string, int64_t> kernels = KernelsOfASteadyRun(test);
   ExpectNoReferenceKernel(kernels);
   // One reorder per Conv for its plain filter (an inference net's loader packs them instead,
-  // runtime/pack_parameters.h), plus the edges.
+  // runtime/models/pack_parameters.h), plus the edges.
   const int convs = CountOps(nets.test, "Conv");
   EXPECT_LE(Reorders(kernels), convs + 6) << Describe(kernels);
 }

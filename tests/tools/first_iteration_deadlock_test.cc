@@ -3,7 +3,7 @@
 // A raw allocation drains its device while holding the driver's lock; a collective's rank kernel
 // blocks its stream until its peers arrive, and the launch of a peer needs the driver's lock. A
 // parallel first iteration allocates lazily while collectives are being launched, so without the
-// device locks (runtime/device_lock.h) and with several first-iteration workers a raw allocation
+// device locks (runtime/device/device_lock.h) and with several first-iteration workers a raw allocation
 // can fall between two rank launches: the device watchdog reports the hang as an error naming the
 // collective and the devices. With braid's defaults (the device locks, one worker for the first
 // iteration) first iterations never hang.
@@ -13,12 +13,12 @@
 #include <memory>
 #include <string>
 
-#include "runtime/caching_allocator.h"
-#include "runtime/device_lock.h"
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/sim_device.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/device_lock.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/model_builder.h"
 #include "runtime/models/training_nets.h"

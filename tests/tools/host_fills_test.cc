@@ -9,7 +9,7 @@
 #include <string>
 
 #include "planner/op_seed.h"
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/training_footprint.h"
 #include "testing/net_text.h"

@@ -15,14 +15,14 @@
 #include <tuple>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/data/batch_prefetcher.h"
-#include "runtime/idx_file.h"
 #include "ops/data/labeled_images.h"
-#include "runtime/net.h"
-#include "runtime/proto_io.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
+#include "runtime/io/idx_file.h"
+#include "runtime/io/proto_io.h"
 
 namespace braid {
 namespace {

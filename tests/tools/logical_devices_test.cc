@@ -1,4 +1,4 @@
-// Data-parallel training on two logical devices of one physical device (runtime/device_mapping.h):
+// Data-parallel training on two logical devices of one physical device (runtime/device/device_mapping.h):
 // on sim here (SimDeviceOptions::physical_ids, as BRAID_SIM_DEVICES=0,0 sets them), on CUDA where
 // the process runs with BRAID_CUDA_DEVICES=0,0 (skipped otherwise, with the reason). The replicas
 // train as on two devices, one step as one device does with the doubled batch (within what the
@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/dag_net.h"
-#include "runtime/device_context.h"
-#include "runtime/sim_device.h"
-#include "runtime/tensor.h"
-#include "runtime/workspace.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/dag_net.h"
 #include "runtime/train/training_loop.h"
 #include "testing/host_copies.h"
 #include "testing/small_training.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_folder.h"
-#include "runtime/npy_file.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/npy_file.h"
 #include "runtime/onnx/onnx_test_graph.h"
 #include "testing/run_command.h"
 #include "testing/test_paths.h"

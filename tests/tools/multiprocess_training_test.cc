@@ -15,7 +15,7 @@
 #include <string>
 
 #include "proto/braid.pb.h"
-#include "runtime/proto_io.h"
+#include "runtime/io/proto_io.h"
 #include "testing/test_paths.h"
 
 namespace braid {
@@ -44,7 +44,7 @@ std::map<std::string, TensorProto> Checkpoint(const fs::path& path) {
   return by_name;
 }
 
-// Each process times its own algorithm choices (runtime/algorithm_registry.h), and timings differ
+// Each process times its own algorithm choices (runtime/device/algorithm_registry.h), and timings differ
 // between processes: the rule mode makes every process choose alike, so the bits can agree.
 constexpr char kSameAlgorithms[] = "BRAID_ALGORITHM_SEARCH=rule ";
 

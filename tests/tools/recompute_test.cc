@@ -10,16 +10,16 @@
 #include <cmath>
 #include <string>
 
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/workspace.h"
-#include "testing/net_text.h"
-#include "tests/tools/small_resnet.h"
-#include "runtime/models/model_builder.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
 #include "runtime/models/data_parallel.h"
+#include "runtime/models/model_builder.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_footprint.h"
 #include "runtime/models/training_nets.h"
+#include "testing/net_text.h"
+#include "tests/tools/small_resnet.h"
 
 namespace braid {
 namespace {

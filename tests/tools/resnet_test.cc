@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/net.h"
-#include "runtime/op_schema.h"
-#include "runtime/proto_io.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/net.h"
+#include "runtime/io/proto_io.h"
 #include "runtime/models/model_builder.h"
 
 namespace braid {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <string>
 
-#include "runtime/sim_device.h"
-#include "runtime/tensor.h"
-#include "runtime/workspace.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/sim/sim_device.h"
 #include "runtime/models/host_fills.h"
 #include "runtime/train/training_loop.h"
 #include "testing/host_copies.h"

@@ -1,6 +1,6 @@
-// The public Trainer (runtime/trainer.h) on the application's own nets (TrainerOptions::net):
+// The public Trainer (include/braid/trainer.h) on the application's own nets (TrainerOptions::net):
 // NetDefs built here with the protobuf API alone, trained on synthetic data.
-#include "runtime/trainer.h"
+#include "braid/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Tests of the training nets (runtime/models/training_nets.h), checkpoints and the single-device
 // TrainingLoop (runtime/train), on synthetic data so they need no files.
+#include "braid/trainer.h"
 #include "runtime/train/training_loop.h"
-#include "runtime/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/allocator.h"
-#include "runtime/device.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/device.h"
+#include "runtime/io/checkpoint.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
-#include "runtime/train/checkpoint.h"
 #include "testing/host_copies.h"
 
 namespace braid {
@@ -336,7 +336,7 @@ TEST(CheckpointTest, TensorProtosRoundTripEveryType) {
 namespace braid {
 namespace {
 
-// The public Trainer (runtime/trainer.h) on synthetic data: what it reports, that it is the
+// The public Trainer (include/braid/trainer.h) on synthetic data: what it reports, that it is the
 // library's training loop, checkpoints, two devices, and errors as a Status.
 TrainerOptions SmallPublicRun() {
   TrainerOptions o;

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/caching_allocator.h"
-#include "runtime/sim_device.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/sim/sim_device.h"
 #include "runtime/train/training_loop.h"
 
 namespace braid {

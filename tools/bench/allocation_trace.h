@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/allocator.h"
+#include "runtime/core/allocator.h"
 
 namespace braid::bench {
 

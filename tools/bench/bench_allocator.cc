@@ -1,4 +1,4 @@
-// braid_bench_allocator: what the CachingAllocator (runtime/caching_allocator.h) saves over raw
+// braid_bench_allocator: what the CachingAllocator (runtime/device/caching_allocator.h) saves over raw
 // device allocation, and what it costs in memory as a training job's batch grows.
 //
 // 1. Allocate+Free pairs. For each size (--sizes) and thread count (--threads), the ns of one
@@ -49,10 +49,10 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/allocator.h"
-#include "runtime/caching_allocator.h"
-#include "runtime/sim_device.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/core/allocator.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/device/sim/sim_device.h"
 #include "tools/bench/allocation_trace.h"
 #include "tools/bench/raw_device_allocator.h"
 #include "tools/command_line.h"

@@ -1,5 +1,5 @@
 // braid_bench_allreduce: cross-process all-reduce bandwidth over Gloo on loopback
-// (runtime/process_group.h), ring against halving-doubling, side by side in one run.
+// (runtime/dist/process_group.h), ring against halving-doubling, side by side in one run.
 //
 // For each process count of --processes, the binary starts that many copies of itself (fork +
 // exec of /proc/self/exe with the hidden flags --rank, --world_size and --rendezvous, a fresh
@@ -45,8 +45,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/process_group.h"
-#include "runtime/status.h"
+#include "braid/status.h"
+#include "runtime/dist/process_group.h"
 #include "tools/command_line.h"
 
 DEFINE_string(sizes, "1K,16K,256K,4M,64M", "buffer sizes in bytes (float32 elements), 64K style");

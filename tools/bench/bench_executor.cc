@@ -9,7 +9,7 @@
 // ns/op of each, their ratio and the target ratio.
 //
 // Then, for the random DAG and the chain (--sim_ops ops), the same net with every op on sim:0
-// (runtime/sim_device.h), with the simple executor and with dag: "launch ns/op" is the host's
+// (runtime/device/sim/sim_device.h), with the simple executor and with dag: "launch ns/op" is the host's
 // time to launch every op while the device's streams are held (so no kernel runs meanwhile),
 // "run ns/op" a whole Run (launches and the stream threads serving them), beside the same net's
 // Run on the host, with their ratio.
@@ -33,14 +33,14 @@
 #include <oneapi/tbb/version.h>
 
 #include "planner/dataflow.h"
-#include "runtime/dag_net.h"
-#include "runtime/device_context.h"
-#include "runtime/net_args.h"
-#include "runtime/sim_device.h"
-#include "runtime/workspace.h"
-#include "tools/command_line.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/sim/sim_device.h"
+#include "runtime/exec/dag_net.h"
+#include "runtime/exec/net_args.h"
 #include "tools/bench/executor_nets.h"
 #include "tools/bench/raw_flow_graph.h"
+#include "tools/command_line.h"
 
 DEFINE_int32(ops, 100000, "ops per net");
 DEFINE_int32(reps, 21, "timed Runs per executor and case; the median is reported");

@@ -6,14 +6,14 @@
 //
 // One model per process, so the peak RSS is this model's alone. The process reads its resident
 // set size before anything is loaded, imports the model with the library's own calls
-// (runtime/onnx/onnx_import.h, or a zoo folder, runtime/model_folder.h; the batch is the model's
+// (runtime/io/onnx/onnx_import.h, or a zoo folder, runtime/io/model_folder.h; the batch is the model's
 // input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), folds batch norms into
 // Convs and fuses their Sum/Add and Relu/Clip (runtime/models/optimize_inference.h;
 // --optimize_graph), keeps the activations
 // between oneDNN ops in oneDNN's blocked layout (runtime/models/blocked_layouts.h;
 // --blocked_layouts), stores the Conv filters once in the layout oneDNN reads
-// (runtime/pack_parameters.h; --pack_parameters), as the Predictor does, plans the predict net's
-// memory into one arena (runtime/memory_planning.h, inference mode), runs
+// (runtime/models/pack_parameters.h; --pack_parameters), as the Predictor does, plans the predict net's
+// memory into one arena (runtime/exec/memory_planning.h, inference mode), runs
 // --warmup untimed iterations (the first searches Conv's algorithms and creates oneDNN's
 // primitives), then timed iterations until --min_iters and --min_seconds are both reached (or
 // --max_iters). It reports per-iteration latency (median and 90th percentile), batch / median as
@@ -32,7 +32,7 @@
 // GOMP_SPINCOUNT=1000 unless the environment sets it (bounded spinning: the latency beside busy
 // processes). With --executor dag, N is also
 // the number of dag workers (ops that may run side by side then share the N cores,
-// runtime/intra_op_threads.h). The default, simple (one op at a time, each with N OpenMP
+// runtime/exec/intra_op_threads.h). The default, simple (one op at a time, each with N OpenMP
 // threads), was the faster on the torchvision models on 2 cores (tools/bench/inference_torchvision.py).
 //
 // Output: a report, or with --json one line "result {...}" for tools/bench/inference_torchvision.py.
@@ -48,23 +48,23 @@
 #include <string>
 #include <vector>
 
-#include "runtime/memory_planning.h"
-#include "runtime/argument.h"
-#include "runtime/init_net.h"
-#include "runtime/model_folder.h"
+#include "braid/status.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/init_net.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
+#include "runtime/exec/net_args.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/onnx/onnx_import.h"
+#include "runtime/models/blocked_layouts.h"
 #include "runtime/models/optimize_inference.h"
-#include "runtime/net.h"
-#include "runtime/net_args.h"
-#include "runtime/pack_parameters.h"
-#include "runtime/onnx/onnx_import.h"
-#include "runtime/shape_inference.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/models/pack_parameters.h"
 #include "tools/bench/process_stats.h"
 #include "tools/command_line.h"
-#include "tools/thread_environment.h"
 #include "tools/model_input.h"
-#include "runtime/models/blocked_layouts.h"
+#include "tools/thread_environment.h"
 
 DEFINE_string(model_dir, "", "a model folder in the layout of Caffe2's model zoo instead of MODEL");
 DEFINE_int32(threads, 2, "OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and, for dag, its workers");
@@ -81,7 +81,7 @@ DEFINE_bool(
     "fold inference SpatialBN ops into the Convs before them and Sum/Add and Relu/Clip ops into "
     "the Convs' primitives (runtime/models/optimize_inference.h), as the Predictor does");
 DEFINE_bool(pack_parameters, true,
-            "store Conv filters once in the layout oneDNN reads (runtime/pack_parameters.h)");
+            "store Conv filters once in the layout oneDNN reads (runtime/models/pack_parameters.h)");
 DEFINE_bool(json, false, "print one 'result {...}' JSON line instead of the report");
 
 namespace braid::bench {

@@ -28,15 +28,15 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "planner/blob_lifetimes.h"
 #include "planner/lower_bound.h"
 #include "planner/memory_plan.h"
 #include "planner/packing_problem.h"
 #include "planner/verify_plan.h"
-#include "runtime/memory_planning.h"
-#include "runtime/observer.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/observer.h"
 #include "tools/bench/planner_rows.h"
 #include "tools/command_line.h"
 #include "tools/plan_summary.h"

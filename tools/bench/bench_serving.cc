@@ -3,12 +3,12 @@
 //
 //   braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 6] [--rounds 3]
 //
-// The model is imported once (runtime/onnx/onnx_import.h) and written as a zoo folder in a
+// The model is imported once (runtime/io/onnx/onnx_import.h) and written as a zoo folder in a
 // temporary directory, which both sides load. For each client count C, C threads each send
 // requests (batch as the model's input, one fixed uniform [-1, 1) input per thread) for --seconds:
-//   session    one Session (runtime/session.h) with its net's memory planned, behind a mutex:
+//   session    one Session (include/braid/session.h) with its net's memory planned, behind a mutex:
 //              Feed, RunNet, Fetch, one request at a time;
-//   predictor  a Predictor with C contexts (runtime/predictor.h): up to C requests at once, the
+//   predictor  a Predictor with C contexts (include/braid/predictor.h): up to C requests at once, the
 //              parameters held once, one planned activation arena per context (optimize_graph
 //              off: the same net as the Session's), each op with the process's OpenMP team;
 //   1-thread   the same with PredictorOptions::intra_op_threads 1: one-thread teams.
@@ -42,11 +42,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/model_folder.h"
-#include "runtime/onnx/onnx_import.h"
-#include "runtime/predictor.h"
-#include "runtime/session.h"
-#include "runtime/status.h"
+#include "braid/predictor.h"
+#include "braid/session.h"
+#include "braid/status.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/onnx/onnx_import.h"
 #include "tools/bench/process_stats.h"
 #include "tools/command_line.h"
 #include "tools/thread_environment.h"

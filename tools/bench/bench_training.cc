@@ -25,7 +25,7 @@
 // used during the row (from /proc/stat, minus the child's own CPU time), the largest of its runs'.
 //
 // Devices: --devices=cpu:0 (default), cpu:0,cpu:1 (data parallel over two CPU devices, the batch
-// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/sim_device.h), cuda:0 (a GPU). On sim and
+// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/device/sim/sim_device.h), cuda:0 (a GPU). On sim and
 // cuda the JSON also reports device 0's caching allocator's peak bytes in use and reserved over the
 // timed iterations, and its reserved peak during setup and warm-up (algorithm searches included).
 //
@@ -55,7 +55,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 #include "tools/algorithm_cache.h"
 #include "tools/bench/training_rows.h"
 #include "tools/command_line.h"

@@ -1,6 +1,6 @@
 #include "tools/bench/raw_device_allocator.h"
 
-#include "runtime/device_lock.h"
+#include "runtime/device/device_lock.h"
 
 namespace braid::bench {
 

@@ -15,8 +15,8 @@
 
 #include <cstddef>
 
-#include "runtime/allocator.h"
-#include "runtime/device_context.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/device_context.h"
 
 namespace braid::bench {
 

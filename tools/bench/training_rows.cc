@@ -7,13 +7,13 @@
 #include <memory>
 #include <set>
 
-#include "runtime/autodiff.h"
-#include "runtime/caching_allocator.h"
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/op_type_profile.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/caching_allocator.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
+#include "runtime/exec/op_type_profile.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/resnet_training.h"
 #include "runtime/models/training_footprint.h"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid::bench {
 
@@ -62,7 +62,7 @@ struct RowOptions {
   int max_iters = 200;
   double min_seconds = 5;
   bool profile = false;  // collect an OpTypeProfile of the timed iterations
-  // Bind the net's recyclable blobs into a planned arena (runtime/memory_planning.h), as
+  // Bind the net's recyclable blobs into a planned arena (runtime/exec/memory_planning.h), as
   // braid_train does by default.
   bool memory_plan = true;
   // Recompute SpatialBN + Relu outputs in the backward pass (runtime/models/recompute.h), as
@@ -95,10 +95,10 @@ struct RowTiming {
   // With a memory plan: the arena the planned blobs live in (the gradient and activation bytes
   // above then count each planned blob's own size, before sharing). 0 without one.
   int64_t arena_bytes = 0;
-  // The net's scratch areas (runtime/scratch.h): ops' temporary buffers, one area per worker.
+  // The net's scratch areas (runtime/exec/scratch.h): ops' temporary buffers, one area per worker.
   int64_t scratch_bytes = 0;
   // Devices other than the host (sim, cuda): device 0's caching allocator's peaks
-  // (runtime/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report, over
+  // (runtime/device/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report, over
   // the timed iterations (restarted after the warm-up), and the reserved peak of the setup and
   // warm-up (the first iteration's algorithm searches and their workspaces included).
   int64_t device_peak_in_use_bytes = 0;

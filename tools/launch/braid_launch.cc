@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 #include "tools/command_line.h"
 #include "tools/launch/process_set.h"
 #include "tools/launch/rank_output.h"

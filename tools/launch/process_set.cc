@@ -10,7 +10,7 @@
 
 #include <cerrno>
 
-#include "runtime/status.h"
+#include "braid/status.h"
 
 namespace braid {
 namespace {

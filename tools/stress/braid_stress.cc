@@ -18,7 +18,7 @@
 // "most ops at once": the most ops of one net whose start-to-end spans overlapped in a run (host
 // ops and sim kernels); "most threads": the most threads (dag workers, sim stream threads) that
 // ran one net's ops in a run. On a machine of few cores, short ops seldom overlap beyond the cores
-// (and ops that could oversubscribe them take turns at core tokens, runtime/intra_op_threads.h),
+// (and ops that could oversubscribe them take turns at core tokens, runtime/exec/intra_op_threads.h),
 // while the threads show that every worker count ran.
 //
 // Exit codes: 0 all nets matched, 1 a mismatch, hang or error, 2 bad flags.
@@ -29,7 +29,7 @@
 #include <cstdio>
 #include <random>
 
-#include "runtime/sim_device.h"
+#include "runtime/device/sim/sim_device.h"
 #include "tools/command_line.h"
 #include "tools/stress/random_net.h"
 #include "tools/stress/stress_run.h"

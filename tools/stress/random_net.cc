@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device.h"
+#include "runtime/core/device.h"
 
 namespace braid {
 namespace {

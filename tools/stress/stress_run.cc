@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/observer.h"
-#include "runtime/status.h"
-#include "runtime/workspace.h"
+#include "braid/status.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
+#include "runtime/exec/observer.h"
 
 namespace braid {
 namespace {

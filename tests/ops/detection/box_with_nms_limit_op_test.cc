@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/op_schema.h"
+#include "runtime/core/op_schema.h"
 
 namespace braid::test {
 namespace {

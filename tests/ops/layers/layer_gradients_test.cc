@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/layers/layer_test_util.h"
-#include "runtime/autodiff.h"
-#include "runtime/gradient.h"
-#include "runtime/status.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/gradient.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {

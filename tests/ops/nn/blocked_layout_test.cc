@@ -1,4 +1,4 @@
-// Tensors in a blocked layout (runtime/tensor.h), by 8 and by 16 channels whatever this CPU's own
+// Tensors in a blocked layout (runtime/core/tensor.h), by 8 and by 16 channels whatever this CPU's own
 // block: every op that declares blocked ports
 // (OpSchema::BlockedPorts) or LayoutFollowsInputs gives, for blocked inputs and outputs asked
 // blocked, the same values as for plain ones; plain readers refuse blocked tensors; the tensor
@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/op_test_util.h"
-#include "runtime/net.h"
-#include "runtime/status.h"
+#include "runtime/exec/net.h"
 
 namespace braid::test {
 namespace {

@@ -14,9 +14,9 @@
 #include <google/protobuf/text_format.h>
 
 #include "ops/op_test_util.h"
-#include "runtime/algorithm_registry.h"
-#include "runtime/net.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
+#include "runtime/device/algorithm_registry.h"
+#include "runtime/exec/net.h"
 
 namespace braid::test {
 namespace {

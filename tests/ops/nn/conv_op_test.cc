@@ -13,7 +13,7 @@
 
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/net.h"
+#include "runtime/exec/net.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {
@@ -314,7 +314,7 @@ TEST(ConvOpTest, OpsOfOneShapeShareACachedPlan) {
   EXPECT_EQ(Fetch<float>(ws, "Y"), Fetch<float>(ws, "Y2"));
 }
 
-// A net's ops share its scratch area (runtime/scratch.h): it is as large as the largest op's
+// A net's ops share its scratch area (runtime/exec/scratch.h): it is as large as the largest op's
 // buffers, not their sum, and a later run grows nothing.
 TEST(ConvOpTest, OpsOfANetShareOneScratchAreaSizedByTheLargest) {
   ConvCase k;

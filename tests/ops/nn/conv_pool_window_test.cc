@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/op_test_util.h"
-#include "runtime/status.h"
 
 namespace braid::test {
 namespace {

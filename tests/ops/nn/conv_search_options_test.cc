@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "braid/status.h"
 #include "ops/op_test_util.h"
-#include "runtime/status.h"
 
 namespace braid::test {
 namespace {

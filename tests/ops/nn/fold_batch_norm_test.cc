@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "braid/predictor.h"
 #include "ops/op_test_util.h"
-#include "runtime/predictor.h"
-#include "runtime/workspace.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 namespace {

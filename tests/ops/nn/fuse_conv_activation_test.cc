@@ -14,9 +14,9 @@
 
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/argument.h"
-#include "runtime/autodiff.h"
-#include "runtime/workspace.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 namespace {

@@ -13,18 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "braid/predictor.h"
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/argument.h"
-#include "runtime/autodiff.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/core/shape_inference.h"
+#include "runtime/core/workspace.h"
 #include "runtime/models/blocked_layouts.h"
 #include "runtime/models/fuse_conv_activation.h"
 #include "runtime/models/model_builder.h"
 #include "runtime/models/optimize_inference.h"
 #include "runtime/models/resnet.h"
-#include "runtime/predictor.h"
-#include "runtime/shape_inference.h"
-#include "runtime/workspace.h"
 
 namespace braid::test {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/autodiff.h"
-#include "runtime/net.h"
+#include "runtime/core/autodiff.h"
+#include "runtime/exec/net.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {

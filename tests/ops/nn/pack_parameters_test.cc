@@ -1,7 +1,7 @@
-// PackParameters (runtime/pack_parameters.h) with Conv's packed filter (ops/nn/conv_op.h): which
+// PackParameters (runtime/models/pack_parameters.h) with Conv's packed filter (ops/nn/conv_op.h): which
 // parameters an inference net's loader packs, and that a Conv reading a packed filter computes
 // exactly what it computes from the plain one.
-#include "runtime/pack_parameters.h"
+#include "runtime/models/pack_parameters.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/tensor.h"
-#include "runtime/workspace.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/workspace.h"
 
 namespace braid::test {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ops/op_test_util.h"
-#include "runtime/autodiff.h"
+#include "runtime/core/autodiff.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "ops/nn/dnnl_util.h"
 #include "ops/op_test_util.h"
-#include "runtime/net.h"
-#include "runtime/gradient.h"
-#include "runtime/status.h"
+#include "runtime/core/gradient.h"
+#include "runtime/exec/net.h"
 #include "testing/gradient_checker.h"
 
 namespace braid::test {

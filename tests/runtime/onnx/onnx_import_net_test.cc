@@ -6,10 +6,10 @@
 #include <limits>
 #include <sstream>
 
-#include "runtime/argument.h"
-#include "runtime/model_folder.h"
+#include "runtime/core/argument.h"
+#include "runtime/io/model_folder.h"
 #include "runtime/onnx/onnx_test_graph.h"
-#include "runtime/proto_io.h"
+#include "runtime/io/proto_io.h"
 
 namespace braid::test {
 namespace {

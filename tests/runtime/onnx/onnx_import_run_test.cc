@@ -2,10 +2,10 @@
 // float32 sums of at most a few hundred terms of magnitude <= 1).
 #include <gtest/gtest.h>
 
+#include "runtime/core/argument.h"
+#include "runtime/core/workspace.h"
 #include "runtime/onnx/naive_reference.h"
 #include "runtime/onnx/onnx_test_graph.h"
-#include "runtime/argument.h"
-#include "runtime/workspace.h"
 
 namespace braid::test {
 namespace {

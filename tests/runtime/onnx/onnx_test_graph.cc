@@ -5,11 +5,11 @@
 #include <memory>
 #include <random>
 
-#include "runtime/argument.h"
-#include "runtime/memory_planning.h"
-#include "runtime/net.h"
-#include "runtime/op_registry.h"
-#include "runtime/workspace.h"
+#include "runtime/core/argument.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/memory_planning.h"
+#include "runtime/exec/net.h"
 
 namespace braid::test {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
-#include "runtime/onnx/onnx_import.h"
+#include "runtime/io/onnx/onnx_import.h"
 
 namespace braid::test {
 

@@ -1,0 +1,159 @@
+// braid's public API for serving a model (installed as <braid/predictor.h>).
+//
+// A Predictor holds a model's parameters once (its init net runs when it is created) and answers
+// Run calls from any number of threads at once. Each Run borrows a request context from a pool of
+// at most `max_concurrent_runs`: a context holds the predict net built for each input shape it has
+// seen, with its activations planned into one arena per context (runtime/exec/memory_planning.h: proven
+// safe for every schedule), so a context's memory is its largest plan, never a copy of the
+// parameters. A Run with input shapes a context has not seen builds and plans that net once; later
+// Runs with those shapes allocate nothing. Runs beyond the pool's size wait for a context. On a
+// cpu device the Conv filters are stored once in the layout oneDNN's convolution reads
+// (runtime/models/pack_parameters.h) and activations between oneDNN ops stay in its blocked layout
+// (runtime/models/blocked_layouts.h): a Run reorders neither.
+//
+// Inputs are views of the caller's memory: on a cpu device the net reads them in place (a net that
+// writes an input blob gets a copy instead); on another device they are copied there. Outputs are
+// copied to host memory the caller owns (OutputTensor), reusing its buffers across calls.
+//
+//   std::unique_ptr<braid::Predictor> predictor;
+//   braid::PredictorOptions options;
+//   options.max_concurrent_runs = 8;
+//   braid::Status s = braid::Predictor::FromModelFolder("resnet50", options, &predictor);
+//   std::vector<float> image(1 * 3 * 224 * 224);
+//   std::map<std::string, braid::OutputTensor> outputs;
+//   if (s.ok()) {
+//     s = predictor->Run({{"data", braid::InputView::Of(image.data(), {1, 3, 224, 224})}},
+//                        &outputs);
+//   }
+//   const float* probs = s.ok() ? outputs["softmax"].data<float>() : nullptr;  // null: not float
+//   if (probs != nullptr) std::cout << "class 0: " << probs[0] << "\n";
+//   if (!s.ok()) std::cerr << s.ToString() << "\n";
+//
+// Errors come back as a Status naming the predictor (its predict net), the input or the op; nothing
+// throws across this API. Thread safety: Run may be called concurrently from any number of threads;
+// the factories and the accessors are safe too. The Predictor must outlive its Runs.
+#ifndef BRAID_PREDICTOR_H_
+#define BRAID_PREDICTOR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braid/dtype.h"
+#include "braid/status.h"
+
+namespace braid {
+
+class NetDef;  // proto/braid.pb.h, installed as <braid/braid.pb.h>
+struct ModelFolder;
+
+// One input: `shape` elements of `dtype` at `data`, caller-owned, read only during Run.
+struct InputView {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+
+  template <typename T>
+  static InputView Of(const T* data, std::vector<int64_t> shape) {
+    return InputView{DTypeOf<T>(), std::move(shape), data};
+  }
+};
+
+// One output, copied to the host.
+struct OutputTensor {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+
+  int64_t numel() const;
+  // The values as T; nullptr when the output holds another dtype, so check the pointer (or `dtype`)
+  // before reading. An empty output of T's dtype gives a pointer that must not be read either.
+  template <typename T>
+  const T* data() const {
+    return DTypeOf<T>() == dtype ? reinterpret_cast<const T*>(bytes.data()) : nullptr;
+  }
+};
+
+struct PredictorOptions {
+  // Where the model runs: "cpu:0", "sim:N" (a simulated GPU) or "cuda:N".
+  std::string device = "cpu:0";
+  // Request contexts (each with its own activation arena): Runs beyond this many wait.
+  int max_concurrent_runs = 1;
+  // Executor workers per Run: 1 runs the ops in order (the simple executor), more runs independent
+  // ops in parallel (the dag executor).
+  int workers_per_run = 1;
+  // OpenMP threads each op of a Run uses (its team); 0: the process's (OMP_NUM_THREADS, or every
+  // hardware thread), divided among a Run's workers where their ops run side by side
+  // (runtime/exec/intra_op_threads.h). With one worker per Run, overlapping Runs each run their teams:
+  // measured with braid_bench_serving, that served more requests per second than making the Runs
+  // take turns at the cores, quiet and beside busy processes alike (README, "Serve a model"). (With
+  // several, a Run's ops hold the process's core tokens, which other Runs' ops then wait for.)
+  int intra_op_threads = 0;
+  // Plan each context's activations into one arena (off: every blob allocates its own memory).
+  bool plan_memory = true;
+  // Input shapes (signatures: every input's dtype and shape) each context keeps its net built and
+  // planned for (at least 2); beyond this many the one used least recently (never the context's
+  // first, which owns the arena) is dropped and built again if it comes back.
+  int max_input_shapes = 16;
+  // Rewrite the predict net when the model is loaded (runtime/models/optimize_inference.h): fold
+  // each inference SpatialBN that follows a Conv into the Conv's filter and bias, then give each
+  // residual Sum/Add and each Relu or Clip that follows a Conv to the Conv's primitive: ops and
+  // passes over activations less per layer; outputs change by rounding only. (Folding needs the
+  // parameters in host memory: a cpu device.)
+  bool optimize_graph = true;
+};
+
+// What a Predictor holds, for reports and tests.
+struct PredictorMemory {
+  int64_t parameter_bytes = 0;    // the init net's blobs, held once
+  int contexts = 0;               // request contexts created so far
+  int plans = 0;                  // nets built for an input shape so far, over all contexts
+  int built_nets = 0;             // of those, the ones held now (max_input_shapes per context)
+  int64_t arena_bytes = 0;        // activation arenas held, over all contexts
+  int64_t lower_bound_bytes = 0;  // over all contexts: each context's largest plan's lower bound
+  int64_t scratch_bytes = 0;      // ops' temporary buffers (runtime/exec/scratch.h), over all contexts
+};
+
+class Predictor {
+ public:
+  // A folder in the layout of Caffe2's model zoo: init_net.pb, predict_net.pb, value_info.json
+  // (whose inputs' dtypes Run checks).
+  static Status FromModelFolder(const std::string& dir, const PredictorOptions& options,
+                                std::unique_ptr<Predictor>* predictor);
+  // An ONNX model, imported (runtime/io/onnx/onnx_import.h) for its input's shape with symbolic dims
+  // set to 1. A Reshape whose first dim the export folded to the batch copies the input's, so other
+  // batch sizes run; a shape folded from other dims stays fixed.
+  static Status FromOnnxFile(const std::string& path, const PredictorOptions& options,
+                             std::unique_ptr<Predictor>* predictor);
+  // Nets in memory. The inputs are predict_net's external inputs that init_net does not write and
+  // that an op touches (or that are external outputs).
+  static Status FromNetDefs(const NetDef& init_net, const NetDef& predict_net,
+                            const PredictorOptions& options, std::unique_ptr<Predictor>* predictor);
+
+  ~Predictor();
+  Predictor(const Predictor&) = delete;
+  Predictor& operator=(const Predictor&) = delete;
+
+  // Runs the model on `inputs` (every input, by name) and fills *outputs with every external
+  // output of the predict net. InvalidArgument for a missing, unknown or mistyped input.
+  Status Run(const std::map<std::string, InputView>& inputs,
+             std::map<std::string, OutputTensor>* outputs) const;
+
+  const std::vector<std::string>& input_names() const;
+  const std::vector<std::string>& output_names() const;
+  PredictorMemory memory() const;
+
+ private:
+  struct State;
+  explicit Predictor(std::unique_ptr<State> state);
+  // The factories' common part; `dtypes_known`: Run checks the inputs' dtypes against model.inputs.
+  static Status FromModel(ModelFolder model, bool dtypes_known, const PredictorOptions& options,
+                          std::unique_ptr<Predictor>* predictor);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_PREDICTOR_H_

@@ -1,0 +1,218 @@
+// braid's public API for training from an application (installed as <braid/trainer.h>).
+//
+// A Trainer trains an image classifier with momentum SGD: a model builder's ResNet named by
+// `model`, or the application's own model given as two NetDefs (`net`: an init net filling the
+// parameters, a forward net from the images to the logits). It adds the loss, the gradients and
+// the optimizer, trains on Fashion-MNIST (IDX files) or synthetic images, on one device or data
+// parallel over several of this process's devices (the global batch split evenly, gradients
+// averaged by all-reduce), evaluates the test set after each epoch, writes atomic checkpoints and
+// resumes from them. braid_train is a command over it.
+//
+//   braid::TrainerOptions options;
+//   options.model = "resnet20";
+//   options.data = "synthetic";
+//   options.synthetic.image_size = 12;
+//   options.devices = {"cpu:0", "cpu:1"};  // data parallel
+//   options.batch_size = 16;
+//   options.iterations = 4;
+//   options.on_progress = [](const braid::TrainingProgress& p) {
+//     if (p.evaluated) std::cout << "test accuracy " << p.test_accuracy << "\n";
+//   };
+//   std::unique_ptr<braid::Trainer> trainer;
+//   braid::Status s = braid::Trainer::Create(options, &trainer);
+//   if (s.ok()) s = trainer->Run();
+//   if (!s.ok()) std::cerr << s.ToString() << "\n";
+//
+// Errors (bad options or nets, unreadable data or checkpoints, a failing op) come back as a Status
+// naming what failed; nothing throws across this API. Thread safety: a Trainer is used by one
+// thread at a time; on_progress is called on that thread.
+#ifndef BRAID_TRAINER_H_
+#define BRAID_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braid/status.h"
+
+namespace braid {
+
+class NetDef;  // proto/braid.pb.h, installed as <braid/braid.pb.h>
+
+// What Run reports every progress_every iterations (the means over them) and after each
+// evaluation (evaluated, with the test set's accuracy and loss).
+struct TrainingProgress {
+  int64_t iteration = 0;
+  int64_t total_iterations = 0;
+  int epoch = 0;
+  double loss = 0;
+  double accuracy = 0;
+  double learning_rate = 0;
+  double images_per_second = 0;
+  bool evaluated = false;
+  double test_accuracy = 0;
+  double test_loss = 0;
+};
+
+// The application's own classifier, trained instead of a builder's `model` when `forward` is set.
+// The nets are NetDefs (<braid/braid.pb.h>) that Create copies:
+//   init     fills every parameter (XavierFill, ConstantFill, ... with a shape argument); the
+//            forward net must read every blob it writes.
+//   forward  reads `input` (float32 [N, channels, image_size, image_size], normalised images) and
+//            the parameters, and writes the logits ([N, classes]). Write it for training: the test
+//            net runs the same ops with is_test=1 where an op takes it (SpatialBN, Dropout). A
+//            parameter it writes (SpatialBN's running statistics) is state, not trained; the
+//            weights of Conv, ConvTranspose and FC (their second input) get weight decay.
+// The forward net's name names the model in checkpoints.
+struct TrainerNets {
+  const NetDef* init = nullptr;
+  const NetDef* forward = nullptr;
+  std::string input = "data";
+  std::string logits{};  // "": the forward net's one external_output
+};
+
+// data = "synthetic": each class a random prototype image blended with noise (from `seed`), so a
+// model can learn them. (Fashion-MNIST is 60000 + 10000 images of 1x28x28, 10 classes.)
+struct SyntheticData {
+  int64_t examples = 1024;      // the training set
+  int64_t test_examples = 512;  // the test set: the training set's first test_examples
+  int64_t channels = 1;
+  int64_t image_size = 28;  // height and width
+  int64_t classes = 10;
+};
+
+// The learning rate at iteration 1, 2, ...: "cosine" decays from learning_rate to 0 over the run,
+// "step" multiplies it by gamma every step_iterations (0: one epoch), "fixed" keeps it.
+struct LearningRatePolicy {
+  std::string policy = "cosine";
+  int64_t step_iterations = 0;
+  double gamma = 0.1;
+};
+
+// How the nets run.
+struct TrainerExecution {
+  std::string executor = "simple";  // "simple" (one op at a time) or "dag" (oneTBB flow graph)
+  int threads = 0;                  // dag workers; 0: the machine's hardware threads
+  int intra_op_threads = 0;         // every op's OpenMP team; 0: from the ops that run beside it
+  bool recompute = true;  // with memory_plan: recompute SpatialBN + Relu outputs in the backward
+  // With recompute: also recompute convolutions, a few chosen by planning, to bring each device's
+  // planned train arena within this many bytes (runtime/models/training_footprint.h); 0: none.
+  int64_t recompute_budget = 0;
+  std::string trace;      // "": none; else a Chrome trace of Run's first 10 iterations, written here
+};
+
+// The run's log lines (what braid_train prints: the run's description, progress every
+// progress_every iterations, evaluations, checkpoints, the end) go to `stream` when set;
+// progress_bar redraws one progress line in place instead (for a terminal).
+struct TrainerLog {
+  std::ostream* stream = nullptr;
+  bool progress_bar = false;
+};
+
+// One rank of a multi-process job (world_size > 1), whose process group braid_train connects
+// before Create (--rendezvous). batch_size stays the job's global batch; this rank reads its shard
+// of every batch and of the test set; gradients are averaged over the rank's devices and then over
+// the ranks, each weighing alike (in buckets of at most allreduce_bucket_bytes); only rank 0
+// writes checkpoints.
+struct TrainerProcesses {
+  int rank = 0;
+  int world_size = 1;
+  std::string allreduce_algorithm = "ring";  // "ring" or "halving_doubling"
+  int64_t allreduce_bucket_bytes = int64_t{1} << 20;
+  bool nccl = false;  // cuda devices: NCCL across the processes instead of Gloo through the host
+};
+
+struct TrainerOptions {
+  // A model builder's classifier: "resnet20", "resnet32", ... (CIFAR-style), "resnet18",
+  // "resnet50"; ignored when net.forward is set.
+  std::string model = "resnet20";
+  TrainerNets net;
+  // "fashion-mnist" (the IDX files in data_dir) or "synthetic".
+  std::string data = "fashion-mnist";
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  SyntheticData synthetic;
+  // One device, or several of this process's for data parallel training: "cpu:0", "sim:1",
+  // "cuda:0".
+  std::vector<std::string> devices = {"cpu:0"};
+  int64_t batch_size = 64;        // the global batch, split evenly over the devices
+  int64_t test_batch_size = 100;  // lowered to the largest divisor of the test set's size
+  int epochs = 1;
+  int64_t iterations = 0;  // > 0: this many iterations instead of `epochs`
+  double learning_rate = 0.1;
+  LearningRatePolicy learning_rate_policy;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 1e-4;
+  uint64_t seed = 1;        // the data order (parameter fills are seeded by their names)
+  // Random parameter fills run on the host and are copied to the devices, so a run on cuda starts
+  // from the weights a run on cpu or sim starts from; off, cuda devices draw their own (cuRAND).
+  bool init_on_host = true;
+  bool evaluate = true;     // the test set after each epoch and at the end
+  std::string checkpoint;   // "": none; else written after each epoch and at the end
+  bool resume = false;      // continue from `checkpoint` (parameters, momenta, iteration, data)
+  bool memory_plan = true;  // one planned arena per device for the train and test nets
+  int progress_every = 50;  // iterations between progress reports
+  std::function<void(const TrainingProgress&)> on_progress;
+
+  // Advanced: how the nets run, the log, and multi-process jobs.
+  TrainerExecution execution;
+  TrainerLog log;
+  TrainerProcesses processes;
+};
+
+// What a run used, for a report at its end.
+struct TrainingSummary {
+  double images_per_second = 0;  // Run's training steps
+  // With memory_plan, each device's train-net arena: every blob apart, as planned, and the
+  // planner's lower bound.
+  struct Arena {
+    std::string device;
+    int64_t naive_bytes = 0;
+    int64_t planned_bytes = 0;
+    int64_t lower_bound_bytes = 0;
+  };
+  std::vector<Arena> arenas;
+  int64_t test_net_extra_bytes = 0;  // with memory_plan: what the test net adds to those arenas
+  int64_t test_net_alone_bytes = 0;  // ... and what it would need alone
+  int64_t train_scratch_bytes = 0;   // the nets' scratch areas (ops' temporary buffers)
+  int64_t test_scratch_bytes = 0;
+};
+
+class Trainer {
+ public:
+  // Builds the nets and runs their init net (or loads the checkpoint when resuming).
+  static Status Create(const TrainerOptions& options, std::unique_ptr<Trainer>* trainer);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains to the last iteration, evaluating and checkpointing after each epoch; *last, when
+  // given, gets the last evaluation (evaluated is false when evaluate is off).
+  Status Run(TrainingProgress* last = nullptr);
+  // One iteration; *loss, when given, its training loss (the devices' mean).
+  Status Step(double* loss = nullptr);
+  // The whole test set.
+  Status Evaluate(double* accuracy, double* loss);
+  Status SaveCheckpoint(const std::string& path) const;
+
+  int64_t iteration() const;
+  int64_t total_iterations() const;
+  TrainingSummary Summary() const;
+  // The nets it built: the init net (parameters, momenta, the iteration counter), the train net
+  // (reader, forward, loss, gradients, updates) and the test net.
+  const NetDef& init_net() const;
+  const NetDef& train_net() const;
+  const NetDef& test_net() const;
+
+ private:
+  struct State;
+  explicit Trainer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_TRAINER_H_

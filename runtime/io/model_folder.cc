@@ -1,0 +1,146 @@
+#include "runtime/io/model_folder.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "braid/status.h"
+#include "runtime/io/atomic_file.h"
+#include "runtime/io/proto_io.h"
+
+namespace braid {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Caffe2's TensorProto.DataType codes for the dtypes braid has.
+struct DataTypeCode {
+  int64_t code;
+  DType dtype;
+};
+constexpr DataTypeCode kDataTypes[] = {
+    {1, DType::kFloat32}, {2, DType::kInt32},  {5, DType::kBool},
+    {6, DType::kUInt8},   {10, DType::kInt64}, {13, DType::kFloat64},
+};
+
+// Reads the whole file, or returns NotFound/IoError naming it.
+Status ReadTextFile(const std::string& path, std::string* text) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Status::NotFound("cannot open '" + path + "'");
+  std::ostringstream content;
+  content << file.rdbuf();
+  if (!file) return Status::IoError("cannot read '" + path + "'");
+  *text = content.str();
+  return Status::OK();
+}
+
+// One entry of value_info.json, `name: [TYPE, [DIM, ...]]`, or an error naming what is wrong.
+Status ParseEntry(const std::string& name, const Json& value, const std::string& source,
+                  ValueInfo* info) {
+  const auto expected = [&](const std::string& what) {
+    return Status::InvalidArgument(source + ": input '" + name + "': expected " + what + ", got " +
+                                   value.dump() +
+                                   " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+  };
+  if (!value.is_array() || value.size() != 2) return expected("[TYPE, [DIM, ...]]");
+  if (!value[0].is_number_integer()) return expected("the element type, an integer");
+  if (!value[1].is_array()) return expected("the shape, a list of dimensions");
+  info->name = name;
+  info->shape.clear();
+  for (const Json& dim : value[1]) {
+    if (!dim.is_number_integer() || dim.get<int64_t>() < 0) return expected("dimensions >= 0");
+    info->shape.push_back(dim.get<int64_t>());
+  }
+  const int64_t code = value[0].get<int64_t>();
+  for (const DataTypeCode& known : kDataTypes) {
+    if (known.code == code) {
+      info->dtype = known.dtype;
+      return Status::OK();
+    }
+  }
+  return Status::InvalidArgument(source + ": input '" + name + "' has element type " +
+                                 std::to_string(code) +
+                                 ", which braid lacks (1 FLOAT, 2 INT32, 5 BOOL, 6 UINT8, 10 "
+                                 "INT64, 13 DOUBLE)");
+}
+
+int64_t DataTypeCodeOf(DType dtype) {
+  for (const DataTypeCode& known : kDataTypes) {
+    if (known.dtype == dtype) return known.code;
+  }
+  throw Error(Status::InvalidArgument(std::string("value_info.json has no code for dtype ") +
+                                      DTypeName(dtype)));
+}
+
+}  // namespace
+
+const ValueInfo* ModelFolder::FindInput(const std::string& name) const {
+  for (const ValueInfo& input : inputs) {
+    if (input.name == name) return &input;
+  }
+  return nullptr;
+}
+
+Status ParseValueInfoJson(const std::string& text, const std::string& source,
+                          std::vector<ValueInfo>* inputs) {
+  const Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    return Status::InvalidArgument(source +
+                                   ": not JSON (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+  }
+  if (!json.is_object() || json.empty()) {
+    return Status::InvalidArgument(source + ": expected an object naming at least one input, got " +
+                                   json.dump() +
+                                   " (value_info.json is {\"NAME\": [1, [DIM, ...]]})");
+  }
+  inputs->clear();
+  for (const auto& [name, value] : json.items()) {
+    ValueInfo info;
+    Status status = ParseEntry(name, value, source, &info);
+    if (!status.ok()) return status;
+    inputs->push_back(std::move(info));
+  }
+  return Status::OK();
+}
+
+Status LoadModelFolder(const std::string& dir, ModelFolder* model) {
+  if (!std::filesystem::is_directory(dir)) {
+    return Status::NotFound("model folder '" + dir + "' does not exist");
+  }
+  Status status = StatusFromCall([&] {
+    model->init_net = LoadNetDef(dir + "/init_net.pb");
+    model->predict_net = LoadNetDef(dir + "/predict_net.pb");
+  });
+  if (!status.ok()) return status;
+  const std::string path = dir + "/value_info.json";
+  std::string text;
+  status = ReadTextFile(path, &text);
+  if (status.ok()) status = ParseValueInfoJson(text, path, &model->inputs);
+  return status;
+}
+
+std::string ValueInfoJson(const std::vector<ValueInfo>& inputs) {
+  std::string json = "{";  // spaced as the zoo's files are
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    json += (i ? ", " : "") + Json(inputs[i].name).dump() + ": [" +
+            std::to_string(DataTypeCodeOf(inputs[i].dtype)) + ", [";
+    for (size_t d = 0; d < inputs[i].shape.size(); ++d) {
+      json += (d ? ", " : "") + std::to_string(inputs[i].shape[d]);
+    }
+    json += "]]";
+  }
+  return json + "}\n";
+}
+
+void WriteModelFolder(const std::string& dir, const ModelFolder& model) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw Error(Status::IoError("cannot create '" + dir + "': " + error.message()));
+  SaveProto(model.init_net, dir + "/init_net.pb");
+  SaveProto(model.predict_net, dir + "/predict_net.pb");
+  const Status written = WriteFileAtomically(dir + "/value_info.json", ValueInfoJson(model.inputs));
+  if (!written.ok()) throw Error(written);
+}
+
+}  // namespace braid

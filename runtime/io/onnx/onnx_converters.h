@@ -1,0 +1,31 @@
+// The node converters of the ONNX importer: one function per ONNX op type, which reads the current
+// node of an ImportContext (runtime/io/onnx/onnx_import_context.h) and emits braid ops, fills weights,
+// or records a constant, an alias or a pending pad. A converter calls ctx->Fail for a node it
+// cannot import exactly (a broadcast Caffe2's rule cannot express, a non-constant shape, ...).
+//
+//   onnx_nn_converters.cc:     Conv, BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
+//                              GlobalMaxPool, Gemm, MatMul
+//   onnx_tensor_converters.cc: Relu, Clip, Add, Mul, Concat, Flatten, Reshape, Squeeze, Unsqueeze,
+//                              Dropout, Identity, Softmax, Constant, Pad, Shape, Gather, Cast
+#ifndef BRAID_RUNTIME_IO_ONNX_ONNX_CONVERTERS_H_
+#define BRAID_RUNTIME_IO_ONNX_ONNX_CONVERTERS_H_
+
+#include <map>
+#include <string>
+
+#include "runtime/io/onnx/onnx_import_context.h"
+
+namespace braid {
+
+using NodeConverter = void (*)(ImportContext* ctx);
+using ConverterTable = std::map<std::string, NodeConverter>;
+
+void AddNnConverters(ConverterTable* table);
+void AddTensorConverters(ConverterTable* table);
+
+// Every supported ONNX op type (default domain) and its converter.
+const ConverterTable& NodeConverters();
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_IO_ONNX_ONNX_CONVERTERS_H_

@@ -1,0 +1,258 @@
+#include "braid/predictor.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+
+#include "runtime/core/argument.h"
+#include "runtime/core/device_context.h"
+#include "runtime/core/element_count.h"
+#include "runtime/core/workspace.h"
+#include "runtime/exec/init_net.h"
+#include "runtime/exec/net.h"
+#include "runtime/exec/net_args.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/io/onnx/onnx_import.h"
+#include "runtime/models/optimize_inference.h"
+#include "runtime/models/pack_parameters.h"
+#include "runtime/serve/predictor_context.h"
+
+namespace braid {
+
+int64_t OutputTensor::numel() const { return ElementCount(shape); }
+
+struct Predictor::State {
+  PredictorOptions options;
+  Workspace parameters;  // written by the init net only, then read by every context
+  PredictorSpec spec;
+  std::map<std::string, DType> input_dtypes;  // known ones (value_info.json)
+  int64_t parameter_bytes = 0;
+
+  mutable std::mutex mu;
+  mutable std::condition_variable context_freed;
+  mutable std::vector<std::unique_ptr<PredictorContext>> contexts;  // guarded by mu
+  mutable std::vector<PredictorContext*> idle;                      // guarded by mu
+
+  std::string label() const { return "predictor '" + spec.predict_net.name() + "'"; }
+  PredictorContext* Borrow() const;
+  void Return(PredictorContext* context) const;
+  void CheckInputs(const std::map<std::string, InputView>& inputs) const;
+};
+
+PredictorContext* Predictor::State::Borrow() const {
+  std::unique_lock<std::mutex> lock(mu);
+  context_freed.wait(lock, [&] {
+    return !idle.empty() || static_cast<int>(contexts.size()) < options.max_concurrent_runs;
+  });
+  if (!idle.empty()) {
+    PredictorContext* context = idle.back();
+    idle.pop_back();
+    return context;
+  }
+  idle.reserve(contexts.size() + 1);  // so that Return, which must not throw, never allocates
+  contexts.push_back(std::make_unique<PredictorContext>(&parameters, &spec));
+  return contexts.back().get();
+}
+
+void Predictor::State::Return(PredictorContext* context) const {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    idle.push_back(context);
+  }
+  context_freed.notify_one();
+}
+
+void Predictor::State::CheckInputs(const std::map<std::string, InputView>& inputs) const {
+  const auto refuse = [&](const std::string& what) {
+    throw Error(Status::InvalidArgument(label() + ": " + what));
+  };
+  for (const std::string& name : spec.input_names) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) refuse("input '" + name + "' is missing");
+    const InputView& view = it->second;
+    int64_t numel = 0;
+    try {
+      numel = ElementCount(view.shape, view.dtype);
+    } catch (const Error& e) {
+      refuse("input '" + name + "': " + e.status().message());
+    }
+    auto expected = input_dtypes.find(name);
+    if (expected != input_dtypes.end() && expected->second != view.dtype) {
+      refuse("input '" + name + "' is " + DTypeName(view.dtype) + ", the model takes " +
+             DTypeName(expected->second));
+    }
+    if (view.data == nullptr && numel > 0) refuse("input '" + name + "' has no data");
+  }
+  for (const auto& [name, view] : inputs) {
+    if (std::find(spec.input_names.begin(), spec.input_names.end(), name) ==
+        spec.input_names.end()) {
+      std::string names;
+      for (const std::string& n : spec.input_names)
+        names += (names.empty() ? "'" : ", '") + n + "'";
+      refuse("'" + name + "' is not an input of the model (its inputs: " + names + ")");
+    }
+  }
+}
+
+namespace {
+
+// Sets `def`'s device (unless it names one), executor and intra-op threads.
+void SetDeviceAndExecutor(const PredictorOptions& options, NetDef* def) {
+  if (!def->has_device_option())
+    *def->mutable_device_option() = DeviceToProto(ParseDevice(options.device));
+  def->set_type(options.workers_per_run > 1 ? "dag" : "simple");
+  SetNetIntArg(def, kNumWorkersArg, options.workers_per_run);
+  if (options.intra_op_threads > 0) SetNetIntArg(def, kIntraOpThreadsArg, options.intra_op_threads);
+}
+
+// The predict net's inputs (external inputs the init net did not write), in its order, and the
+// checks that let contexts share the parameters: no op writes one.
+void DescribeNet(const Workspace& parameters, PredictorSpec* spec) {
+  const NetDef& net = spec->predict_net;
+  const std::string label = "predictor '" + net.name() + "'";
+  if (spec->input_names.empty()) {
+    for (const std::string& name : ExternalInputsNeedingData(net)) {
+      if (!parameters.HasBlob(name)) spec->input_names.push_back(name);
+    }
+  }
+  for (int i = 0; i < net.op_size(); ++i) {
+    const OperatorDef& op = net.op(i);
+    for (const std::string& out : op.output()) {
+      if (parameters.HasBlob(out)) {
+        throw Error(
+            Status::InvalidArgument(label + ": op " + std::to_string(i) + " (" + op.type() + " '" +
+                                    op.name() + "') writes '" + out +
+                                    "', a blob of the init net; concurrent runs share the init "
+                                    "net's blobs, so the predict net may only read them"));
+      }
+      if (std::find(spec->input_names.begin(), spec->input_names.end(), out) !=
+          spec->input_names.end()) {
+        spec->inputs_the_net_writes.insert(out);
+      }
+    }
+  }
+  spec->output_names.assign(net.external_output().begin(), net.external_output().end());
+  if (spec->output_names.empty()) {
+    throw Error(Status::InvalidArgument(label + ": the predict net lists no external_output"));
+  }
+}
+
+}  // namespace
+
+Predictor::Predictor(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Predictor::~Predictor() = default;
+
+Status Predictor::FromNetDefs(const NetDef& init_net, const NetDef& predict_net,
+                              const PredictorOptions& options,
+                              std::unique_ptr<Predictor>* predictor) {
+  ModelFolder model;
+  model.init_net = init_net;
+  model.predict_net = predict_net;
+  return FromModel(std::move(model), /*dtypes_known=*/false, options, predictor);
+}
+
+Status Predictor::FromModelFolder(const std::string& dir, const PredictorOptions& options,
+                                  std::unique_ptr<Predictor>* predictor) {
+  ModelFolder model;
+  Status status = LoadModelFolder(dir, &model);
+  if (!status.ok()) return status;
+  return FromModel(std::move(model), /*dtypes_known=*/true, options, predictor);
+}
+
+Status Predictor::FromOnnxFile(const std::string& path, const PredictorOptions& options,
+                               std::unique_ptr<Predictor>* predictor) {
+  ModelFolder model;
+  Status status = ImportOnnxFile(path, {}, &model);
+  if (!status.ok()) return status;
+  return FromModel(std::move(model), /*dtypes_known=*/true, options, predictor);
+}
+
+Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const PredictorOptions& options,
+                            std::unique_ptr<Predictor>* predictor) {
+  return StatusFromCall([&] {
+    if (options.max_concurrent_runs < 1 || options.workers_per_run < 1 ||
+        options.workers_per_run > kMaxNetThreads) {
+      throw Error(Status::InvalidArgument(
+          "predictor: max_concurrent_runs must be >= 1 and workers_per_run 1 to " +
+          std::to_string(kMaxNetThreads) + ", got " + std::to_string(options.max_concurrent_runs) +
+          " and " + std::to_string(options.workers_per_run)));
+    }
+    if (options.max_input_shapes < 2) {
+      throw Error(Status::InvalidArgument(
+          "predictor: max_input_shapes must be >= 2 (a context keeps its first), got " +
+          std::to_string(options.max_input_shapes)));
+    }
+    if (options.intra_op_threads < 0 || options.intra_op_threads > kMaxNetThreads) {
+      throw Error(Status::InvalidArgument(
+          "predictor: intra_op_threads must be 0 (the process's) to " +
+          std::to_string(kMaxNetThreads) + ", got " + std::to_string(options.intra_op_threads)));
+    }
+    auto state = std::make_unique<State>();
+    state->options = options;
+    state->spec.device = ParseDevice(options.device);
+    GetDeviceContext(state->spec.device);  // refuses a device braid cannot use
+    state->spec.plan_memory = options.plan_memory;
+    state->spec.max_input_shapes = options.max_input_shapes;
+    SetDeviceAndExecutor(options, &model.init_net);
+    model.init_net.set_type("simple");
+    Status ran = RunInitNet(std::move(model.init_net), &state->parameters);  // weights held once
+    if (!ran.ok()) throw Error(ran);
+    state->spec.predict_net = std::move(model.predict_net);
+    if (state->spec.predict_net.name().empty()) state->spec.predict_net.set_name("predict");
+    SetDeviceAndExecutor(options, &state->spec.predict_net);
+    for (const ValueInfo& input : model.inputs) {
+      state->spec.input_names.push_back(input.name);
+      if (dtypes_known) state->input_dtypes[input.name] = input.dtype;
+    }
+    DescribeNet(state->parameters, &state->spec);
+    const std::vector<std::string> parameter_names = state->parameters.LocalBlobNames();
+    if (options.optimize_graph) {
+      OptimizeInferenceNet(&state->spec.predict_net,
+                           {parameter_names.begin(), parameter_names.end()}, &state->parameters);
+    }
+    PackParameters(state->spec.predict_net, {parameter_names.begin(), parameter_names.end()},
+                   &state->parameters);  // no one else reads them
+    for (const std::string& name : parameter_names) {
+      state->parameter_bytes += state->parameters.GetBlob(name)->nbytes();
+    }
+    predictor->reset(new Predictor(std::move(state)));
+  });
+}
+
+Status Predictor::Run(const std::map<std::string, InputView>& inputs,
+                      std::map<std::string, OutputTensor>* outputs) const {
+  return StatusFromCall([&] {
+    state_->CheckInputs(inputs);
+    struct Borrowed {  // the context goes back to the pool however the Run ends
+      const State& state;
+      PredictorContext* context;
+      ~Borrowed() { state.Return(context); }
+    } borrowed{*state_, state_->Borrow()};
+    borrowed.context->Run(inputs, outputs);
+  });
+}
+
+const std::vector<std::string>& Predictor::input_names() const { return state_->spec.input_names; }
+const std::vector<std::string>& Predictor::output_names() const {
+  return state_->spec.output_names;
+}
+
+PredictorMemory Predictor::memory() const {
+  PredictorMemory memory;
+  memory.parameter_bytes = state_->parameter_bytes;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  memory.contexts = static_cast<int>(state_->contexts.size());
+  for (const auto& context : state_->contexts) {
+    memory.plans += context->plans();
+    memory.built_nets += context->built_nets();
+    memory.arena_bytes += context->arena_bytes();
+    memory.lower_bound_bytes += context->lower_bound_bytes();
+    memory.scratch_bytes += context->scratch_bytes();
+  }
+  return memory;
+}
+
+}  // namespace braid
