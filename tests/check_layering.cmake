@@ -1,20 +1,27 @@
-# Fails when an #include points against braid's layering (see ../shared/STYLE.md and README's
-# "Architecture"):
+# Fails when an #include points against braid's layering (README "Architecture"):
 #   tools/ -> ops/ -> runtime/ -> planner/ -> proto/      (a folder never includes one to its left)
 #   include/braid/: the public API includes only include/braid/ (and the standard library)
-#   runtime/'s rooms, each of which includes only itself and the rooms before it in this list:
-#     core  io  dist  device  exec  models  serve  train
-# Run as: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake (ctest's Layering.IncludesPointDownOnly
-# and every configure run it; a violation is an error naming the file and the line).
+#   runtime/'s rooms: each includes only itself and the rooms ROOMS_<room> lists below; a folder of
+#   runtime/ that is no room, or a file outside every room, is an error too.
+# Quoted and angle-bracket includes alike; .h, .cuh, .cc and .cu files.
+# Run as: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake. The build runs it (the
+# braid_layering target: a violation fails the build, naming the file and the line), and so does
+# ctest (Layering.IncludesPointDownOnly).
+set(INCLUDE_RE "^#[ \t]*include[ \t]*[<\"]")
 set(forbidden_planner "runtime/|ops/|tools/|braid/")
 set(forbidden_runtime "ops/|tools/")
 set(forbidden_ops "tools/")
 set(violations "")
+
+function(sources_under out dir)
+  file(GLOB_RECURSE found "${dir}/*.h" "${dir}/*.cuh" "${dir}/*.cc" "${dir}/*.cu")
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
 foreach(layer planner runtime ops)
-  file(GLOB_RECURSE files "${SOURCE_DIR}/${layer}/*.h" "${SOURCE_DIR}/${layer}/*.cc"
-       "${SOURCE_DIR}/${layer}/*.cu")
+  sources_under(files "${SOURCE_DIR}/${layer}")
   foreach(f ${files})
-    file(STRINGS "${f}" lines REGEX "^#include \"(${forbidden_${layer}})")
+    file(STRINGS "${f}" lines REGEX "${INCLUDE_RE}(${forbidden_${layer}})")
     foreach(line ${lines})
       string(APPEND violations "${f}: ${line}\n")
     endforeach()
@@ -23,37 +30,51 @@ endforeach()
 
 file(GLOB_RECURSE public_headers "${SOURCE_DIR}/include/*")
 foreach(f ${public_headers})
-  file(STRINGS "${f}" lines REGEX "^#include \"")
+  file(STRINGS "${f}" lines REGEX "${INCLUDE_RE}")
   foreach(line ${lines})
-    if(NOT line MATCHES "^#include \"braid/")
+    if(NOT line MATCHES "${INCLUDE_RE}braid/" AND NOT line MATCHES "^#[ \t]*include[ \t]*<[a-z_]+>")
       string(APPEND violations "${f}: ${line} (a public header includes only <braid/...>)\n")
     endif()
   endforeach()
 endforeach()
 
-set(rooms core io dist device exec models serve train)
-set(allowed "")
-foreach(room ${rooms})
-  list(APPEND allowed ${room})
+# The rooms, bottom up, and the rooms each may include besides itself.
+set(ROOMS_core "")
+set(ROOMS_io core)
+set(ROOMS_dist core io)
+set(ROOMS_device core io dist)
+set(ROOMS_exec core io dist device)
+set(ROOMS_models core io dist device exec)
+set(ROOMS_serve core io dist device exec models)
+set(ROOMS_train core io dist device exec models)
+file(GLOB room_dirs LIST_DIRECTORIES true "${SOURCE_DIR}/runtime/*")
+foreach(dir ${room_dirs})
+  if(NOT IS_DIRECTORY "${dir}")
+    if(dir MATCHES "\\.(h|cuh|cc|cu)$")
+      string(APPEND violations "${dir}: outside every room (runtime/<room>/)\n")
+    endif()
+    continue()
+  endif()
+  get_filename_component(room "${dir}" NAME)
+  if(NOT DEFINED ROOMS_${room})
+    string(APPEND violations "${dir}: runtime/${room} is no room (check_layering.cmake lists them)\n")
+    continue()
+  endif()
+  set(allowed ${room} ${ROOMS_${room}})
   list(JOIN allowed "|" allowed_pattern)
-  file(GLOB_RECURSE files "${SOURCE_DIR}/runtime/${room}/*.h" "${SOURCE_DIR}/runtime/${room}/*.cc"
-       "${SOURCE_DIR}/runtime/${room}/*.cu")
+  sources_under(files "${dir}")
   foreach(f ${files})
-    file(STRINGS "${f}" lines REGEX "^#include \"runtime/")
+    file(STRINGS "${f}" lines REGEX "${INCLUDE_RE}runtime/")
     foreach(line ${lines})
-      if(NOT line MATCHES "^#include \"runtime/(${allowed_pattern})/")
+      if(NOT line MATCHES "${INCLUDE_RE}runtime/(${allowed_pattern})/")
         string(APPEND violations "${f}: ${line} (runtime/${room} includes only ${allowed})\n")
       endif()
     endforeach()
   endforeach()
 endforeach()
-file(GLOB loose "${SOURCE_DIR}/runtime/*.h" "${SOURCE_DIR}/runtime/*.cc")
-foreach(f ${loose})
-  string(APPEND violations "${f}: outside every room (runtime/<room>/)\n")
-endforeach()
 
 if(violations)
   message(NOTICE "${violations}")  # unwrapped: one violation per line
-  message(FATAL_ERROR "layering violations above (see README's Architecture)")
+  message(FATAL_ERROR "layering violations above (README \"Architecture\")")
 endif()
 message(STATUS "layering ok")

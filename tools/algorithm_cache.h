@@ -1,6 +1,6 @@
-// --algo_cache PATH for the tools: the process-wide AlgorithmRegistry (runtime/device/algorithm_registry.h)
-// loaded from PATH at start when the file exists and saved to it at exit, so a second run makes no
-// algorithm searches and chooses what the first chose.
+// --algo_cache PATH for the tools: the process-wide AlgorithmRegistry
+// (runtime/device/algorithm_registry.h) loaded from PATH at start when the file exists and saved to
+// it at exit, so a second run makes no algorithm searches and chooses what the first chose.
 //
 //   AlgorithmCache cache(FLAGS_algo_cache);   // loads; throws braid::Error for a malformed file
 //   ... run nets ...

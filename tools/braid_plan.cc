@@ -11,18 +11,18 @@
 // Loads NET (text or binary NetDef), appends its backward pass for each --gradients-of loss
 // (runtime/core/autodiff.h), runs INIT_NET in a workspace and creates each --input blob there
 // (float32 unless DTYPE says otherwise, e.g. "data=64,1,28,28" or "label=64:int32"), so that
-// shape inference (runtime/core/shape_inference.h) sizes the net's blobs. It then builds the planner's
-// request the way the runtime does (PlanRequestFor), plans (PlanMemory), proves the plan with the
-// independent checker (VerifyMemoryPlan, unless --noverify) and prints naive, planned and
+// shape inference (runtime/core/shape_inference.h) sizes the net's blobs. It then builds the
+// planner's request the way the runtime does (PlanRequestFor), plans (PlanMemory), proves the plan
+// with the independent checker (VerifyMemoryPlan, unless --noverify) and prints naive, planned and
 // lower-bound bytes, planned/bound, recycled blob counts, arenas, and the planning and
 // verification times (planning time is PlanMemory alone).
 //
 // --mode defaults to training when --gradients-of is given, else inference; --executor defaults to
 // NET's type ("simple" stays simple, anything else plans for dag). --out writes the renamed net
 // (planner/renaming.h: blobs that may share storage share one name, for runtimes without arenas),
-// checked with VerifyRenamedNet, binary for .pb/.bin paths and text otherwise (runtime/io/proto_io.h).
-// --json writes tools/plan_json.h's schema; with several devices each blob's offset is within its
-// own device's arena and the byte totals sum over arenas.
+// checked with VerifyRenamedNet, binary for .pb/.bin paths and text otherwise
+// (runtime/io/proto_io.h). --json writes tools/plan_json.h's schema; with several devices each
+// blob's offset is within its own device's arena and the byte totals sum over arenas.
 //
 // --reorder (simple executor only) first reorders NET's ops for memory (planner/reorder.h) and
 // prints the arena before and after; the reordered net is what is planned and written.

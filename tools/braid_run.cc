@@ -33,12 +33,12 @@
 // 0 success, 1 the net failed (its Status on one stderr line), 2 bad flags.
 //
 // A model runs the same way: a folder in the layout of Caffe2's model zoo (--model-dir,
-// runtime/io/model_folder.h) or an ONNX model ("model.onnx", runtime/io/onnx/onnx_import.h, imported in
-// memory). Its init net runs (so --init is refused), its inputs are fed and its predict net runs as
-// NET above. Each input is the .npy file an --input names it with (an ONNX model is imported for
-// the file's shape), or with --input NAME=random or no --input naming it, uniform values in
-// [-1, 1) from a fixed seed in the shape value_info.json (or the ONNX model) gives; one line per
-// input names it, its shape and source:
+// runtime/io/model_folder.h) or an ONNX model ("model.onnx", runtime/io/onnx/onnx_import.h,
+// imported in memory). Its init net runs (so --init is refused), its inputs are fed and its predict
+// net runs as NET above. Each input is the .npy file an --input names it with (an ONNX model is
+// imported for the file's shape), or with --input NAME=random or no --input naming it, uniform
+// values in [-1, 1) from a fixed seed in the shape value_info.json (or the ONNX model) gives; one
+// line per input names it, its shape and source:
 //
 //   input data shape float32[1,3,224,224]: uniform [-1, 1), seed 0
 #include <gflags/gflags.h>

@@ -12,10 +12,10 @@
 // Random parameter fills run on the host and are copied to the devices (--init-on-host, on by
 // default), so --devices cuda:0 and --devices cpu:0 start from the same weights for one seed.
 //
-// --devices sim:0,sim:1 trains on simulated GPUs (runtime/device/sim/sim_device.h): parameters, gradients,
-// activations and the planned arenas live in their memory (--device-memory each), the reader
-// runs on the host and each device's slice of the batch is copied to it; the trace shows every
-// stream as a track.
+// --devices sim:0,sim:1 trains on simulated GPUs (runtime/device/sim/sim_device.h): parameters,
+// gradients, activations and the planned arenas live in their memory (--device-memory each), the
+// reader runs on the host and each device's slice of the batch is copied to it; the trace shows
+// every stream as a track.
 //
 // --recompute-budget 1.2G runs some convolutions again in the backward pass, chosen by planning
 // (runtime/models/training_footprint.h), until each device's planned train arena fits 1.2 GiB;

@@ -14,8 +14,8 @@
 //   "devices": [{"device", "physical_device", "planned_bytes", "peak_in_use_bytes",
 //                "peak_reserved_bytes", "raw_allocations", "raw_allocations_after_first_report"},
 //               ...]}
-// (physical_device: the device it runs on, runtime/core/device_context.h PhysicalDevice: "cuda:0" for
-// cuda:1 under BRAID_CUDA_DEVICES=0,0)
+// (physical_device: the device it runs on, runtime/core/device_context.h PhysicalDevice: "cuda:0"
+// for cuda:1 under BRAID_CUDA_DEVICES=0,0)
 // (allocator figures are null for cpu devices, whose memory is not cached).
 //
 // Thread safety: OnProgress is called by the Trainer on the thread that runs it.

@@ -3,13 +3,14 @@
 // A Predictor holds a model's parameters once (its init net runs when it is created) and answers
 // Run calls from any number of threads at once. Each Run borrows a request context from a pool of
 // at most `max_concurrent_runs`: a context holds the predict net built for each input shape it has
-// seen, with its activations planned into one arena per context (runtime/exec/memory_planning.h: proven
-// safe for every schedule), so a context's memory is its largest plan, never a copy of the
-// parameters. A Run with input shapes a context has not seen builds and plans that net once; later
-// Runs with those shapes allocate nothing. Runs beyond the pool's size wait for a context. On a
-// cpu device the Conv filters are stored once in the layout oneDNN's convolution reads
-// (runtime/models/pack_parameters.h) and activations between oneDNN ops stay in its blocked layout
-// (runtime/models/blocked_layouts.h): a Run reorders neither.
+// seen, with its activations planned into one arena per context (source:
+// runtime/exec/memory_planning.h: proven safe for every schedule), so a context's memory is its
+// largest plan, never a copy of the parameters. A Run with input shapes a context has not seen
+// builds and plans that net once; later Runs with those shapes allocate nothing. Runs beyond the
+// pool's size wait for a context. On a cpu device the Conv filters are stored once in the layout
+// oneDNN's convolution reads (source: runtime/models/pack_parameters.h) and activations between
+// oneDNN ops stay in its blocked layout (source: runtime/models/blocked_layouts.h): a Run reorders
+// neither.
 //
 // Inputs are views of the caller's memory: on a cpu device the net reads them in place (a net that
 // writes an input blob gets a copy instead); on another device they are copied there. Outputs are
@@ -86,10 +87,11 @@ struct PredictorOptions {
   int workers_per_run = 1;
   // OpenMP threads each op of a Run uses (its team); 0: the process's (OMP_NUM_THREADS, or every
   // hardware thread), divided among a Run's workers where their ops run side by side
-  // (runtime/exec/intra_op_threads.h). With one worker per Run, overlapping Runs each run their teams:
-  // measured with braid_bench_serving, that served more requests per second than making the Runs
-  // take turns at the cores, quiet and beside busy processes alike (README, "Serve a model"). (With
-  // several, a Run's ops hold the process's core tokens, which other Runs' ops then wait for.)
+  // (source: runtime/exec/intra_op_threads.h). With one worker per Run, overlapping Runs each run
+  // their teams: measured with braid_bench_serving, that served more requests per second than
+  // making the Runs take turns at the cores, quiet and beside busy processes alike (README, "Serve
+  // a model"). (With several, a Run's ops hold the process's core tokens, which other Runs' ops
+  // then wait for.)
   int intra_op_threads = 0;
   // Plan each context's activations into one arena (off: every blob allocates its own memory).
   bool plan_memory = true;
@@ -97,10 +99,10 @@ struct PredictorOptions {
   // planned for (at least 2); beyond this many the one used least recently (never the context's
   // first, which owns the arena) is dropped and built again if it comes back.
   int max_input_shapes = 16;
-  // Rewrite the predict net when the model is loaded (runtime/models/optimize_inference.h): fold
-  // each inference SpatialBN that follows a Conv into the Conv's filter and bias, then give each
-  // residual Sum/Add and each Relu or Clip that follows a Conv to the Conv's primitive: ops and
-  // passes over activations less per layer; outputs change by rounding only. (Folding needs the
+  // Rewrite the predict net when the model is loaded (source: runtime/models/optimize_inference.h):
+  // fold each inference SpatialBN that follows a Conv into the Conv's filter and bias, then give
+  // each residual Sum/Add and each Relu or Clip that follows a Conv to the Conv's primitive: ops
+  // and passes over activations less per layer; outputs change by rounding only. (Folding needs the
   // parameters in host memory: a cpu device.)
   bool optimize_graph = true;
 };
@@ -113,7 +115,8 @@ struct PredictorMemory {
   int built_nets = 0;             // of those, the ones held now (max_input_shapes per context)
   int64_t arena_bytes = 0;        // activation arenas held, over all contexts
   int64_t lower_bound_bytes = 0;  // over all contexts: each context's largest plan's lower bound
-  int64_t scratch_bytes = 0;      // ops' temporary buffers (runtime/exec/scratch.h), over all contexts
+  int64_t scratch_bytes = 0;      // ops' temporary buffers, over all contexts (source:
+                                  // runtime/exec/scratch.h)
 };
 
 class Predictor {
@@ -122,9 +125,9 @@ class Predictor {
   // (whose inputs' dtypes Run checks).
   static Status FromModelFolder(const std::string& dir, const PredictorOptions& options,
                                 std::unique_ptr<Predictor>* predictor);
-  // An ONNX model, imported (runtime/io/onnx/onnx_import.h) for its input's shape with symbolic dims
-  // set to 1. A Reshape whose first dim the export folded to the batch copies the input's, so other
-  // batch sizes run; a shape folded from other dims stays fixed.
+  // An ONNX model, imported (source: runtime/io/onnx/onnx_import.h) for its input's shape with
+  // symbolic dims set to 1. A Reshape whose first dim the export folded to the batch copies the
+  // input's, so other batch sizes run; a shape folded from other dims stays fixed.
   static Status FromOnnxFile(const std::string& path, const PredictorOptions& options,
                              std::unique_ptr<Predictor>* predictor);
   // Nets in memory. The inputs are predict_net's external inputs that init_net does not write and

@@ -23,7 +23,7 @@
 //    ends (and hold its next Run until they are done); a net LoadNet replaces finishes its Run.
 //  - Blobs are the caller's to order: a Feed or Fetch of a blob, a PlanMemory or LoadNet of a net
 //    whose blobs another net's Run is writing, or a RunNet of two nets writing one blob, must not
-//    overlap (braid does not lock tensors; see runtime/core/tensor.h).
+//    overlap (braid does not lock tensors; source: runtime/core/tensor.h).
 #ifndef BRAID_SESSION_H_
 #define BRAID_SESSION_H_
 

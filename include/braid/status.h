@@ -1,9 +1,9 @@
 // Status and Error: how braid reports everything that input can cause.
 //
 // A Status is a small value: a code and a message naming the net, the op (index, type, name), the
-// blob and the shapes involved. Functions of the public API return a Status. Inside braid, code that
-// meets bad input throws braid::Error (which carries a Status); the public API and the executors
-// catch it and return the Status. Internal invariants use glog CHECK, never Error.
+// blob and the shapes involved. Functions of the public API return a Status. Inside braid, code
+// that meets bad input throws braid::Error (which carries a Status); the public API and the
+// executors catch it and return the Status. Internal invariants use glog CHECK, never Error.
 //
 // Thread safety: Status and Error are values; copies may be used from any thread.
 //

@@ -5,9 +5,9 @@
 // On cpu devices (one process's memory) the op reduces and broadcasts in one pass on the host: each
 // thread of its OpenMP team takes a range of elements, sums it across the inputs and writes the sum
 // to every output. On asynchronous devices (sim) it runs as one kernel per device
-// (runtime/device/collective.h): rank r waits until every rank's input is ready, sums the r-th of n equal
-// slices of the elements across all inputs into every output (reading its peers' memory, as NCCL
-// does over NVLink), and waits until every rank has written its slice. Both add the inputs in
+// (runtime/device/collective.h): rank r waits until every rank's input is ready, sums the r-th of n
+// equal slices of the elements across all inputs into every output (reading its peers' memory, as
+// NCCL does over NVLink), and waits until every rank has written its slice. Both add the inputs in
 // pairwise order for every element (ops/collective/pairwise_sum.h), so cpu and sim give the same
 // bits whichever way the work is split, and a job of two processes of L devices each (L a power of
 // two) adds as one process with 2L devices does. On CUDA, see "What holds" below.

@@ -1,12 +1,13 @@
 // DeviceAllreduce: braid's device-side all-reduce, for CUDA ranks that share one physical GPU
-// (logical GPUs, runtime/device/device_mapping.h), where NCCL refuses to run (it takes one rank per GPU).
-// The CUDA Allreduce (ops/collective/allreduce_op.cu) uses it when ChooseCollectiveEngine
+// (logical GPUs, runtime/device/device_mapping.h), where NCCL refuses to run (it takes one rank per
+// GPU). The CUDA Allreduce (ops/collective/allreduce_op.cu) uses it when ChooseCollectiveEngine
 // (runtime/device/collective.h) says kRankKernels.
 //
 // Every rank is a logical device of one physical GPU, in one process and one CUDA context, so the
 // barriers are stream-ordered event edges, queued by one Launch (the op's group launch), with the
-// semantics runtime/device/collective.h gives every rank: rank r's stream blocks until every rank has
-// arrived, rank r does its share, and its stream blocks again until every rank's share is written.
+// semantics runtime/device/collective.h gives every rank: rank r's stream blocks until every rank
+// has arrived, rank r does its share, and its stream blocks again until every rank's share is
+// written.
 //  1. Arrival: in[r] is recorded on every rank r's stream (behind the writers of its buffer).
 //  2. Share: stream r waits on in[q] for every q != r, then rank r's slice kernel sums elements
 //     [numel*r/n, numel*(r+1)/n) of every rank's buffer, each element in PairwiseSum's order over

@@ -1,4 +1,5 @@
-// NcclProcessClique: NCCL communicators that span the processes of a job (runtime/dist/process_group.h).
+// NcclProcessClique: NCCL communicators that span the processes of a job
+// (runtime/dist/process_group.h).
 //
 // Every process contributes its local devices, in the same order, and every process must have the
 // same number of them (checked: a mismatch is FailedPrecondition). The clique's world is

@@ -1,7 +1,8 @@
-// ProcessAllreduce: gradients all-reduced across the processes of a job (runtime/dist/process_group.h)
-// with Gloo, several at once. The data-parallel builder (runtime/models/data_parallel.h) puts the
-// gradients that are ready one after another in the backward pass into one op (a bucket), so a
-// step costs a few collectives instead of one per parameter.
+// ProcessAllreduce: gradients all-reduced across the processes of a job
+// (runtime/dist/process_group.h) with Gloo, several at once. The data-parallel builder
+// (runtime/models/data_parallel.h) puts the gradients that are ready one after another in the
+// backward pass into one op (a bucket), so a step costs a few collectives instead of one per
+// parameter.
 //
 // Inputs: `tensors` (B) blobs of this process's replica 0, then the same B blobs of replica 1, and
 // so on: input r * B + b is tensor b on local replica r. Every replica's tensor b has one shape;

@@ -52,8 +52,8 @@ inline unsigned int CudaBlocks(int64_t n) {
 
 // The device whose kernel the calling thread queues: CurrentDevice(), the logical cuda:N that
 // CudaStream::RunHere sets around every CUDA kernel. Outside RunHere, cuda:<CUDA's current GPU>,
-// right only where BRAID_CUDA_DEVICES maps ids one to one (runtime/device/device_mapping.h: a physical GPU
-// may carry several logical devices); braid's own ops always run inside RunHere.
+// right only where BRAID_CUDA_DEVICES maps ids one to one (runtime/device/device_mapping.h: a
+// physical GPU may carry several logical devices); braid's own ops always run inside RunHere.
 Device CurrentCudaDevice();
 
 // Throws braid::Error naming `kernel` and the device unless the last launch succeeded.

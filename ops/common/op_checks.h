@@ -35,9 +35,9 @@ std::string DescribeInput(const OperatorBase& op, int i);
 void CheckInputType(const OperatorBase& op, int i, std::initializer_list<DType> allowed);
 // Input i has input 0's type and shape (the n-ary elementwise rule).
 void CheckSameTypeAndShape(const OperatorDef& def, const std::vector<ShapeInfo>& in, int i);
-// The layout every input of `op` is in (runtime/core/tensor.h); throws when they differ. Elementwise
-// ops (OpSchema::LayoutFollowsInputs) read it before writing (a write resets an in-place input's
-// layout) and give it to their outputs.
+// The layout every input of `op` is in (runtime/core/tensor.h); throws when they differ.
+// Elementwise ops (OpSchema::LayoutFollowsInputs) read it before writing (a write resets an
+// in-place input's layout) and give it to their outputs.
 Layout InputsLayout(const OperatorBase& op);
 // ShapeInfo of every input of `op`, as the schema sees them.
 std::vector<ShapeInfo> InputShapeInfos(const OperatorBase& op);

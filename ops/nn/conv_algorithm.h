@@ -14,14 +14,14 @@
 // search given ConvSearchMemory the op's own input (only read) and output. A forward candidate is
 // timed with the reorder of the op's filter into its weights layout, which the op runs on every
 // run too (Winograd's transformed weights, a plain filter into the blocked one; nothing for a
-// packed filter, runtime/models/pack_parameters.h, that a direct candidate reads as it is): at batch 1
-// that reorder can cost more than Winograd saves. The key (ConvAlgorithmKey) names the direction,
-// engine, CPU ISA, data type, shapes (batch included), window, group, bias, the filter's layout
-// and the primitive's layouts (format_tag::any: the activations' own layouts only add reorders,
-// the same for both candidates, so plain and blocked nets share choices and bits). It names no
-// device: cpu and sim devices, and every replica of a data-parallel net, run the same algorithm,
-// so sim and cpu training agree bit for bit. Across processes choices may differ (timings are
-// noisy); --algo_cache in the tools, or the rule mode, pins them.
+// packed filter, runtime/models/pack_parameters.h, that a direct candidate reads as it is): at
+// batch 1 that reorder can cost more than Winograd saves. The key (ConvAlgorithmKey) names the
+// direction, engine, CPU ISA, data type, shapes (batch included), window, group, bias, the filter's
+// layout and the primitive's layouts (format_tag::any: the activations' own layouts only add
+// reorders, the same for both candidates, so plain and blocked nets share choices and bits). It
+// names no device: cpu and sim devices, and every replica of a data-parallel net, run the same
+// algorithm, so sim and cpu training agree bit for bit. Across processes choices may differ
+// (timings are noisy); --algo_cache in the tools, or the rule mode, pins them.
 //
 // Thread safety: every function may be called from any thread (the registry serialises searches
 // per key and per device).

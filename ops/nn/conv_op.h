@@ -19,10 +19,10 @@
 // backward (dW, db, dX) 1.8 ms against 8.7 ms; the reorders are about 0.06 ms each. See
 // ConvOpTest.ResNet20LayerTimes in tests/ops/nn/conv_op_test.cc.
 //
-// The filter may be plain or, where an inference net's loader packed it (runtime/models/pack_parameters.h,
-// PackConvFilter below), Layout::kFilterBlocked16 (AVX-512) or kFilterBlocked8 (AVX2): then the
-// direct primitive reads it as it is, where a plain filter is reordered on every run (about 13% of
-// ResNet-50's convolution time at batch 1 on one core).
+// The filter may be plain or, where an inference net's loader packed it
+// (runtime/models/pack_parameters.h, PackConvFilter below), Layout::kFilterBlocked16 (AVX-512) or
+// kFilterBlocked8 (AVX2): then the direct primitive reads it as it is, where a plain filter is
+// reordered on every run (about 13% of ResNet-50's convolution time at batch 1 on one core).
 //
 // An inference net's loader may give the Conv the Sum or Add after it and the activation after
 // that (runtime/core/fused_activation.h): the primitive then adds the summand S and applies the

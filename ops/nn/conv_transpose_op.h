@@ -16,8 +16,9 @@
 //   arg { name: "kernel" i: 4 } arg { name: "stride" i: 2 } arg { name: "pad" i: 1 }
 //
 // Kernel: per sample and group, cols = W_g^T X_g (cblas_sgemm) and Col2Im (ops/nn/im2col.h)
-// scatters the columns into Y; the columns live in the thread's scratch area (runtime/exec/scratch.h).
-// The gradient is ConvTransposeGradient (ops/nn/conv_transpose_gradient_op.h).
+// scatters the columns into Y; the columns live in the thread's scratch area
+// (runtime/exec/scratch.h). The gradient is ConvTransposeGradient
+// (ops/nn/conv_transpose_gradient_op.h).
 #ifndef BRAID_OPS_NN_CONV_TRANSPOSE_OP_H_
 #define BRAID_OPS_NN_CONV_TRANSPOSE_OP_H_
 

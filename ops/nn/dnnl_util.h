@@ -17,10 +17,10 @@
 //
 // Layouts. Tensors at op boundaries are plain row-major (NCHW, filters OIHW) unless a net keeps an
 // activation blocked (nChw16c on AVX-512, nChw8c on AVX2: the block NativeChannelBlock() finds,
-// runtime/core/tensor.h): each op reads its inputs in the layout they have and writes an output blocked
-// when its blocked_outputs argument asks (runtime/models/blocked_layouts.h sets it where every
-// reader takes blocked tensors). Conv lets oneDNN choose its layouts (format_tag::any: nChw16c /
-// OIhw16i16o on AVX-512, nChw8c / OIhw8i8o on AVX2), batch
+// runtime/core/tensor.h): each op reads its inputs in the layout they have and writes an output
+// blocked when its blocked_outputs argument asks (runtime/models/blocked_layouts.h sets it where
+// every reader takes blocked tensors). Conv lets oneDNN choose its layouts (format_tag::any:
+// nChw16c / OIhw16i16o on AVX-512, nChw8c / OIhw8i8o on AVX2), batch
 // norm runs blocked (oneDNN's plain-layout kernel is ~8x slower, ops/nn/spatial_bn_op.h), and each
 // op reorders between a tensor's layout and its primitive's where they differ (a LayoutBridge):
 // one extra pass over the tensor, which the blocked JIT kernels more than pay back (see
@@ -49,9 +49,10 @@
 // computes the same bits whatever ran before in the process (a key without it handed a 1-thread
 // net the 2-thread primitive an earlier net had made). Nets on two executors, or two worker counts,
 // agree bit for bit where their ops' budgets agree. Several ops may run at once (the dag executor, streams of sim
-// devices); each op's budget follows the ops that may run beside it (runtime/exec/intra_op_threads.h),
-// a fixed function of the net, so their teams do not oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a
-// loaded 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
+// devices); each op's budget follows the ops that may run beside it
+// (runtime/exec/intra_op_threads.h), a fixed function of the net, so their teams do not
+// oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a loaded
+// 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
 // OMP_WAIT_POLICY=passive and 25 to 500 us with the defaults (OMP_NUM_THREADS and OMP_WAIT_POLICY
 // tune it). The elementwise ops run on the same OpenMP team (ops/common/parallel.h).
 #ifndef BRAID_OPS_NN_DNNL_UTIL_H_

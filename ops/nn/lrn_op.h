@@ -18,7 +18,8 @@
 //   dX[c] = dY[c] * scale[c]^(-beta) - (2 alpha beta / size) * X[c] * R[c], where
 //   R[c] = sum of dY[c'] Y[c'] / scale[c'] over the channels c' whose window holds c.
 // Plain loops over whole channel planes (the op is memory-bound), samples spread over the OpenMP
-// team (ops/common/parallel.h); temporaries live in the thread's scratch area (runtime/exec/scratch.h).
+// team (ops/common/parallel.h); temporaries live in the thread's scratch area
+// (runtime/exec/scratch.h).
 #ifndef BRAID_OPS_NN_LRN_OP_H_
 #define BRAID_OPS_NN_LRN_OP_H_
 

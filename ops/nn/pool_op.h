@@ -14,8 +14,8 @@
 //   arg { name: "kernel" i: 2 } arg { name: "stride" i: 2 }
 //
 // Gradients: MaxPoolGradient and AveragePoolGradient (ops/nn/pool_gradient_op.h). Pooling is
-// memory-bound, so it runs on X's layout, plain or blocked (runtime/core/tensor.h), and reorders only
-// a Y asked in the other layout (blocked_outputs). Primitives are cached per shape, window,
+// memory-bound, so it runs on X's layout, plain or blocked (runtime/core/tensor.h), and reorders
+// only a Y asked in the other layout (blocked_outputs). Primitives are cached per shape, window,
 // algorithm and layouts in PrimitiveCache (ops/nn/dnnl_util.h).
 #ifndef BRAID_OPS_NN_POOL_OP_H_
 #define BRAID_OPS_NN_POOL_OP_H_

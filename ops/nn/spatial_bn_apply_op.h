@@ -8,9 +8,9 @@
 //   output:  Y = (X - mean) * inv_std * scale + bias (+ residual), then max(Y, 0) when relu=1
 //   Args: relu (0).   Y may be X or the residual (in place).
 //
-// Layouts (runtime/core/tensor.h): X and the residual in either layout, Y blocked when blocked_outputs
-// asks. When all three agree it is one pass in memory order; otherwise element by element (slower,
-// and not in place).
+// Layouts (runtime/core/tensor.h): X and the residual in either layout, Y blocked when
+// blocked_outputs asks. When all three agree it is one pass in memory order; otherwise element by
+// element (slower, and not in place).
 //
 // With a training SpatialBN's saved_mean and saved_inv_var it gives that op's Y to within a few
 // float32 roundings (oneDNN orders the arithmetic its own way). It has no gradient: it is meant

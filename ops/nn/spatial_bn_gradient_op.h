@@ -7,8 +7,8 @@
 // needs is recovered as 1 / saved_inv_var^2 - epsilon (epsilon: the forward op's argument, which
 // the gradient maker copies). X seen as SpatialBN sees it (NCHW as it is), on the forward's
 // layout (blocked where oneDNN has a JIT kernel for it): X and dY are reordered into buffers in
-// the thread's scratch area (runtime/exec/scratch.h) and dX back, each unless that tensor is blocked
-// already or asked blocked (runtime/core/tensor.h).
+// the thread's scratch area (runtime/exec/scratch.h) and dX back, each unless that tensor is
+// blocked already or asked blocked (runtime/core/tensor.h).
 #ifndef BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_
 #define BRAID_OPS_NN_SPATIAL_BN_GRADIENT_OP_H_
 

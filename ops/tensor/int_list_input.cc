@@ -9,7 +9,8 @@ std::vector<int64_t> ReadIntList(const OperatorBase& op, int i) {
   const Tensor& input = op.Input(i);
   if (input.ndim() != 1) ThrowInvalidArgument("input " + DescribeInput(op, i) + " must be 1-D");
   // A CUDA device's memory is not host-addressable: copy the list out. Ops reading one run
-  // synchronously after their parents (their output shapes depend on it: runtime/exec/launch_plan.h).
+  // synchronously after their parents (their output shapes depend on it:
+  // runtime/exec/launch_plan.h).
   Tensor host_copy;
   if (input.device().type == DeviceType::kCuda) host_copy.CopyFrom(input);
   const Tensor& t = input.device().type == DeviceType::kCuda ? host_copy : input;

@@ -6,8 +6,8 @@
 //
 // Three device types. `cpu` runs kernels on the calling thread; its devices (cpu:0, cpu:1, ...)
 // are logical devices over one host memory. `cuda` is an NVIDIA GPU. `sim` is braid's simulated
-// GPU (runtime/device/sim/sim_device.h): asynchronous streams and memory of its own, on the CPU. Its
-// device_type number, 1000, is braid's own: Caffe2 numbers its types 0 (CPU) to 10 (MPS) and
+// GPU (runtime/device/sim/sim_device.h): asynchronous streams and memory of its own, on the CPU.
+// Its device_type number, 1000, is braid's own: Caffe2 numbers its types 0 (CPU) to 10 (MPS) and
 // 20901 (tests), so a Caffe2 net never names it by accident.
 //
 // Thread safety: Device is a value; every function here is pure.

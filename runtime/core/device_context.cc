@@ -110,8 +110,15 @@ DeviceContext* GetDeviceContext(const Device& device) {
       }
       break;
   }
-  throw Error(Status::InvalidArgument(device.ToString() +
-                                      ": braid was built without the CUDA backend"));
+  if (device.type == DeviceType::kCuda) {
+    throw Error(Status::InvalidArgument(device.ToString() +
+                                        ": braid was built without the CUDA backend"));
+  }
+  // Every build has sim (runtime/device/sim/sim_device.cc registers it while libbraid loads).
+  throw Error(Status::Internal(device.ToString() +
+                               ": no backend is registered for it (asked for during static "
+                               "initialisation, before runtime/device/sim/sim_device.cc registered "
+                               "it?)"));
 }
 
 Device PhysicalDevice(const Device& device) {

@@ -2,8 +2,8 @@
 //
 // Policies that involve devices (the executors' event edges, allocators, collectives) are written
 // once over this interface; a backend supplies the raw calls: `cpu` (synchronous: no streams,
-// kernels run on the calling thread), `sim` (runtime/device/sim/sim_device.h: a simulated GPU) and, later,
-// `cuda`.
+// kernels run on the calling thread), `sim` (runtime/device/sim/sim_device.h: a simulated GPU) and,
+// later, `cuda`.
 //
 //   DeviceContext* sim0 = GetDeviceContext(ParseDevice("sim:0"));
 //   std::unique_ptr<Event> done = sim0->CreateEvent("producer");
@@ -139,9 +139,9 @@ Device PhysicalDevice(const Device& device);
 bool SharePhysicalDevice(const Device& a, const Device& b);
 
 // Installs the contexts of an asynchronous device kind (kSim or kCuda): each backend
-// (runtime/device/sim/sim_device.h, runtime/device/cuda/cuda_device.h) registers itself when libbraid loads, so this
-// interface never includes a backend. `get(id)` returns the context of device type:id or throws
-// braid::Error.
+// (runtime/device/sim/sim_device.h, runtime/device/cuda/cuda_device.h) registers itself when
+// libbraid loads, so this interface never includes a backend. `get(id)` returns the context of
+// device type:id or throws braid::Error.
 void SetDeviceContexts(DeviceType type, DeviceContext* (*get)(int id));
 
 // The device whose kernel the calling thread is running: a sim device's id on its stream threads,

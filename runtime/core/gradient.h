@@ -2,9 +2,9 @@
 //
 // A maker gets the forward op, the names of its outputs' gradients ("" for an output with no
 // gradient) and the names the autodiff wants its inputs' gradients written to, and returns the
-// gradient ops plus which inputs got a gradient. AddGradientOperators (runtime/core/autodiff.h) chooses
-// the names (Caffe2's: "X_grad", or "X_grad_autosplit_<k>" parts summed into "X_grad" when X feeds
-// several ops), so makers never invent gradient blob names themselves.
+// gradient ops plus which inputs got a gradient. AddGradientOperators (runtime/core/autodiff.h)
+// chooses the names (Caffe2's: "X_grad", or "X_grad_autosplit_<k>" parts summed into "X_grad" when
+// X feeds several ops), so makers never invent gradient blob names themselves.
 //
 //   GradientOps ReluGradient(const GradientRequest& r) {
 //     return {{MakeGradientOp(r.op, "ReluGradient", {r.op.output(0), r.output_grads[0]},

@@ -4,9 +4,9 @@
 //   BRAID_REGISTER_CPU_OPERATOR(Relu, ReluOp);
 //   BRAID_REGISTER_OPERATOR(Conv, kCpu, "DNNL", ConvDnnlOp);
 // CreateOperator looks up (type, device type, engine) and falls back to the default engine ("")
-// when the requested engine is not registered, as Caffe2 does. A sim device (runtime/device/sim/sim_device.h)
-// runs the CPU kernel of every op that has no sim kernel of its own, unless the op's schema says
-// HostOnly.
+// when the requested engine is not registered, as Caffe2 does. A sim device
+// (runtime/device/sim/sim_device.h) runs the CPU kernel of every op that has no sim kernel of its
+// own, unless the op's schema says HostOnly.
 //
 // Thread safety: registration happens during static initialisation; lookups are read-only.
 #ifndef BRAID_RUNTIME_CORE_OP_REGISTRY_H_

@@ -2,12 +2,12 @@
 //
 // A schema states the op's arity, which input/output pairs may (or must) share a blob (in-place),
 // how output shapes and types follow from the inputs, which tensors it takes in the blocked layout
-// (runtime/core/tensor.h), where its blobs live (its device, the host, any device) and whether it runs
-// on the host only, whether the op is a collective, whether it allocates lazily on its first run,
-// the arguments it accepts (runtime/core/arg_spec.h), and a line of documentation. Kernels queued on an
-// asynchronous device (runtime/device/sim/sim_device.h) get their outputs sized on the host from the shape
-// inference, before they run. Building a net checks every op against its schema before anything
-// runs (Verify), and the memory planner reads in-place rules and shapes from here.
+// (runtime/core/tensor.h), where its blobs live (its device, the host, any device) and whether it
+// runs on the host only, whether the op is a collective, whether it allocates lazily on its first
+// run, the arguments it accepts (runtime/core/arg_spec.h), and a line of documentation. Kernels
+// queued on an asynchronous device (runtime/device/sim/sim_device.h) get their outputs sized on the
+// host from the shape inference, before they run. Building a net checks every op against its schema
+// before anything runs (Verify), and the memory planner reads in-place rules and shapes from here.
 //
 //   BRAID_OPERATOR_SCHEMA(Relu)
 //       .NumInputs(1).NumOutputs(1)
@@ -97,8 +97,9 @@ class OpSchema {
   // Elementwise ops: every input in either layout (all alike), every output in the inputs' layout.
   OpSchema& LayoutFollowsInputs();
   // Input `index` may be a parameter packed once, when an inference net is loaded, into a layout
-  // the op reads without a reorder (runtime/models/pack_parameters.h): `pack` rewrites the tensor in place
-  // and returns true, or leaves it as it is and returns false. The op reads it in either layout.
+  // the op reads without a reorder (runtime/models/pack_parameters.h): `pack` rewrites the tensor
+  // in place and returns true, or leaves it as it is and returns false. The op reads it in either
+  // layout.
   using PackFunction = std::function<bool(const OperatorDef& op, Tensor* tensor)>;
   OpSchema& PackedInput(int index, PackFunction pack);
   // Where the op's inputs / outputs live (default kOpDevice); checked when a net is built
@@ -110,17 +111,20 @@ class OpSchema {
   // The op communicates with other devices or processes (all-reduce, broadcast...).
   OpSchema& Collective();
   // A Collective whose peers are other processes (Gloo): a `dag` net runs these ops one at a time,
-  // in net order, so that ranks never wait in different ones (runtime/exec/process_collective_order.h).
+  // in net order, so that ranks never wait in different ones
+  // (runtime/exec/process_collective_order.h).
   OpSchema& WaitsForOtherProcesses();
-  // The op allocates on its first run (workspaces, handles); the first run then goes single-threaded.
+  // The op allocates on its first run (workspaces, handles); the first run then goes
+  // single-threaded.
   OpSchema& AllocatesLazily();
   // Arguments (runtime/core/arg_spec.h), checked when a net is built (VerifyArgs): an argument of
   // another kind is an error; one the op does not declare is one in a strict net (net argument
   // strict_args) and otherwise ignored as Caffe2 ignores it, with a warning, unless it is a
-  // misspelling or changes results (runtime/core/arg_spec.h CheckArguments). Every schema says what it
-  // takes: Arg, Args or ArgsOf declare names (beside CommonOpArgs), NoArgs none, AnyArgs any name
-  // (an op with open-ended arguments; the declared ones are still checked). One that says nothing accepts
-  // CommonOpArgs only (tests/ops/op_arguments_test.cc requires every schema to say).
+  // misspelling or changes results (runtime/core/arg_spec.h CheckArguments). Every schema says what
+  // it takes: Arg, Args or ArgsOf declare names (beside CommonOpArgs), NoArgs none, AnyArgs any
+  // name (an op with open-ended arguments; the declared ones are still checked). One that says
+  // nothing accepts CommonOpArgs only (tests/ops/op_arguments_test.cc requires every schema to
+  // say).
   OpSchema& Arg(std::string name, ArgKind kinds);
   OpSchema& Args(const std::vector<ArgSpec>& specs);
   // The arguments op `type` accepts (a gradient op, made with its forward op's arguments).
@@ -196,7 +200,8 @@ std::vector<std::string> RegisteredOpTypes();
 std::vector<std::string> ClosestOpTypes(const std::string& type, size_t n = 3);
 // Whether a kernel of an op on `op_device` may touch a blob on `blob_device` at `place`.
 bool PlaceReaches(BlobPlace place, const Device& op_device, const Device& blob_device);
-// The device a blob at `place` of an op on `op_device` is made on (kAnyDevice: none, returns false).
+// The device a blob at `place` of an op on `op_device` is made on (kAnyDevice: none, returns
+// false).
 bool DeviceAtPlace(BlobPlace place, const Device& op_device, Device* device);
 
 // Registers a schema; a second registration of one type is a CHECK failure.

@@ -13,9 +13,9 @@
 //   BRAID_REGISTER_CPU_OPERATOR(Relu, ReluOp);   // last line of ops/math/relu_op.cc
 //
 // Devices: an op runs on the device of its device_option. Input(i) and Output(i) refuse a tensor
-// its kernel may not touch (on another device than the op's schema places it, runtime/core/op_schema.h
-// BlobPlace), naming the blob and both devices: "blob 'fc1_w' is on sim:1; copy it to cpu:0
-// first". Outputs without storage are made on the device the schema places them.
+// its kernel may not touch (on another device than the op's schema places it,
+// runtime/core/op_schema.h BlobPlace), naming the blob and both devices: "blob 'fc1_w' is on sim:1;
+// copy it to cpu:0 first". Outputs without storage are made on the device the schema places them.
 //
 // Thread safety: an op instance is run by one thread at a time (the executor's guarantee).
 #ifndef BRAID_RUNTIME_CORE_OPERATOR_H_

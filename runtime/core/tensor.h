@@ -23,24 +23,24 @@
 // blocked tensor is an error); ops that handle both layouts read through any_layout_data() and look
 // at layout(). Which blobs of a net are blocked is decided when the net is built
 // (runtime/models/blocked_layouts.h, OpSchema::BlockedPorts), and a net whose op would read one of
-// its blocked blobs plain is refused then (runtime/exec/net_validation.h): that also covers ops running
-// in place, whose write resets the layout before they read. (A blocked tensor made outside the net
-// and given to such an op in place is not caught.) Layout::kFilterBlocked8 / kFilterBlocked16 is a
-// convolution filter [M, C, kH, kW] (float32, M and C multiples of b) stored as
-// [M/b][C/b][kH][kW][b c][b m] (oneDNN's OIhw8i8o / OIhw16i16o), the order its direct convolution
-// reads on AVX2 / AVX-512: an inference net's constant filters are packed so once, when it is
-// loaded (runtime/models/pack_parameters.h), instead of being reordered on every run.
+// its blocked blobs plain is refused then (runtime/exec/net_validation.h): that also covers ops
+// running in place, whose write resets the layout before they read. (A blocked tensor made outside
+// the net and given to such an op in place is not caught.) Layout::kFilterBlocked8 /
+// kFilterBlocked16 is a convolution filter [M, C, kH, kW] (float32, M and C multiples of b) stored
+// as [M/b][C/b][kH][kW][b c][b m] (oneDNN's OIhw8i8o / OIhw16i16o), the order its direct
+// convolution reads on AVX2 / AVX-512: an inference net's constant filters are packed so once, when
+// it is loaded (runtime/models/pack_parameters.h), instead of being reordered on every run.
 //
-// Devices. A tensor lives on a device (runtime/core/device.h) and its storage comes from that device's
-// allocator. Host code (any thread not running a kernel of a non-host device, see
-// runtime/core/device_context.h CurrentDevice) may not read or write the data of a tensor on a sim or
-// cuda device: data() and mutable_data() throw naming both devices. CopyFrom copies between any
+// Devices. A tensor lives on a device (runtime/core/device.h) and its storage comes from that
+// device's allocator. Host code (any thread not running a kernel of a non-host device, see
+// runtime/core/device_context.h CurrentDevice) may not read or write the data of a tensor on a sim
+// or cuda device: data() and mutable_data() throw naming both devices. CopyFrom copies between any
 // two devices from the host.
 //
 // Kernels queued on a device stream run after their launcher fixed their tensors' shapes, types
-// and storage (runtime/exec/launch_plan.h); while a FixedTensorsScope lives on a thread (a sim stream's
-// thread), a change of shape, type or storage throws instead of racing with the host. Setting a
-// value a tensor already has is no change: every setter writes only what differs.
+// and storage (runtime/exec/launch_plan.h); while a FixedTensorsScope lives on a thread (a sim
+// stream's thread), a change of shape, type or storage throws instead of racing with the host.
+// Setting a value a tensor already has is no change: every setter writes only what differs.
 //
 // Thread safety: a Tensor is not synchronised. Within a net run the executor orders every writer
 // of a blob before its readers (planner/dataflow.h), which is what makes tensors safe to use there.
@@ -84,10 +84,10 @@ class Storage {
  public:
   // Empty owned storage on `device`; memory comes on the first Reserve.
   explicit Storage(Device device);
-  // A view onto `bytes` bytes at `data`, owned elsewhere. `owner`, when given, is kept alive as long
-  // as the view (an arena shared by many views); otherwise the memory must outlive this Storage.
-  // `when_too_small` (a literal), when given, ends the error of a Reserve the view cannot hold: what
-  // the caller should do (a memory plan's view says to plan again).
+  // A view onto `bytes` bytes at `data`, owned elsewhere. `owner`, when given, is kept alive as
+  // long as the view (an arena shared by many views); otherwise the memory must outlive this
+  // Storage. `when_too_small` (a literal), when given, ends the error of a Reserve the view cannot
+  // hold: what the caller should do (a memory plan's view says to plan again).
   static std::shared_ptr<Storage> View(Device device, void* data, size_t bytes,
                                        std::shared_ptr<void> owner = nullptr,
                                        const char* when_too_small = nullptr);

@@ -2,20 +2,32 @@
 
 #include <glog/logging.h>
 
+#include <atomic>
+
 namespace braid {
 namespace {
 
-NetHooks g_net_hooks;  // written once while libbraid loads, before any thread reads it
+// Written once by InstallNetHooks, then published by g_net_hooks_installed (release/acquire).
+NetHooks g_net_hooks;
+std::atomic<bool> g_net_hooks_installed{false};
 
 const NetHooks& Hooks() {
-  // Invariant: runtime/exec/net.cc installs the hooks at static initialisation, and libbraid links it.
-  CHECK(g_net_hooks.build != nullptr && g_net_hooks.run != nullptr) << "no executor installed";
+  // Invariant: runtime/exec/net.cc installs the hooks while libbraid loads, before main.
+  CHECK(g_net_hooks_installed.load(std::memory_order_acquire))
+      << "a Workspace made a net before runtime/exec/net.cc installed the executors' NetHooks: "
+         "during static initialisation, or in a program linked without net.o";
   return g_net_hooks;
 }
 
 }  // namespace
 
-void InstallNetHooks(NetHooks hooks) { g_net_hooks = hooks; }
+void InstallNetHooks(NetHooks hooks) {
+  // Invariant: one installer (runtime/exec/net.cc), once, with both hooks.
+  CHECK(hooks.build != nullptr && hooks.run != nullptr && !g_net_hooks_installed.load())
+      << "NetHooks installed twice or incomplete";
+  g_net_hooks = hooks;
+  g_net_hooks_installed.store(true, std::memory_order_release);
+}
 
 Workspace::Workspace() = default;
 Workspace::Workspace(const Workspace* parent) : parent_(parent) {}

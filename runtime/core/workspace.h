@@ -12,8 +12,8 @@
 // they install NetHooks when libbraid loads, so a Workspace names Net only by its declaration.
 //
 // Thread safety: blob and net lookup/creation are guarded by a mutex, so they may be called from
-// several threads. Tensors themselves are not synchronised (see runtime/core/tensor.h); ops resolve their
-// tensors when a net is created and touch only those while it runs.
+// several threads. Tensors themselves are not synchronised (see runtime/core/tensor.h); ops resolve
+// their tensors when a net is created and touch only those while it runs.
 #ifndef BRAID_RUNTIME_CORE_WORKSPACE_H_
 #define BRAID_RUNTIME_CORE_WORKSPACE_H_
 
@@ -32,8 +32,8 @@ namespace braid {
 class Net;
 class Workspace;
 
-// How a Workspace builds and runs nets: BuildNet and Net::Run (runtime/exec/net.h), installed by the
-// executors once, while libbraid loads (InstallNetHooks), before any Workspace makes a net.
+// How a Workspace builds and runs nets: BuildNet and Net::Run (runtime/exec/net.h), installed by
+// the executors once, while libbraid loads (InstallNetHooks), before any Workspace makes a net.
 struct NetHooks {
   std::shared_ptr<Net> (*build)(const NetDef& def, Workspace* ws);  // throws braid::Error
   Status (*run)(Net& net);

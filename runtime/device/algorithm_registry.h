@@ -5,9 +5,9 @@
 // The key is everything that affects the choice, spelled by the op: shapes, strides, pads,
 // dilation, groups, the primitive's layouts, data type, direction (forward, backward-data,
 // backward-filter), engine and device architecture (oneDNN's CPU ISA; an SM version for CUDA). It
-// names no device: every device (cpu:0, sim:1, ...) that asks for a key gets the same answer, so the
-// replicas of a data-parallel net run the same algorithms with the same workspace sizes, and sim
-// and cpu nets compute the same bits.
+// names no device: every device (cpu:0, sim:1, ...) that asks for a key gets the same answer, so
+// the replicas of a data-parallel net run the same algorithms with the same workspace sizes, and
+// sim and cpu nets compute the same bits.
 //
 // The finder is supplied by the op. It lists the candidates its own rule allows, in the rule's
 // order of preference, each with the workspace bytes it needs and a callback that runs it and
@@ -30,9 +30,9 @@
 // their kernel, on the device's stream: no raw allocation or free on that device can run meanwhile,
 // since each drains the device first (runtime/core/device_context.h), which is what quiesces
 // allocation. That is also why the guard must never be the device's DeviceLock
-// (runtime/device/device_lock.h): a raw allocation holds it while it waits for the searching kernel.
-// SetSearchGuard replaces the guard (tests); the finder must not allocate through an allocator
-// whose lock the guard holds.
+// (runtime/device/device_lock.h): a raw allocation holds it while it waits for the searching
+// kernel. SetSearchGuard replaces the guard (tests); the finder must not allocate through an
+// allocator whose lock the guard holds.
 //
 // Persistence: Save and Load a text file (see algorithm_registry.cc for the format), so a second
 // process makes no searches and chooses as the first did. Loaded entries never replace an answer

@@ -4,9 +4,9 @@
 // devices it runs once, on the host, as any op. On asynchronous devices (sim, cuda) it runs as one
 // kernel per device, a rank: the launcher (runtime/exec/launch_plan.h) queues rank r's kernel on a
 // stream of rank r's device, one device after another (a group launch), holding every
-// participant's DeviceLock (runtime/device/device_lock.h). Each rank's kernel blocks its stream until
-// every rank has reached the collective (its inputs are ready everywhere), does its share, and
-// blocks again until every rank has done its share (its outputs are complete everywhere). So a
+// participant's DeviceLock (runtime/device/device_lock.h). Each rank's kernel blocks its stream
+// until every rank has reached the collective (its inputs are ready everywhere), does its share,
+// and blocks again until every rank has done its share (its outputs are complete everywhere). So a
 // rank that is launched while a peer's launch never comes waits forever, as an NCCL kernel spins:
 // the device's watchdog turns that into an error naming the collective and the devices.
 //
@@ -104,9 +104,9 @@ class CollectiveOp {
   virtual void BeginRanks() {}
   virtual void EndRanks() {}
   // Called on the launching thread before the group launch takes the participants' DeviceLocks
-  // (runtime/device/device_lock.h: a thread holding them may not allocate through an allocator): makes
-  // what the launch needs once (communicators, the device-side all-reduce's events), taking the
-  // locks itself around raw calls. Throws braid::Error on failure.
+  // (runtime/device/device_lock.h: a thread holding them may not allocate through an allocator):
+  // makes what the launch needs once (communicators, the device-side all-reduce's events), taking
+  // the locks itself around raw calls. Throws braid::Error on failure.
   virtual void PrepareRanks() {}
 };
 

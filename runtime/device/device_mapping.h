@@ -2,11 +2,12 @@
 //
 // A mapping lists, for logical devices 0, 1, ..., the physical device each runs on, as a comma
 // list of physical ids in an environment variable: BRAID_CUDA_DEVICES=0,0 makes cuda:0 and cuda:1
-// two logical GPUs of physical GPU 0 (runtime/device/cuda/cuda_device.h), BRAID_SIM_DEVICES=0,0 the same
-// for sim (runtime/device/sim/sim_device.h). Each logical device keeps its own streams, caching allocator
-// and replicas; what a physical device has once (its memory, the drain of a raw allocation, the
-// device lock of runtime/device/device_lock.h) its logical devices share. PhysicalDevice
-// (runtime/core/device_context.h) answers which physical device a logical one runs on.
+// two logical GPUs of physical GPU 0 (runtime/device/cuda/cuda_device.h), BRAID_SIM_DEVICES=0,0 the
+// same for sim (runtime/device/sim/sim_device.h). Each logical device keeps its own streams,
+// caching allocator and replicas; what a physical device has once (its memory, the drain of a raw
+// allocation, the device lock of runtime/device/device_lock.h) its logical devices share.
+// PhysicalDevice (runtime/core/device_context.h) answers which physical device a logical one runs
+// on.
 //
 //   std::vector<int> ids;
 //   Status s = ParseDeviceMapping("BRAID_CUDA_DEVICES", "0,0", /*physical_count=*/1, &ids);

@@ -1,9 +1,9 @@
 // ChromeTraceWriter: an observer that writes op events as Chrome-trace JSON (loads in Perfetto and
 // chrome://tracing), one complete event per op run. Host ops sit on their thread's track of the
-// "host" process. An op launched on a device (runtime/exec/launch_plan.h) shows as a "launch <op>" span
-// on the track of the thread that launched it, and as its kernel, preceded by "wait <op>" when its
-// stream waited for other streams, on the track "stream N" of the device's process ("sim:0"): the
-// overlap of host and streams can be read off the tracks.
+// "host" process. An op launched on a device (runtime/exec/launch_plan.h) shows as a "launch <op>"
+// span on the track of the thread that launched it, and as its kernel, preceded by "wait <op>" when
+// its stream waited for other streams, on the track "stream N" of the device's process ("sim:0"):
+// the overlap of host and streams can be read off the tracks.
 //
 //   ChromeTraceWriter trace;
 //   net->AddObserver(&trace);

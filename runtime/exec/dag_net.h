@@ -14,8 +14,8 @@
 // (runtime/exec/net_args.h FirstRunIsSingleThreaded).
 //
 // Intra-op threads: each op's OpenMP team follows the ops that may run beside it
-// (runtime/exec/intra_op_threads.h, through Net::PlanExecution), so parallel ops do not oversubscribe
-// the cores and an op that runs alone uses them all.
+// (runtime/exec/intra_op_threads.h, through Net::PlanExecution), so parallel ops do not
+// oversubscribe the cores and an op that runs alone uses them all.
 //
 // The listed-order policy (RunsBetterInListedOrder): when under a quarter of the ops may run
 // beside another (OpsAtOnce > 1), hardly anything can run side by side and the flow graph would
@@ -27,10 +27,10 @@
 // Scratch: a chain runs with the scratch area (runtime/exec/scratch.h) of its thread's arena slot.
 //
 // Devices: a chain's ops on a device are launched on one of num_workers streams of their device
-// (at most kMaxDeviceStreams, runtime/core/device_context.h; runtime/exec/launch_plan.h), chosen when the
-// net is built, so every run uses the same: a chain goes on with the stream of its first parent
-// chain that has not passed it on yet (sequential work stays on one stream, without event waits),
-// other chains take the streams in turn.
+// (at most kMaxDeviceStreams, runtime/core/device_context.h; runtime/exec/launch_plan.h), chosen
+// when the net is built, so every run uses the same: a chain goes on with the stream of its first
+// parent chain that has not passed it on yet (sequential work stays on one stream, without event
+// waits), other chains take the streams in turn.
 //
 // Errors: the first op (or kernel) to fail records its Status (Net::RecordError); ops not yet
 // started are skipped, and Run returns that Status once the graph and the streams drain. The next

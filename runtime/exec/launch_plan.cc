@@ -29,8 +29,9 @@ std::vector<Device> OpDevices(const NetDef& def) {
   return devices;
 }
 
-// Tells the caching allocator that owns t's block that `stream` uses it (runtime/device/caching_allocator.h
-// RecordStream): the block is reused only after that stream's work on it.
+// Tells the caching allocator that owns t's block that `stream` uses it
+// (runtime/device/caching_allocator.h RecordStream): the block is reused only after that stream's
+// work on it.
 void RecordUse(const Tensor& t, Stream* stream) {
   const Storage* storage = t.storage().get();
   if (storage == nullptr || storage->is_view() || storage->data() == nullptr) return;

@@ -18,11 +18,12 @@
 // (SimpleNet: stream 0; DagNet: its chain's, runtime/exec/dag_net.h), so a trace reads the same run
 // after run.
 //
-// Collectives (runtime/device/collective.h) whose blobs are on several asynchronous devices launch one
-// kernel per device, a rank, on stream stream_of[i] of each rank's device, in one group launch that
-// holds the participants' DeviceLocks (runtime/device/device_lock.h); each rank waits on its stream for
-// the parents on its device (rank 0 also for parents elsewhere), and a child waits for the rank on
-// its own device (rank 0's when it has none: it finishes only after every rank's share).
+// Collectives (runtime/device/collective.h) whose blobs are on several asynchronous devices launch
+// one kernel per device, a rank, on stream stream_of[i] of each rank's device, in one group launch
+// that holds the participants' DeviceLocks (runtime/device/device_lock.h); each rank waits on its
+// stream for the parents on its device (rank 0 also for parents elsewhere), and a child waits for
+// the rank on its own device (rank 0's when it has none: it finishes only after every rank's
+// share).
 //
 // An op whose output sizes the launcher cannot know (its shape inference cannot tell them, or an
 // output it writes in place changes shape) runs synchronously: the executor's thread waits for its

@@ -20,21 +20,21 @@
 // kernels may still be running) later Runs are refused, saying why. Different nets
 // may run concurrently if they write disjoint blobs. AddObserver must not overlap a Run.
 //
-// Across processes: with a process group set (runtime/dist/process_group.h), a net with cross-process
-// collectives first compares their order with every rank's (CheckProcessCollectiveOrder,
-// runtime/exec/process_collective_order.h), once per group; that may wait up to the group's timeout
-// for the other ranks to run the net too.
+// Across processes: with a process group set (runtime/dist/process_group.h), a net with
+// cross-process collectives first compares their order with every rank's
+// (CheckProcessCollectiveOrder, runtime/exec/process_collective_order.h), once per group; that may
+// wait up to the group's timeout for the other ranks to run the net too.
 //
-// Scratch: the net owns one scratch area per worker (runtime/exec/scratch.h), installed on the thread
-// that runs the worker's ops, and grows them all alike after every Run, so that from the second
-// Run on (same shapes) no op allocates scratch memory, whichever worker runs it.
+// Scratch: the net owns one scratch area per worker (runtime/exec/scratch.h), installed on the
+// thread that runs the worker's ops, and grows them all alike after every Run, so that from the
+// second Run on (same shapes) no op allocates scratch memory, whichever worker runs it.
 //
 // Devices: ops on an asynchronous device (sim, cuda) are launched on its streams rather than run
-// (runtime/exec/launch_plan.h); Run returns once every stream the net used has drained, with the first
-// error raised by any op or kernel. A net with host ops only pays nothing for this.
+// (runtime/exec/launch_plan.h); Run returns once every stream the net used has drained, with the
+// first error raised by any op or kernel. A net with host ops only pays nothing for this.
 //
-// Intra-op threads: each op runs with the OpenMP team runtime/exec/intra_op_threads.h budgets for it,
-// and, in a net that may run ops side by side, holds that many core tokens while it runs. Run
+// Intra-op threads: each op runs with the OpenMP team runtime/exec/intra_op_threads.h budgets for
+// it, and, in a net that may run ops side by side, holds that many core tokens while it runs. Run
 // restores the calling thread's own setting.
 #ifndef BRAID_RUNTIME_EXEC_NET_H_
 #define BRAID_RUNTIME_EXEC_NET_H_
@@ -90,8 +90,8 @@ class Net {
   // is a first Run too). What it throws fails the Run (Run catches it).
   virtual void RunOps(bool first_run) = 0;
   // Executors call this once, when built: `workers` threads may run host ops at once, and op i,
-  // when on a device, runs on stream stream_of[i] of it (runtime/exec/launch_plan.h). It sets each op's
-  // intra-op threads and whether ops hold core tokens, and returns how many ops may run beside
+  // when on a device, runs on stream stream_of[i] of it (runtime/exec/launch_plan.h). It sets each
+  // op's intra-op threads and whether ops hold core tokens, and returns how many ops may run beside
   // another (runtime/exec/intra_op_threads.h OpsAtOnce > 1).
   int PlanExecution(const DataflowGraph& g, const std::vector<int>& stream_of, int workers);
   // Runs a host op or launches a device op (RunOp when the net has no device ops). Never throws:

@@ -32,8 +32,8 @@ struct OpEvent {
   int64_t start_ns = -1;  // steady clock; -1 when the op did not run (an earlier op failed)
   int64_t end_ns = -1;
   int thread = -1;        // small integer naming the thread that ran the op
-  // Ops launched on a device stream (runtime/exec/launch_plan.h): start/end above are the kernel's on
-  // the stream's thread; these say which stream, when the executor's thread (launch_thread)
+  // Ops launched on a device stream (runtime/exec/launch_plan.h): start/end above are the kernel's
+  // on the stream's thread; these say which stream, when the executor's thread (launch_thread)
   // launched it, and when the stream waited for other streams before it (-1: no wait).
   Device device;
   int stream = -1;  // -1: a host op

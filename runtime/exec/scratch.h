@@ -14,8 +14,8 @@
 // its area already fits. The price: a net of W workers holds W times its largest op's scratch
 // (a dag net's num_workers defaults to the hardware threads; set it lower for big models).
 //
-// Thread safety and ownership: a ScratchArea is used by one thread at a time (the thread holding the
-// executor slot it belongs to); its contents are undefined between ops. ThreadScratch() is the
+// Thread safety and ownership: a ScratchArea is used by one thread at a time (the thread holding
+// the executor slot it belongs to); its contents are undefined between ops. ThreadScratch() is the
 // area installed on the calling thread by a live ScratchScope, else a thread-local area of that
 // thread's own (ops run outside any net). ScratchAreas belongs to one net; Equalize runs between
 // the net's Runs, when no worker uses an area.

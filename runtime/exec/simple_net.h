@@ -1,7 +1,7 @@
 // SimpleNet: runs ops one after another in listed order on the calling thread ("simple"). Ops on a
-// device are launched on stream 0 of their device (runtime/exec/launch_plan.h), so devices run at once
-// while the host goes on launching. The first failing op stops the run; its Status is returned.
-// Thread safety: see runtime/exec/net.h.
+// device are launched on stream 0 of their device (runtime/exec/launch_plan.h), so devices run at
+// once while the host goes on launching. The first failing op stops the run; its Status is
+// returned. Thread safety: see runtime/exec/net.h.
 #ifndef BRAID_RUNTIME_EXEC_SIMPLE_NET_H_
 #define BRAID_RUNTIME_EXEC_SIMPLE_NET_H_
 

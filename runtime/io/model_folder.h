@@ -7,7 +7,8 @@
 //                          {"data": [1, [1, 3, 224, 224]], "im_info": [1, [1, 3]]}
 //
 // WriteModelFolder creates DIR when missing and writes the three files (each atomically,
-// runtime/io/proto_io.h). It throws braid::Error (IoError) naming the file that could not be written.
+// runtime/io/proto_io.h). It throws braid::Error (IoError) naming the file that could not be
+// written.
 //
 // LoadModelFolder reads the three files back. value_info.json must hold at least one input; each
 // element type is one of Caffe2's TensorProto.DataType codes braid has (1 FLOAT, 2 INT32, 5 BOOL,

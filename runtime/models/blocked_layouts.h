@@ -1,7 +1,7 @@
 // UseBlockedLayouts: keeps the activations that pass between oneDNN ops in oneDNN's own layout.
 // oneDNN's convolution, batch norm and pooling kernels work on channel-blocked activations: nChw16c
-// on AVX-512, nChw8c on AVX2 (Layout::kBlocked16 / kBlocked8, runtime/core/tensor.h); given plain NCHW
-// tensors they reorder every input in and every output out, so each conv/BN layer of a ResNet
+// on AVX-512, nChw8c on AVX2 (Layout::kBlocked16 / kBlocked8, runtime/core/tensor.h); given plain
+// NCHW tensors they reorder every input in and every output out, so each conv/BN layer of a ResNet
 // reorders about 8 times per training step (forward and backward, data and gradients). When the
 // writer of a blob and all its readers take the blocked layout, none of those reorders is needed.
 //

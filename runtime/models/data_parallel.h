@@ -16,8 +16,8 @@
 // The Allreduces run in one global order, the order their gradients are ready in the backward
 // pass: each names the previous one's first output as a control input, as Caffe2's
 // data_parallel_model chained its all-reduces. Every executor keeps that order on every device,
-// and a rank kernel waiting for its peers (runtime/device/collective.h) never waits for a collective that
-// some device queued behind another.
+// and a rank kernel waiting for its peers (runtime/device/collective.h) never waits for a
+// collective that some device queued behind another.
 //
 //   TrainingNets single = BuildTrainingNets(spec);        // reader batch: the global batch
 //   TrainingNets dp = ReplicateForDevices(single, {cpu0, cpu1});
@@ -37,8 +37,8 @@
 
 namespace braid {
 
-// The processes of a multi-process job (runtime/dist/process_group.h) the nets are one rank of. With
-// world_size > 1 the gradients, in the order they are ready, go in buckets of at most
+// The processes of a multi-process job (runtime/dist/process_group.h) the nets are one rank of.
+// With world_size > 1 the gradients, in the order they are ready, go in buckets of at most
 // `bucket_bytes` (a larger gradient alone; 0: one per gradient) to one ProcessAllreduce each
 // (ops/collective/process_allreduce_op.h), which all-reduces them across the processes with
 // `algorithm` ("ring" or "halving_doubling") and averages them over the job:

@@ -12,8 +12,8 @@
 //   - the Conv runs on a CPU or sim device (its device_option, else the net's): CUDA's Conv does
 //     not take the arguments; and it has no fused activation yet (a fused sum is applied first:
 //     Y = act(conv(X) + b + S)).
-// The Conv then writes Y with its fused_activation argument set (runtime/core/fused_activation.h), and
-// the activation op is removed. Apply it after FoldBatchNorm
+// The Conv then writes Y with its fused_activation argument set (runtime/core/fused_activation.h),
+// and the activation op is removed. Apply it after FoldBatchNorm
 // (runtime/models/fold_batch_norm.h), which turns Conv -> SpatialBN -> Relu into Conv -> Relu, and
 // FuseConvSum (runtime/models/fuse_conv_sum.h), and before UseBlockedLayouts:
 // runtime/models/optimize_inference.h runs them in order. A Conv with a fused activation has no

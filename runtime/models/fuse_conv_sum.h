@@ -1,8 +1,9 @@
 // FuseConvSum: in an inference net, gives each residual addition (a Sum of two blobs, or an Add
 // without broadcast, of equal shapes) to the Conv that writes one of its operands, whose primitive
-// adds the other operand S as it writes its output (Conv's fused_sum, runtime/core/fused_activation.h;
-// oneDNN's binary post-op, ops/nn/conv_op.h): one op and two passes over the activation less per
-// residual block, the same values (conv(X) + b + S, one rounding of the same sum).
+// adds the other operand S as it writes its output (Conv's fused_sum,
+// runtime/core/fused_activation.h; oneDNN's binary post-op, ops/nn/conv_op.h): one op and two
+// passes over the activation less per residual block, the same values (conv(X) + b + S, one
+// rounding of the same sum).
 //
 // A Conv (op i) writing C and a Sum or Add (op j > i) of C and S writing Y are fused when
 //   - the Conv is op j's absorbing producer of C (runtime/models/blob_uses.h: no other op reads

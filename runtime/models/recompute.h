@@ -40,13 +40,13 @@
 // a recomputed Relu output, is recomputed just before that Conv (its first backward reader now):
 // a ResNet bottleneck's 4x-wide expansion output is rebuilt from the block's middle BN input, the
 // only activation its backward then keeps besides the first. Conditions: a Conv with one output
-// X and no fused epilogue (runtime/core/fused_activation.h), not reading X; no other op writes X and no
-// backward op names it as a control input; some backward op reads X and, for the control input,
-// reads a gradient; no op between the Conv and the insertion point writes its data inputs. (The
-// recomputed Conv does not take the forward one's control inputs: its data inputs hold what they
-// held then.) The recomputation costs the Conv's forward pass; RecomputableConvs ranks the Convs
-// by bytes saved per multiply-add (ascending C/group * kH * kW per output element: ResNet's 1x1
-// expansions and projections first), and BuildTrainingNetsWithinArena
+// X and no fused epilogue (runtime/core/fused_activation.h), not reading X; no other op writes X
+// and no backward op names it as a control input; some backward op reads X and, for the control
+// input, reads a gradient; no op between the Conv and the insertion point writes its data inputs.
+// (The recomputed Conv does not take the forward one's control inputs: its data inputs hold what
+// they held then.) The recomputation costs the Conv's forward pass; RecomputableConvs ranks the
+// Convs by bytes saved per multiply-add (ascending C/group * kH * kW per output element: ResNet's
+// 1x1 expansions and projections first), and BuildTrainingNetsWithinArena
 // (runtime/models/training_footprint.h) chooses a few that bring the planned arena within a
 // budget. A recomputed X matches the forward's to within float32 rounding (its input, a
 // recomputed Relu output, does; a Conv reading forward blobs gives the same bits, oneDNN picking

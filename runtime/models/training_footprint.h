@@ -6,8 +6,8 @@
 // TestNetPlanOptions, which the TrainingLoop itself uses), with blob sizes from shape inference of the
 // init net (no workspace, no device touched). Every blob that does not live in an arena is one
 // allocation that lasts the run; they are replayed in the order the TrainingLoop makes them through
-// CachingAllocatorModel (runtime/device/caching_allocator_model.h), so rounding and the small pool's
-// 2 MiB segments are counted as the allocator will count them:
+// CachingAllocatorModel (runtime/device/caching_allocator_model.h), so rounding and the small
+// pool's 2 MiB segments are counted as the allocator will count them:
 //   1. the init net's outputs (parameters, momenta, the iteration counter), in op order;
 //   2. the train net's arena; where the test net needs more, the larger arena (the train net's
 //      old one is freed into the cache first: the new one reuses it when it fits, else it stays
@@ -16,11 +16,11 @@
 //   4. the test net's own unplanned outputs (its loss and accuracy), first evaluation.
 // Host blobs (the readers' outputs) are not on a device and are not counted.
 //
-// The workspace: convolution algorithms (runtime/device/algorithm_registry.h) get a workspace of at most
-// the registry's search limit. On cuda it is device memory, taken per op, so the footprint adds
-// the cap (the largest workspace a chosen algorithm needs, FootprintOptions::workspace_cap) to
-// the total; on sim oneDNN's scratchpads live in host scratch memory (runtime/exec/scratch.h), so the
-// cap is shown but not part of the device's total.
+// The workspace: convolution algorithms (runtime/device/algorithm_registry.h) get a workspace of at
+// most the registry's search limit. On cuda it is device memory, taken per op, so the footprint
+// adds the cap (the largest workspace a chosen algorithm needs, FootprintOptions::workspace_cap) to
+// the total; on sim oneDNN's scratchpads live in host scratch memory (runtime/exec/scratch.h), so
+// the cap is shown but not part of the device's total.
 //
 //   TrainingNets nets = BuildFootprintNets({.model = "resnet50", .batch = 32, .device = sim0});
 //   for (const DeviceFootprint& f : PredictTrainingFootprint(nets, {})) ... f.total_bytes() ...

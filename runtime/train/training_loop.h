@@ -22,16 +22,16 @@
 // a resumed run continues the same data stream and learning-rate schedule.
 //
 // Memory (memory_plan = true): the train net's gradients and activations are planned into one
-// arena per device (runtime/exec/memory_planning.h, training mode), and the test net plans into those
-// same arenas, since it runs only between training iterations; where it needs more (a test batch
-// much larger than a device's share of the training batch), the shared arena grows to the test
-// net's size for both nets, so test_memory()->allocated_bytes() is only what the test net needs
-// beyond the train net's arenas. Blobs the trainer or the test net reads are kept.
+// arena per device (runtime/exec/memory_planning.h, training mode), and the test net plans into
+// those same arenas, since it runs only between training iterations; where it needs more (a test
+// batch much larger than a device's share of the training batch), the shared arena grows to the
+// test net's size for both nets, so test_memory()->allocated_bytes() is only what the test net
+// needs beyond the train net's arenas. Blobs the trainer or the test net reads are kept.
 //
 // Devices: with one device every op runs there. With several (CPU devices of this process today),
-// the nets are data parallel (runtime/models/data_parallel.h): batch_size is the global batch, split
-// evenly across the devices, gradients are averaged by one Allreduce per parameter, and the logged
-// loss and accuracy are the devices' mean.
+// the nets are data parallel (runtime/models/data_parallel.h): batch_size is the global batch,
+// split evenly across the devices, gradients are averaged by one Allreduce per parameter, and the
+// logged loss and accuracy are the devices' mean.
 //
 // Errors (bad options, unreadable data or checkpoint, a failing op) throw braid::Error.
 // Thread safety: a TrainingLoop is used by one thread.

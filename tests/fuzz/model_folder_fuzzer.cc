@@ -1,6 +1,6 @@
-// Model folders (init_net.pb, predict_net.pb, value_info.json; runtime/io/model_folder.h). The input
-// holds the three files as FuzzedDataProvider splits it: value_info.json's text, then the init
-// net's bytes (each a string ended by a backslash and another character; "\\" is a backslash),
+// Model folders (init_net.pb, predict_net.pb, value_info.json; runtime/io/model_folder.h). The
+// input holds the three files as FuzzedDataProvider splits it: value_info.json's text, then the
+// init net's bytes (each a string ended by a backslash and another character; "\\" is a backslash),
 // then the predict net's bytes (the rest; tests/fuzz/make_model_folder_seed.py writes seeds).
 // An accepted folder's predict net is planned and built with the shapes value_info.json and the
 // init net give.

@@ -1,5 +1,6 @@
-// Op arguments against their schemas (runtime/core/op_schema.h Arg, runtime/core/arg_spec.h): every schema
-// says what it takes, and a net with an argument its op does not accept fails when it is built.
+// Op arguments against their schemas (runtime/core/op_schema.h Arg, runtime/core/arg_spec.h): every
+// schema says what it takes, and a net with an argument its op does not accept fails when it is
+// built.
 #include <gtest/gtest.h>
 
 #include "braid/status.h"

@@ -76,8 +76,8 @@ TEST(AllocatorTest, ACudaDeviceWithoutBackendOrGpuIsAClearError) {
 }  // namespace braid
 
 #ifdef BRAID_WITH_CUDA
-// The CUDA device behind the device interface (runtime/device/cuda/cuda_device.h). These run only where a
-// GPU is; elsewhere they skip with CUDA's error as the reason.
+// The CUDA device behind the device interface (runtime/device/cuda/cuda_device.h). These run only
+// where a GPU is; elsewhere they skip with CUDA's error as the reason.
 namespace braid {
 namespace {
 

@@ -1,6 +1,6 @@
-// CachingAllocator (runtime/device/caching_allocator.h) over sim devices: rounding and pools, best fit,
-// splitting and merging, blocks owned by streams and record-stream events, the reserve, one retry
-// after releasing the cache, out-of-memory errors, statistics, and MemoryInfo.
+// CachingAllocator (runtime/device/caching_allocator.h) over sim devices: rounding and pools, best
+// fit, splitting and merging, blocks owned by streams and record-stream events, the reserve, one
+// retry after releasing the cache, out-of-memory errors, statistics, and MemoryInfo.
 //
 // Each test makes its own allocator over a sim device no other test in this binary uses, so raw
 // call counts are the test's own.

@@ -1,7 +1,7 @@
-// Collectives on sim devices (runtime/device/collective.h): rank kernels block their streams until every
-// rank has arrived, a failed rank releases its peers with its error, and an Allreduce launched by a
-// net runs one rank kernel per device that sums bit-identically to the cpu devices' single pass,
-// on logical devices of one card too (whose device lock is the card's).
+// Collectives on sim devices (runtime/device/collective.h): rank kernels block their streams until
+// every rank has arrived, a failed rank releases its peers with its error, and an Allreduce
+// launched by a net runs one rank kernel per device that sums bit-identically to the cpu devices'
+// single pass, on logical devices of one card too (whose device lock is the card's).
 #include "runtime/device/collective.h"
 
 #include <gtest/gtest.h>

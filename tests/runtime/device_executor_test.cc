@@ -161,8 +161,8 @@ TEST_F(DeviceExecutorTest, ConsumersWaitForProducersOnOtherDevicesAndOnTheHost) 
 // blob h, CopyCPUToGPU on sim:1 reads it. The executor gives the second copy only a wait on its
 // stream, so the host blob is read when sim:1's stream gets there, after sim:0's slow producer and
 // its copy to the host; CUDA's copies read and write the host in stream order too
-// (runtime/device/cuda/pinned_host_pool.h), and ops_cuda.CudaTensor.* runs this chain there. Each run
-// feeds other values, so a read at launch would see the last run's.
+// (runtime/device/cuda/pinned_host_pool.h), and ops_cuda.CudaTensor.* runs this chain there. Each
+// run feeds other values, so a read at launch would see the last run's.
 TEST_F(DeviceExecutorTest, ADeviceCopyReadsAHostBlobAfterTheDeviceCopyThatWritesIt) {
   const NetDef def = NetFromText(
       "name: \"transfer\" type: \"simple\" "

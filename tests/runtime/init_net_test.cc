@@ -1,5 +1,5 @@
-// RunInitNet (runtime/exec/init_net.h): op by op, the same blobs as running the net whole; errors name
-// the op by its place in the init net; a malformed net fails before any op runs.
+// RunInitNet (runtime/exec/init_net.h): op by op, the same blobs as running the net whole; errors
+// name the op by its place in the init net; a malformed net fails before any op runs.
 #include "runtime/exec/init_net.h"
 
 #include <gtest/gtest.h>

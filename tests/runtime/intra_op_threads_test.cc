@@ -1,5 +1,5 @@
-// Intra-op threads (runtime/exec/intra_op_threads.h): how many ops may run at once beside each op, the
-// OpenMP teams that follow from it, and the dag executor's choice of listed order.
+// Intra-op threads (runtime/exec/intra_op_threads.h): how many ops may run at once beside each op,
+// the OpenMP teams that follow from it, and the dag executor's choice of listed order.
 #include "runtime/exec/intra_op_threads.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// Predictor (include/braid/predictor.h): concurrent Runs against single-threaded ones, bit for bit; one
-// copy of the parameters; a plan per input signature and context, cached; inputs of every dtype
+// Predictor (include/braid/predictor.h): concurrent Runs against single-threaded ones, bit for bit;
+// one copy of the parameters; a plan per input signature and context, cached; inputs of every dtype
 // read in place; clear errors for bad inputs and for nets that would race on shared blobs.
 #include "braid/predictor.h"
 
@@ -209,8 +209,8 @@ TEST(PredictorTest, AContextKeepsAtMostMaxInputShapesNets) {
 }
 
 // A net whose channels are multiples of 16: the predictor packs its Conv filters
-// (runtime/models/pack_parameters.h) and keeps the activations between the Convs blocked, and answers
-// what the same nets run plainly in a workspace answer (within the rounding of another Conv
+// (runtime/models/pack_parameters.h) and keeps the activations between the Convs blocked, and
+// answers what the same nets run plainly in a workspace answer (within the rounding of another Conv
 // algorithm: the search's key names the filter's layout, so it may choose another one).
 TEST(PredictorTest, PackedFiltersAndBlockedActivationsGiveThePlainNetsAnswers) {
   const NetDef init = NetFromText("name: \"init16\"\n" + Fill("w1", {32, 16, 3, 3}, 0.02f) +

@@ -1,5 +1,5 @@
-// OrderProcessCollectives (runtime/exec/process_collective_order.h): which control inputs a dag net's
-// cross-process collectives get, and that a dag net built with BuildNet has them.
+// OrderProcessCollectives (runtime/exec/process_collective_order.h): which control inputs a dag
+// net's cross-process collectives get, and that a dag net built with BuildNet has them.
 #include "runtime/exec/process_collective_order.h"
 
 #include <string>

@@ -1,5 +1,5 @@
-// Session (include/braid/session.h, the embedding API): memory plans that meet larger inputs, and the
-// header's thread-safety rules under concurrent RunNet, LoadNet, PlanMemory and SetDevice.
+// Session (include/braid/session.h, the embedding API): memory plans that meet larger inputs, and
+// the header's thread-safety rules under concurrent RunNet, LoadNet, PlanMemory and SetDevice.
 #include "braid/session.h"
 
 #include <atomic>

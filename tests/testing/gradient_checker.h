@@ -1,7 +1,7 @@
 // Numerical gradient checker: compares an op's gradient ops (built by its registered
 // GradientMaker) with central finite differences of a scalar loss, and checks that the op and its
-// gradient ops compute the same bits on a simulated GPU (sim:0, runtime/device/sim/sim_device.h) as on the
-// host, from the same inputs: so every op it checks runs on sim, with shape inference that
+// gradient ops compute the same bits on a simulated GPU (sim:0, runtime/device/sim/sim_device.h) as
+// on the host, from the same inputs: so every op it checks runs on sim, with shape inference that
 // agrees with its kernel.
 //
 // The loss is sum_k sum_i w_k[i] * output_k[i] over the checked outputs, with fixed random weights

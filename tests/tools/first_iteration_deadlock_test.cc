@@ -3,10 +3,10 @@
 // A raw allocation drains its device while holding the driver's lock; a collective's rank kernel
 // blocks its stream until its peers arrive, and the launch of a peer needs the driver's lock. A
 // parallel first iteration allocates lazily while collectives are being launched, so without the
-// device locks (runtime/device/device_lock.h) and with several first-iteration workers a raw allocation
-// can fall between two rank launches: the device watchdog reports the hang as an error naming the
-// collective and the devices. With braid's defaults (the device locks, one worker for the first
-// iteration) first iterations never hang.
+// device locks (runtime/device/device_lock.h) and with several first-iteration workers a raw
+// allocation can fall between two rank launches: the device watchdog reports the hang as an error
+// naming the collective and the devices. With braid's defaults (the device locks, one worker for
+// the first iteration) first iterations never hang.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,9 +1,10 @@
-// Data-parallel training on two logical devices of one physical device (runtime/device/device_mapping.h):
-// on sim here (SimDeviceOptions::physical_ids, as BRAID_SIM_DEVICES=0,0 sets them), on CUDA where
-// the process runs with BRAID_CUDA_DEVICES=0,0 (skipped otherwise, with the reason). The replicas
-// train as on two devices, one step as one device does with the doubled batch (within what the
-// order of float sums can make), allocate nothing after the first iteration, which runs on one
-// worker, and share their card's memory: together they cannot hold more than it has.
+// Data-parallel training on two logical devices of one physical device
+// (runtime/device/device_mapping.h): on sim here (SimDeviceOptions::physical_ids, as
+// BRAID_SIM_DEVICES=0,0 sets them), on CUDA where the process runs with BRAID_CUDA_DEVICES=0,0
+// (skipped otherwise, with the reason). The replicas train as on two devices, one step as one
+// device does with the doubled batch (within what the order of float sums can make), allocate
+// nothing after the first iteration, which runs on one worker, and share their card's memory:
+// together they cannot hold more than it has.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -44,8 +44,8 @@ std::map<std::string, TensorProto> Checkpoint(const fs::path& path) {
   return by_name;
 }
 
-// Each process times its own algorithm choices (runtime/device/algorithm_registry.h), and timings differ
-// between processes: the rule mode makes every process choose alike, so the bits can agree.
+// Each process times its own algorithm choices (runtime/device/algorithm_registry.h), and timings
+// differ between processes: the rule mode makes every process choose alike, so the bits can agree.
 constexpr char kSameAlgorithms[] = "BRAID_ALGORITHM_SEARCH=rule ";
 
 std::string TrainFlags(const fs::path& checkpoint) {

@@ -1,5 +1,5 @@
-// braid_bench_allocator: what the CachingAllocator (runtime/device/caching_allocator.h) saves over raw
-// device allocation, and what it costs in memory as a training job's batch grows.
+// braid_bench_allocator: what the CachingAllocator (runtime/device/caching_allocator.h) saves over
+// raw device allocation, and what it costs in memory as a training job's batch grows.
 //
 // 1. Allocate+Free pairs. For each size (--sizes) and thread count (--threads), the ns of one
 //    Allocate+Free pair through a CachingAllocator over sim:0, already warmed so that every timed

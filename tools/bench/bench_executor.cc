@@ -9,8 +9,8 @@
 // ns/op of each, their ratio and the target ratio.
 //
 // Then, for the random DAG and the chain (--sim_ops ops), the same net with every op on sim:0
-// (runtime/device/sim/sim_device.h), with the simple executor and with dag: "launch ns/op" is the host's
-// time to launch every op while the device's streams are held (so no kernel runs meanwhile),
+// (runtime/device/sim/sim_device.h), with the simple executor and with dag: "launch ns/op" is the
+// host's time to launch every op while the device's streams are held (so no kernel runs meanwhile),
 // "run ns/op" a whole Run (launches and the stream threads serving them), beside the same net's
 // Run on the host, with their ratio.
 //

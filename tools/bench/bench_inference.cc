@@ -6,14 +6,14 @@
 //
 // One model per process, so the peak RSS is this model's alone. The process reads its resident
 // set size before anything is loaded, imports the model with the library's own calls
-// (runtime/io/onnx/onnx_import.h, or a zoo folder, runtime/io/model_folder.h; the batch is the model's
-// input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), folds batch norms into
-// Convs and fuses their Sum/Add and Relu/Clip (runtime/models/optimize_inference.h;
+// (runtime/io/onnx/onnx_import.h, or a zoo folder, runtime/io/model_folder.h; the batch is the
+// model's input shape), runs its init net, feeds uniform [-1, 1) input (seed 0), folds batch norms
+// into Convs and fuses their Sum/Add and Relu/Clip (runtime/models/optimize_inference.h;
 // --optimize_graph), keeps the activations
 // between oneDNN ops in oneDNN's blocked layout (runtime/models/blocked_layouts.h;
 // --blocked_layouts), stores the Conv filters once in the layout oneDNN reads
-// (runtime/models/pack_parameters.h; --pack_parameters), as the Predictor does, plans the predict net's
-// memory into one arena (runtime/exec/memory_planning.h, inference mode), runs
+// (runtime/models/pack_parameters.h; --pack_parameters), as the Predictor does, plans the predict
+// net's memory into one arena (runtime/exec/memory_planning.h, inference mode), runs
 // --warmup untimed iterations (the first searches Conv's algorithms and creates oneDNN's
 // primitives), then timed iterations until --min_iters and --min_seconds are both reached (or
 // --max_iters). It reports per-iteration latency (median and 90th percentile), batch / median as

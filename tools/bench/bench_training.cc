@@ -25,9 +25,10 @@
 // used during the row (from /proc/stat, minus the child's own CPU time), the largest of its runs'.
 //
 // Devices: --devices=cpu:0 (default), cpu:0,cpu:1 (data parallel over two CPU devices, the batch
-// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/device/sim/sim_device.h), cuda:0 (a GPU). On sim and
-// cuda the JSON also reports device 0's caching allocator's peak bytes in use and reserved over the
-// timed iterations, and its reserved peak during setup and warm-up (algorithm searches included).
+// split), sim:0 or sim:0,sim:1 (simulated GPUs, runtime/device/sim/sim_device.h), cuda:0 (a GPU).
+// On sim and cuda the JSON also reports device 0's caching allocator's peak bytes in use and
+// reserved over the timed iterations, and its reserved peak during setup and warm-up (algorithm
+// searches included).
 //
 //   braid_bench_training                              # the whole table, a few minutes on 2 cores
 //   braid_bench_training --devices=sim:0,sim:1        # data parallel on two simulated GPUs

@@ -2,7 +2,8 @@
 //
 // One continue_node with an empty body per op and one edge per DataflowGraph edge (no chain
 // fusion, no ops, no error handling), built and run in a task_arena of `workers` threads, the way
-// runtime/exec/dag_net.cc runs its graph. What braid's dag executor costs beyond this is its overhead.
+// runtime/exec/dag_net.cc runs its graph. What braid's dag executor costs beyond this is its
+// overhead.
 //
 //   RawFlowGraph raw(BuildDataflow(def), /*workers=*/2);
 //   raw.Run();   // every node once, in dependency order

@@ -98,8 +98,8 @@ struct RowTiming {
   // The net's scratch areas (runtime/exec/scratch.h): ops' temporary buffers, one area per worker.
   int64_t scratch_bytes = 0;
   // Devices other than the host (sim, cuda): device 0's caching allocator's peaks
-  // (runtime/device/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report, over
-  // the timed iterations (restarted after the warm-up), and the reserved peak of the setup and
+  // (runtime/device/caching_allocator.h), what PyTorch's max_memory_allocated / _reserved report,
+  // over the timed iterations (restarted after the warm-up), and the reserved peak of the setup and
   // warm-up (the first iteration's algorithm searches and their workspaces included).
   int64_t device_peak_in_use_bytes = 0;
   int64_t device_peak_reserved_bytes = 0;

@@ -18,8 +18,8 @@
 // "most ops at once": the most ops of one net whose start-to-end spans overlapped in a run (host
 // ops and sim kernels); "most threads": the most threads (dag workers, sim stream threads) that
 // ran one net's ops in a run. On a machine of few cores, short ops seldom overlap beyond the cores
-// (and ops that could oversubscribe them take turns at core tokens, runtime/exec/intra_op_threads.h),
-// while the threads show that every worker count ran.
+// (and ops that could oversubscribe them take turns at core tokens,
+// runtime/exec/intra_op_threads.h), while the threads show that every worker count ran.
 //
 // Exit codes: 0 all nets matched, 1 a mismatch, hang or error, 2 bad flags.
 #include <gflags/gflags.h>

@@ -18,7 +18,8 @@ namespace {
 constexpr int kMaxDevices = 64;
 thread_local cudaStream_t tls_stream = nullptr;
 
-// The logical CUDA devices and the physical GPU each runs on, read once (runtime/device/device_mapping.h).
+// The logical CUDA devices and the physical GPU each runs on, read once
+// (runtime/device/device_mapping.h).
 struct CudaDeviceMap {
   Status status;              // why there are none: CUDA's error, or a malformed mapping
   std::vector<int> physical;  // by logical id; the identity over every GPU by default

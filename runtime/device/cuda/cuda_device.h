@@ -1,6 +1,6 @@
-// CudaDevice, "cuda:N": the device interface (runtime/core/device_context.h) over the CUDA runtime. Built
-// only with the CUDA backend (BRAID_WITH_CUDA); it registers itself with GetDeviceContext when
-// libbraid loads.
+// CudaDevice, "cuda:N": the device interface (runtime/core/device_context.h) over the CUDA runtime.
+// Built only with the CUDA backend (BRAID_WITH_CUDA); it registers itself with GetDeviceContext
+// when libbraid loads.
 //  - Streams are non-blocking CUDA streams, made on first use. Launch runs the task's Execute on
 //    the calling thread with the device current and the stream as CurrentCudaStream(): a CUDA
 //    kernel task queues its kernels there and returns without waiting for them.

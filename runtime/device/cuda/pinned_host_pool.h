@@ -4,8 +4,8 @@
 // returns only when the host side has been read or written, so the launching thread would wait
 // for the GPU to reach the copy. From or to pinned memory the copy is a DMA the stream runs later.
 // The host side is read and written in stream order, as a sim kernel's copy reads and writes it
-// on its stream (runtime/device/sim/sim_device.h): by host functions (cudaLaunchHostFunc) that CUDA's
-// callback thread runs when the stream gets there, and that call no CUDA API.
+// on its stream (runtime/device/sim/sim_device.h): by host functions (cudaLaunchHostFunc) that
+// CUDA's callback thread runs when the stream gets there, and that call no CUDA API.
 //  - CopyToDevice queues a host function that copies the pageable source into a pinned buffer,
 //    then the DMA. The source is read when the stream reaches the copy, after everything queued
 //    before it, on this stream or on streams it waits for: a device-to-host copy queued earlier

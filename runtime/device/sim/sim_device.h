@@ -1,6 +1,6 @@
-// The simulated GPU, "sim:N": the device interface (runtime/core/device_context.h) on the CPU, with the
-// semantics of CUDA that make multi-device code hard, so that every multi-device policy runs and
-// is tested on machines without a GPU. Faithful in these points:
+// The simulated GPU, "sim:N": the device interface (runtime/core/device_context.h) on the CPU, with
+// the semantics of CUDA that make multi-device code hard, so that every multi-device policy runs
+// and is tested on machines without a GPU. Faithful in these points:
 //  - Streams. Each stream is a queue served in order by a thread of its own. Launch queues a kernel
 //    and returns at once; the kernel runs later on the stream's thread. Kernels are braid's CPU
 //    kernels, so results on sim are bit-identical to cpu with the same intra-op thread count.
@@ -31,8 +31,8 @@
 //    ran or the event it waited for and how much work was queued behind it; kernels blocked in
 //    SimDevice::WaitInKernel wake with that error. Work queued afterwards runs normally.
 // Not simulated: device memory is host memory (a host thread could read it; braid's checks refuse
-// it, not hardware); a kernel's scratch buffers (runtime/exec/scratch.h) are its stream thread's host
-// memory; a copy costs a memcpy.
+// it, not hardware); a kernel's scratch buffers (runtime/exec/scratch.h) are its stream thread's
+// host memory; a copy costs a memcpy.
 //
 //   SimDevice* sim0 = SimDevice::Get(0);
 //   sim0->RawAllocate(1 << 20);            // counts against the capacity
@@ -64,8 +64,8 @@ struct SimDeviceOptions {
   int kernel_jitter_us = 0;
   // Logical sim:i runs on simulated card physical_ids[i] (each in [0, SimDevice::kMaxDevices));
   // a device beyond the list on the card of its own number; empty: every device on its own card.
-  // At start: BRAID_SIM_DEVICES (runtime/device/device_mapping.h), read once; a malformed value makes
-  // every SimDevice::Get throw InvalidArgument naming it.
+  // At start: BRAID_SIM_DEVICES (runtime/device/device_mapping.h), read once; a malformed value
+  // makes every SimDevice::Get throw InvalidArgument naming it.
   std::vector<int> physical_ids;
 };
 

@@ -1,4 +1,5 @@
-// A sim device's streams and events (runtime/device/sim/sim_device.h has the semantics; this is how).
+// A sim device's streams and events (runtime/device/sim/sim_device.h has the semantics; this is
+// how).
 //
 // A SimStream is a queue of items (a kernel, an event record, an event wait) served in order by
 // the stream's own thread. Items carry a sequence number: Synchronize waits until every item

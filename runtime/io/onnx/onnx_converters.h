@@ -1,7 +1,7 @@
 // The node converters of the ONNX importer: one function per ONNX op type, which reads the current
-// node of an ImportContext (runtime/io/onnx/onnx_import_context.h) and emits braid ops, fills weights,
-// or records a constant, an alias or a pending pad. A converter calls ctx->Fail for a node it
-// cannot import exactly (a broadcast Caffe2's rule cannot express, a non-constant shape, ...).
+// node of an ImportContext (runtime/io/onnx/onnx_import_context.h) and emits braid ops, fills
+// weights, or records a constant, an alias or a pending pad. A converter calls ctx->Fail for a node
+// it cannot import exactly (a broadcast Caffe2's rule cannot express, a non-constant shape, ...).
 //
 //   onnx_nn_converters.cc:     Conv, BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
 //                              GlobalMaxPool, Gemm, MatMul

@@ -14,8 +14,8 @@
 // with `shape` and `values` arguments. The predict net lists the input and the weights as external
 // inputs and the graph's outputs as external outputs; blobs keep ONNX's value names.
 //
-// Errors come back as a Status naming the model (`source`), the node (index, op type, name) and what
-// was expected. Every op type the importer does not know is listed in one error, with counts:
+// Errors come back as a Status naming the model (`source`), the node (index, op type, name) and
+// what was expected. Every op type the importer does not know is listed in one error, with counts:
 //   "resnet.onnx: unsupported ONNX ops: LSTM x2, Einsum x1"
 //
 //   ModelFolder model;  // runtime/io/model_folder.h: the nets and the one input (float32)

@@ -1,6 +1,6 @@
 // ImportContext: the state of one ONNX import, shared by the node converters
-// (runtime/io/onnx/onnx_*_converters.h): the graph's constants and static shapes, the names that stand
-// for other values (Identity, Dropout, a folded Pad), and the two nets being built.
+// (runtime/io/onnx/onnx_*_converters.h): the graph's constants and static shapes, the names that
+// stand for other values (Identity, Dropout, a folded Pad), and the two nets being built.
 //
 // Converters read a node's inputs through Input/Constant/Shape, write ops with Emit, and weights
 // with Weight (an ONNX constant, filled once in the init net) or NewWeight (a constant the importer

@@ -1,5 +1,5 @@
-// Tensors in a blocked layout (runtime/core/tensor.h), by 8 and by 16 channels whatever this CPU's own
-// block: every op that declares blocked ports
+// Tensors in a blocked layout (runtime/core/tensor.h), by 8 and by 16 channels whatever this CPU's
+// own block: every op that declares blocked ports
 // (OpSchema::BlockedPorts) or LayoutFollowsInputs gives, for blocked inputs and outputs asked
 // blocked, the same values as for plain ones; plain readers refuse blocked tensors; the tensor
 // rules (writes reset the layout, shape checks) hold.

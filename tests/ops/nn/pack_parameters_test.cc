@@ -1,6 +1,6 @@
-// PackParameters (runtime/models/pack_parameters.h) with Conv's packed filter (ops/nn/conv_op.h): which
-// parameters an inference net's loader packs, and that a Conv reading a packed filter computes
-// exactly what it computes from the plain one.
+// PackParameters (runtime/models/pack_parameters.h) with Conv's packed filter (ops/nn/conv_op.h):
+// which parameters an inference net's loader packs, and that a Conv reading a packed filter
+// computes exactly what it computes from the plain one.
 #include "runtime/models/pack_parameters.h"
 
 #include <gtest/gtest.h>
