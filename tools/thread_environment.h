@@ -5,11 +5,10 @@
 // Serving under load: libgomp's threads spin (by default some 300,000 rounds) before they sleep
 // while they wait for their team; when other processes hold the cores, a descheduled teammate
 // keeps the others spinning on its behalf. kBoundedSpin (GOMP_SPINCOUNT=1000) makes them sleep
-// soon. Measured with braid_bench_inference on ResNet-18 batch 1, 2 threads on 2 cores, beside two
-// busy processes: median 76-96 ms, p90 172-203 ms by default; 44-56 ms, 76-84 ms with it. Quiet,
-// images/s did not drop (51-57 against 50-54). The serving tools set it unless the caller's
-// environment sets GOMP_SPINCOUNT or OMP_WAIT_POLICY; training keeps libgomp's default (it cost
-// training 15-25%).
+// soon: beside busy processes it nearly halves serving latency, and costs nothing quiet (README,
+// "Measurements behind the design"). The serving tools set it unless the caller's environment sets
+// GOMP_SPINCOUNT or OMP_WAIT_POLICY; training keeps libgomp's default (bounded spinning costs
+// training speed).
 //
 //   ExecWithEnvironment(original_argv, {{"OMP_NUM_THREADS", "2", /*override=*/true}, kBoundedSpin});
 //

@@ -2,6 +2,8 @@
 //
 //   DType t = DTypeOf<float>();        // DType::kFloat32
 //   size_t bytes = DTypeSize(t) * n;
+//
+// Thread safety: values and pure functions, usable from any thread.
 #ifndef BRAID_DTYPE_H_
 #define BRAID_DTYPE_H_
 

@@ -3,8 +3,8 @@
 // A Predictor holds a model's parameters once (its init net runs when it is created) and answers
 // Run calls from any number of threads at once. Each Run borrows a request context from a pool of
 // at most `max_concurrent_runs`: a context holds the predict net built for each input shape it has
-// seen, with its activations planned into one arena per context (source:
-// runtime/exec/memory_planning.h: proven safe for every schedule), so a context's memory is its
+// seen, with its activations planned into one arena per context (proven safe for every schedule;
+// source: runtime/exec/memory_planning.h), so a context's memory is its
 // largest plan, never a copy of the parameters. A Run with input shapes a context has not seen
 // builds and plans that net once; later Runs with those shapes allocate nothing. Runs beyond the
 // pool's size wait for a context. On a cpu device the Conv filters are stored once in the layout

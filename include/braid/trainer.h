@@ -99,8 +99,8 @@ struct TrainerExecution {
   int intra_op_threads = 0;         // every op's OpenMP team; 0: from the ops that run beside it
   bool recompute = true;  // with memory_plan: recompute SpatialBN + Relu outputs in the backward
   // With recompute: also recompute convolutions, a few chosen by planning, to bring each device's
-  // planned train arena within this many bytes (source: runtime/models/training_footprint.h); 0:
-  // none.
+  // planned train arena within this many bytes; 0: none (source:
+  // runtime/models/training_footprint.h).
   int64_t recompute_budget = 0;
   std::string trace;      // "": none; else a Chrome trace of Run's first 10 iterations, written here
 };

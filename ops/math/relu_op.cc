@@ -50,7 +50,7 @@ void ReluGradientOp::Run() {
   const float* ys = Input(0).any_layout_data<float>();
   const float* dys = dy.any_layout_data<float>();
   // Both loads unconditional, so the select compiles to a vector blend, not a branch per element
-  // (a mispredicted branch on random signs made this 12x slower than Relu).
+  // (a branch mispredicted on random signs made this many times slower than Relu).
   ParallelFor(dy.numel(), [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const float d = dys[i];

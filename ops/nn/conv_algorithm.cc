@@ -47,8 +47,8 @@ std::string CpuIsaName() {
 }
 
 // Runs `pd`'s primitive on zeroed buffers of `args` (MappedBuffers: glibc would keep freed ones of
-// this size resident beside the net's memory, Inception-v3 batch 8: 25 MB more peak resident
-// memory); one warm-up, then kSearchRuns timed; the median in ms.
+// this size resident beside the net's memory, raising the peak resident memory); one warm-up, then
+// kSearchRuns timed; the median in ms.
 // `given` maps an argument to memory it may use instead (pointer and bytes), where it fits;
 // `before`, when set, runs before the primitive in every run and is timed with it.
 template <typename Primitive>

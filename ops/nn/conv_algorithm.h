@@ -53,8 +53,8 @@ std::string ConvAlgorithmKey(const ConvShapes& s, ConvDirection direction,
 
 // Memory a forward search may time its candidates on instead of allocating its own: the op's
 // input (only read) and output (about to be written), each used where a candidate's layout fits
-// in its bytes. Without it a search holds a layer's input and output twice at its peak (Inception-v3
-// batch 8: 82 MB over the net's arena).
+// in its bytes. Without it a search holds a layer's input and output twice at its peak, tens of MB
+// over the net's arena on a large layer.
 struct ConvSearchMemory {
   const void* src = nullptr;
   size_t src_bytes = 0;

@@ -13,23 +13,22 @@
 // AVX-512, nChw8c / OIhw8i8o on AVX2) and the op reorders from and to the tensors' layouts around
 // the convolution: none for an X blocked as the primitive reads it, nor for a Y its
 // blocked_outputs argument asks blocked
-// (runtime/core/tensor.h; runtime/models/blocked_layouts.h decides). For a ResNet-20 layer
-// (64x16x28x28, 16 filters of 3x3, pad 1) on one AVX-512 core, the blocked forward with its
-// reorders takes 0.9 ms against 2.6 ms for oneDNN's plain-NCHW (gemm) convolution, and the
-// backward (dW, db, dX) 1.8 ms against 8.7 ms; the reorders are about 0.06 ms each. See
-// ConvOpTest.ResNet20LayerTimes in tests/ops/nn/conv_op_test.cc.
+// (runtime/core/tensor.h; runtime/models/blocked_layouts.h decides). The blocked convolution with
+// its reorders beats oneDNN's plain-NCHW (gemm) one severalfold, forward and backward (README,
+// "Measurements behind the design"; ConvOpTest.ResNet20LayerTimes in tests/ops/nn/conv_op_test.cc
+// prints the blocked times).
 //
 // The filter may be plain or, where an inference net's loader packed it
 // (runtime/models/pack_parameters.h, PackConvFilter below), Layout::kFilterBlocked16 (AVX-512) or
 // kFilterBlocked8 (AVX2): then the direct primitive reads it as it is, where a plain filter is
-// reordered on every run (about 13% of ResNet-50's convolution time at batch 1 on one core).
+// reordered on every run (at batch 1 a share of the convolution's time worth saving: README,
+// "Measurements behind the design").
 //
 // An inference net's loader may give the Conv the Sum or Add after it and the activation after
 // that (runtime/core/fused_activation.h): the primitive then adds the summand S and applies the
 // activation as it writes Y (oneDNN's binary and eltwise post-ops), S read in the layout the
-// primitive writes (reordered into it where S's layout differs). For ResNet-50's 1x1 expansion
-// convolutions on 2 AVX-512 cores that took the Conv + Add + Relu of 8x64x56x56 -> 256 channels
-// from 5.1 to 3.7 ms.
+// primitive writes (reordered into it where S's layout differs): one pass over Y instead of three
+// (README, "Measurements behind the design").
 //
 // Primitives are cached per shape and window in PrimitiveCache (ops/nn/dnnl_util.h) and shared by
 // every Conv of that shape; each op also keeps the plan of its last shape, so a steady-state run
@@ -93,15 +92,9 @@ struct ConvForwardPlan {
 // C * M <= 256 * 256, where oneDNN has a kernel for it (AVX-512): WinogradEligible, which was the
 // whole rule before the registry and still is with BRAID_ALGORITHM_SEARCH=rule.
 // Below 16 channels the blocked tiles would be mostly padding. The Winograd scratchpads grow with
-// C * M: forward + backward, 8x256x14x14 takes 71 MB for a 1.6 MB activation, 8x512x7x7 175 MB
-// for a 1.3x gain on the layer, hence the cap. (Since scratchpads live in one area per worker,
-// runtime/exec/scratch.h, a cap of 512 * 512 costs only the largest of them: ResNet-50 b8 training
-// went 16.5 -> 16.3 images/s and 774 -> 820 MB, so the cap stays.) Forward + backward data + backward
-// weights on 2 AVX-512 cores, Winograd against direct: 8x64x56x56 with 64 filters 5.3 vs 10.3 ms,
-// 8x128x28x28 5.6 vs 9.8 ms, 8x256x14x14 6.7 vs 9.8 ms, ResNet-20's 64x16x28x28 1.08 vs 1.21 ms
-// and 64x64x7x7 0.95 vs 1.21 ms (oneDNN's convolution_auto picked direct for the ResNet-50
-// shapes). Raising the cap from 128 * 128 to 256 * 256 took resnet50 b8 training from 16.4 to
-// 17.1 images/s and its peak RSS from 3.74 to 4.00 GB. Winograd rounds differently (its
+// C * M, to tens of times a layer's activation, while the gain over direct shrinks, hence the cap
+// (its measurements, and Winograd's gains against direct: README, "Measurements behind the
+// design"). Winograd rounds differently (its
 // transforms add float32 noise of ~1e-5 of |Y|), well inside training noise.
 inline constexpr int64_t kMaxWinogradChannelProduct = 256 * 256;
 bool WinogradEligible(const ConvShapes& s);

@@ -20,13 +20,13 @@
 // runtime/core/tensor.h): each op reads its inputs in the layout they have and writes an output
 // blocked when its blocked_outputs argument asks (runtime/models/blocked_layouts.h sets it where
 // every reader takes blocked tensors). Conv lets oneDNN choose its layouts (format_tag::any:
-// nChw16c / OIhw16i16o on AVX-512, nChw8c / OIhw8i8o on AVX2), batch
-// norm runs blocked (oneDNN's plain-layout kernel is ~8x slower, ops/nn/spatial_bn_op.h), and each
-// op reorders between a tensor's layout and its primitive's where they differ (a LayoutBridge):
-// one extra pass over the tensor, which the blocked JIT kernels more than pay back (see
-// ops/nn/conv_op.h). With blocked activations a ResNet layer runs without activation reorders
-// (ResNet-50 batch 8 training: 429 reorders per step gone, 10.4 -> 13.1 images/s). Pooling is
-// memory-bound, so a reorder would cost as much as the op: it runs on its input's layout.
+// nChw16c / OIhw16i16o on AVX-512, nChw8c / OIhw8i8o on AVX2), batch norm runs blocked (oneDNN's
+// plain-layout kernel is far slower, ops/nn/spatial_bn_op.h), and each op reorders between a
+// tensor's layout and its primitive's where they differ (a LayoutBridge): one extra pass over the
+// tensor, which the blocked JIT kernels more than pay back (see ops/nn/conv_op.h). With blocked
+// activations a ResNet layer runs without activation reorders (what that gained: README,
+// "Measurements behind the design"). Pooling is memory-bound, so a reorder would cost as much as
+// the op: it runs on its input's layout.
 //
 // Thread safety and ownership:
 //  - Engine() is created once (a function-local static) and read-only afterwards.
@@ -45,16 +45,16 @@
 //
 // Threading: the system oneDNN is built with OpenMP; a primitive fixes its thread count (the
 // creating thread's omp_get_max_threads) when it is made, and its results depend on it (reductions
-// split by thread). So PrimitiveCache keys hold the count: an op runs with its own budget's team and
-// computes the same bits whatever ran before in the process (a key without it handed a 1-thread
+// split by thread). So PrimitiveCache keys hold the count: an op runs with its own budget's team
+// and computes the same bits whatever ran before in the process (a key without it handed a 1-thread
 // net the 2-thread primitive an earlier net had made). Nets on two executors, or two worker counts,
-// agree bit for bit where their ops' budgets agree. Several ops may run at once (the dag executor, streams of sim
-// devices); each op's budget follows the ops that may run beside it
+// agree bit for bit where their ops' budgets agree. Several ops may run at once (the dag executor,
+// streams of sim devices); each op's budget follows the ops that may run beside it
 // (runtime/exec/intra_op_threads.h), a fixed function of the net, so their teams do not
-// oversubscribe. OpenMP's spinning threads suffer when another process holds a core: on a loaded
-// 2-core machine a tiny pooling took 0.7 us with OMP_NUM_THREADS=1, 3 us with
-// OMP_WAIT_POLICY=passive and 25 to 500 us with the defaults (OMP_NUM_THREADS and OMP_WAIT_POLICY
-// tune it). The elementwise ops run on the same OpenMP team (ops/common/parallel.h).
+// oversubscribe. OpenMP's spinning threads suffer when another process holds a core, by orders of
+// magnitude for a tiny op (README, "Measurements behind the design"; OMP_NUM_THREADS and
+// OMP_WAIT_POLICY tune it). The elementwise ops run on the same OpenMP team
+// (ops/common/parallel.h).
 #ifndef BRAID_OPS_NN_DNNL_UTIL_H_
 #define BRAID_OPS_NN_DNNL_UTIL_H_
 
@@ -109,9 +109,9 @@ dnnl::memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // hold one chunk, not the batch. NCHW tensors, plain or blocked, keep each sample contiguous, so
 // a chunk is a pointer offset. BatchChunk is the largest divisor of `batch` whose samples' bytes fit
 // kChunkScratchBytes (at least 1); Conv also shrinks the chunk while its primitive's scratchpad
-// (Winograd's grows with the batch) takes it over the budget. ResNet-50 batch 32 inference: 149 MB
-// of scratch and a 532 MB peak unchunked, 32 MB and 416 MB chunked, at 50.5 and 50.9 images/s;
-// smaller Winograd chunks cost ResNet-18 batch 32 inference some speed (177 -> 149 images/s).
+// (Winograd's grows with the batch) takes it over the budget. Chunks cut the scratch and the peak
+// at no cost in speed, except that smaller Winograd chunks cost some (README, "Measurements behind
+// the design").
 inline constexpr int64_t kChunkScratchBytes = int64_t{32} << 20;
 int64_t BatchChunk(int64_t batch, int64_t blocked_bytes_per_sample);
 // Bytes of an NCHW float32 tensor of `dims` per sample (dims[0]) in a channel-blocked layout:

@@ -13,14 +13,13 @@
 //              Caffe2 does.
 //   Args: epsilon (1e-5), momentum (0.9), is_test (0), order (NCHW only).
 // Y may be X (in place). The gradient (training mode only) is SpatialBNGradient
-// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as NCHW, or [N, C, spatial size, 1]
-// for other ranks. oneDNN's
-// batch norm on the plain layout (ncsp_bnorm) is ~8x slower than its JIT kernel on channel-blocked
-// data (8x256x56x56, 2 threads: forward 4.3 vs 0.5 ms, backward 5.1 vs 0.9 ms), so the op reorders
-// into a blocked buffer (in the thread's scratch area, runtime/exec/scratch.h) and back (0.5 + 0.2
-// ms) where C is a multiple of the block, unless X is already blocked and Y asked blocked
-// (runtime/core/tensor.h), when it reorders nothing. Inference runs a large batch in chunks of
-// samples (BatchChunk), so that the blocked copy holds one chunk.
+// (ops/nn/spatial_bn_gradient_op.h). X is given to oneDNN as NCHW, or [N, C, spatial size, 1] for
+// other ranks. oneDNN's batch norm on the plain layout (ncsp_bnorm) is several times slower than
+// its JIT kernel on channel-blocked data, reorders included (README, "Measurements behind the
+// design"), so the op reorders into a blocked buffer (in the thread's scratch area,
+// runtime/exec/scratch.h) and back where C is a multiple of the block, unless X is already blocked
+// and Y asked blocked (runtime/core/tensor.h), when it reorders nothing. Inference runs a large
+// batch in chunks of samples (BatchChunk), so that the blocked copy holds one chunk.
 //
 //   type: "SpatialBN" input: "X" input: "s" input: "b" input: "rm" input: "rv"
 //   output: "Y" output: "rm" output: "rv" output: "saved_mean" output: "saved_inv_var"

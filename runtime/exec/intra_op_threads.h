@@ -3,9 +3,10 @@
 //
 // Kernels parallelise inside an op on OpenMP (oneDNN, OpenBLAS and the elementwise ops all run on
 // libgomp). An op that runs alone should use every core; ops that run side by side must share them
-// (two 2-thread teams on 2 cores spin against each other: data-parallel ResNet-20 ran ~10x slower).
-// oneDNN fixes a primitive's team when the primitive is made and its results depend on it, so the
-// budget must be a fixed function of the net, never of timing. IntraOpBudgets gives each op
+// (two 2-thread teams on 2 cores spin against each other: README, "Measurements behind the
+// design"). oneDNN fixes a primitive's team when the primitive is made and its results depend on
+// it, so the budget must be a fixed function of the net, never of timing. IntraOpBudgets gives
+// each op
 //   threads / k,  k = OpsAtOnce: the critical ops (on a longest path of the net, counted in
 //                     ops) that may run beside it, plus itself when it is critical (at least 1,
 //                     at most `concurrency`),

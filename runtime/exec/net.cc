@@ -24,8 +24,8 @@ namespace braid {
 namespace {
 
 // Ops are separate heap objects: RunInListedOrder fetches the op a few places ahead, as a dag
-// chain prefetches its ops (a dag net that runs in listed order lost that: with this and the
-// team-size check of intra_op_threads.cc, a 100000-op chain is back from 16-19 to 13-16 ns/op).
+// chain prefetches its ops (a dag net that runs in listed order lost that; README, "Measurements
+// behind the design").
 constexpr size_t kPrefetchAhead = 8;
 
 }  // namespace

@@ -14,6 +14,11 @@
 // elementwise op reading such a blob). The last is checked here, once, rather than on every run: an
 // op running in place would reset the layout by writing before it reads, so Tensor::data() could
 // not catch it.
+//
+// Thread safety: ValidateNet may run on several threads at once. It reads the op schemas (read-only
+// after static initialisation), looks blobs up in the workspace (runtime/core/workspace.h locks
+// its lookups) and reads their storage and device, which are not synchronised: no other thread may
+// change the storage or device of a blob the net names meanwhile. Its warn-once set is locked.
 #ifndef BRAID_RUNTIME_EXEC_NET_VALIDATION_H_
 #define BRAID_RUNTIME_EXEC_NET_VALIDATION_H_
 

@@ -1,8 +1,9 @@
 // Scratch memory: buffers an op needs only while it runs (oneDNN's copies of its tensors in a
 // primitive's blocked layout, primitive scratchpads). Rather than each op owning its own, which
-// leaves every op's buffers resident for the life of the net (ResNet-50 batch 8 training: 2.5 GB
-// of them beside a 0.6 GB arena), ops borrow the scratch area of the executor worker running them:
-// a net holds one area per worker, each as large as the largest op's need.
+// leaves every op's buffers resident for the life of the net (several times the planned arena in
+// ResNet-50 training: README, "Measurements behind the design"), ops borrow the scratch area of
+// the executor worker running them: a net holds one area per worker, each as large as the largest
+// op's need.
 //
 //   // In an op's Run: this thread's area, grown to the op's need.
 //   char* base = static_cast<char*>(ThreadScratch().Reserve(bytes));

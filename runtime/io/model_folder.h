@@ -18,8 +18,8 @@
 //   WriteModelFolder("resnet18", init, predict, {{"data", DType::kFloat32, {1, 3, 224, 224}}});
 //   ModelFolder model;
 //   Status s = LoadModelFolder("resnet18", &model);
-//   if (s.ok()) s = RunInitNet(std::move(model.init_net), &ws);  // runtime/exec/init_net.h  // then
-//   feed model.inputs, run predict_net
+//   if (s.ok()) s = RunInitNet(std::move(model.init_net), &ws);  // runtime/exec/init_net.h
+//   // then feed model.inputs and run model.predict_net
 //
 // Thread safety: the functions touch only the files they name; calls on distinct folders may run
 // concurrently.

@@ -19,8 +19,8 @@
 // The Sum form covers a ResNet block's output (bn3 + shortcut, Relu). Patterns are rewritten last
 // first, so when block k's recomputation reads block k-1's output as its residual, block k-1's
 // output is recomputed too (just before), and a stage's block outputs are all recomputed from its
-// first block's at the start of the stage's backward pass. ResNet-50 batch 32 training: the
-// planned arena falls from 2.05 to 1.71 GiB, at about 1% of the iteration time.
+// first block's at the start of the stage's backward pass. (What that saves on ResNet-50, and what
+// it costs: README, "Measurements behind the design".)
 //
 // A pattern is rewritten only when the result is the same computation and saves memory: the
 // first backward reader reads a gradient (for the control input), the BN is not in place (X
@@ -56,6 +56,9 @@
 //   AddGradientOperators(&net, {"loss"});
 //   RecomputeInBackward(&net, first_backward, {.conv_outputs = {"s1_b0_conv3"}});  // before the
 //                                                                                  // optimizer
+//
+// Thread safety: no shared state; each function writes only the net it is given, so calls on
+// distinct nets may run on several threads at once.
 #ifndef BRAID_RUNTIME_MODELS_RECOMPUTE_H_
 #define BRAID_RUNTIME_MODELS_RECOMPUTE_H_
 

@@ -57,14 +57,14 @@ int64_t LargestTrainArenaBytes(const TrainingNets& nets);
 // with few of them. `finish`, when set, completes every candidate as the caller will run it before
 // it is planned (ReplicateForDevices, the executor), and the returned nets are finished. Greedy,
 // by planning: each candidate in order is kept where the arena does not grow with it (a
-// recomputed Conv's input may be rebuilt from another recomputed Conv, so one may pay off only
-// with the next), until the arena is within the budget; then every kept one is tried without,
-// most expensive first, and dropped where the arena stays within the budget (or, when it was not
-// met, at what was reached). Not a minimum, but on ResNet-50 batch 32 it meets 1.2 GiB with 7 of
-// 53. `report->met` says whether the budget was met. A budget of 0 (or less) builds the nets as
-// BuildTrainingNets does and plans nothing. Each trial builds and plans the nets: for ResNet-50
-// batch 32 ~0.3 s, 2 s in all for a 1.2 GiB budget, ~20 s when no choice reaches the budget. The
-// test net, which shares the train net's arena (runtime/train/training_loop.h), may need more.
+// recomputed Conv's input may be rebuilt from another recomputed Conv, so one may pay off only with
+// the next), until the arena is within the budget; then every kept one is tried without, most
+// expensive first, and dropped where the arena stays within the budget (or, when it was not met, at
+// what was reached). Not a minimum, but it meets budgets with few Convs (README, "Measurements
+// behind the design"). `report->met` says whether the budget was met. A budget of 0 (or less)
+// builds the nets as BuildTrainingNets does and plans nothing. Each trial builds and plans the
+// nets, so a search costs seconds on a large net, most when no choice reaches the budget. The test
+// net, which shares the train net's arena (runtime/train/training_loop.h), may need more.
 struct RecomputeBudgetReport {
   int64_t budget_bytes = 0;
   int64_t arena_without_bytes = 0;  // no Conv recomputed (spec's own recomputation only)

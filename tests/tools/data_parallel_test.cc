@@ -1,6 +1,6 @@
 // Data-parallel training (runtime/models/data_parallel.h, TrainingLoop with several devices):
-// replicated nets, one Allreduce per gradient, ProcessAllreduce buckets across processes, 2 devices
-// x batch B == 1 device x batch 2B, and no allocation once the first iteration has run.
+// replicated nets, one Allreduce per gradient, ProcessAllreduce buckets across processes,
+// 2 devices x batch B == 1 device x batch 2B, and no allocation once the first iteration has run.
 #include "runtime/models/data_parallel.h"
 
 #include <gtest/gtest.h>

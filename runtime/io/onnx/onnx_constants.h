@@ -12,6 +12,8 @@
 //
 //   ConstantTensor w = ConstantFromOnnx(initializer);       // float32 [64, 3, 7, 7]
 //   ConstantTensor wt = TransposeMatrix(w2d);                // [K, N] -> [N, K]
+//
+// Thread safety: ConstantTensor is a value; the functions are pure and usable from any thread.
 #ifndef BRAID_RUNTIME_IO_ONNX_ONNX_CONSTANTS_H_
 #define BRAID_RUNTIME_IO_ONNX_ONNX_CONSTANTS_H_
 

@@ -7,6 +7,10 @@
 //                              GlobalMaxPool, Gemm, MatMul
 //   onnx_tensor_converters.cc: Relu, Clip, Add, Mul, Concat, Flatten, Reshape, Squeeze, Unsqueeze,
 //                              Dropout, Identity, Softmax, Constant, Pad, Shape, Gather, Cast
+//
+// Thread safety: NodeConverters' table is built once, on first use (a function-local static), and
+// read-only after; a converter touches only the ImportContext it is given (one per import) and,
+// through it, that import's init and predict nets.
 #ifndef BRAID_RUNTIME_IO_ONNX_ONNX_CONVERTERS_H_
 #define BRAID_RUNTIME_IO_ONNX_ONNX_CONVERTERS_H_
 

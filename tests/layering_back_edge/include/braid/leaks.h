@@ -1,2 +1,2 @@
 // A fixture for Layering.ABackEdgeIsNamed: a public header including a private one. Never compiled.
-#include "runtime/core/tensor.h"
+#include <runtime/core/tensor.h>
