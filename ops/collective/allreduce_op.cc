@@ -21,8 +21,17 @@ std::set<std::pair<int, int>> EachInputInPlace() {
 
 }  // namespace
 
+void RefuseProcessesArgument(const OperatorDef& def) {
+  if (ArgumentReader(def.arg()).Get<int64_t>("processes", 0) == 0) return;
+  ThrowInvalidArgument(
+      "Allreduce reduces this process's devices only; across processes, ProcessAllreduce takes "
+      "the same tensors (Gloo for host tensors, NCCL for cuda tensors): drop `processes` and `key` "
+      "and name the op ProcessAllreduce");
+}
+
 AllreduceOp::AllreduceOp(const OperatorDef& def, Workspace* ws)
     : OperatorBase(def, ws), in_(def.input_size()), out_(def.output_size()) {
+  RefuseProcessesArgument(def);
   if (ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0) {
     scale_ = 1.f / static_cast<float>(def.input_size());
   }
@@ -74,8 +83,7 @@ void AllreduceOp::RunRank(int rank, CollectiveRendezvous& peers) {
 
 BRAID_OPERATOR_SCHEMA(Allreduce)
     .Arg("average", ArgKind::kInt)
-    .Arg("processes", ArgKind::kInt)
-    .Arg("key", ArgKind::kString)
+    .Arg("processes", ArgKind::kInt)  // refused unless 0: see RefuseProcessesArgument
     .NumInputs(1, kMaxDevices)
     .NumOutputs(1, kMaxDevices)
     .EnforceInplace(EachInputInPlace())

@@ -22,14 +22,8 @@
 // first launch, under the devices' locks (it allocates device memory: a raw call), and kept for
 // the life of the process (NcclClique). A net whose ranks are one device has nothing to reduce:
 // Run leaves the blob as it is. engine "NCCL" insists on NCCL: ranks sharing a GPU are then
-// InvalidArgument.
-//
-// With `processes: 1` the clique spans the local devices of every process of CurrentProcessGroup()
-// (ops/collective/nccl_process_clique.h), one per `key`. Several local devices go through the same
-// group launch; a single local device is not a group launch (the launcher calls Run), so Run
-// queues its one ncclAllReduce itself, holding the device's DeviceLock as a group launch would.
-// ncclAvg averages over the clique's size, every device of every process (for float32 NCCL
-// multiplies each input by 1/size before summing: allreduce_op.h says what that changes).
+// InvalidArgument. (Across processes, ProcessAllreduce's NCCL engine reduces:
+// ops/collective/process_allreduce_op.cu.)
 #include <nccl.h>
 
 #include <map>
@@ -41,12 +35,10 @@
 #include "braid/status.h"
 #include "ops/collective/allreduce_op.h"
 #include "ops/collective/device_allreduce.h"
-#include "ops/collective/nccl_process_clique.h"
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "runtime/core/op_registry.h"
 #include "runtime/device/device_lock.h"
-#include "runtime/dist/process_group.h"
 
 namespace braid {
 namespace {
@@ -83,9 +75,9 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
   AllreduceCudaOp(const OperatorDef& def, Workspace* ws)
       : OperatorBase(def, ws),
         average_(ArgumentReader(def.arg()).Get<int64_t>("average", 0) != 0),
-        processes_(ArgumentReader(def.arg()).Get<int64_t>("processes", 0) != 0),
-        nccl_only_(def.engine() == "NCCL"),
-        key_(ArgumentReader(def.arg()).Get<std::string>("key", def.output(0))) {}
+        nccl_only_(def.engine() == "NCCL") {
+    RefuseProcessesArgument(def);
+  }
 
   void Run() override {
     if (InputSize() > 1) {
@@ -93,7 +85,6 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
                            " inputs; on CUDA its inputs must be on distinct devices");
     }
     CheckInputType(*this, 0, {DType::kFloat32});  // one rank: the blob is its own sum and mean
-    if (processes_) RunAcrossProcesses();
   }
 
   std::vector<Device> RankDevices() const override {
@@ -113,12 +104,12 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
     Status chosen = ChooseCollectiveEngine(devices_, &engine_);
     if (!chosen.ok()) throw Error(chosen);
     if (engine_ == CollectiveEngine::kNccl) {
-      comms_ = processes_ ? &NcclProcessClique(devices_, Group(), key_) : &NcclClique(devices_);
+      comms_ = &NcclClique(devices_);
       return;
     }
-    if (nccl_only_ || processes_) {
-      ThrowInvalidArgument(std::string("engine NCCL") + (processes_ ? " (processes: 1)" : "") +
-                           " refuses two ranks on one GPU, and " + DescribeDevices(devices_) +
+    if (nccl_only_) {
+      ThrowInvalidArgument("engine NCCL refuses two ranks on one GPU, and " +
+                           DescribeDevices(devices_) +
                            " share one (BRAID_CUDA_DEVICES); the default engine reduces them "
                            "with braid's device-side all-reduce");
     }
@@ -189,29 +180,6 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
     device_allreduce_->Launch(buffers, static_cast<int64_t>(ranks_[0].count), scale, streams);
   }
 
-  ProcessGroup& Group() const {
-    ProcessGroup* group = CurrentProcessGroup();
-    if (group == nullptr) {
-      const std::string name = def().name().empty() ? def().output(0) : def().name();
-      throw Error(Status::FailedPrecondition("Allreduce '" + name +
-                                             "' (engine NCCL, processes: 1) needs a process "
-                                             "group: none is set (braid::SetProcessGroup)"));
-    }
-    return *group;
-  }
-
-  // One local device: its ncclAllReduce alone, with the processes' other devices.
-  void RunAcrossProcesses() {
-    devices_ = RankDevices();
-    const std::vector<ncclComm_t>& comms = NcclProcessClique(devices_, Group(), key_);
-    const Tensor& in = Input(0);
-    float* out = Output(0)->mutable_data<float>();  // in place: the same tensor
-    std::unique_lock<std::mutex> lock = LockDevice(devices_[0]);
-    CheckNccl(ncclAllReduce(in.data<float>(), out, static_cast<size_t>(in.numel()), ncclFloat,
-                            average_ ? ncclAvg : ncclSum, comms[0], CurrentCudaStream()),
-              "ncclAllReduce", devices_);
-  }
-
   // One rank's call, noted by RunRank (on the rank's stream) for EndRanks.
   struct RankCall {
     const float* in = nullptr;
@@ -222,9 +190,7 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
   };
 
   const bool average_;
-  const bool processes_;         // the clique spans every process of the current group
   const bool nccl_only_;         // engine "NCCL": never braid's device-side all-reduce
-  const std::string key_;        // names the clique across processes (default: output 0)
   std::vector<Device> devices_;  // per launch, on the launching thread
   CollectiveEngine engine_ = CollectiveEngine::kNccl;  // per launch (PrepareRanks)
   const std::vector<ncclComm_t>* comms_ = nullptr;     // NCCL: the clique of devices_

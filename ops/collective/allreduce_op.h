@@ -11,8 +11,8 @@
 // pairwise order for every element (ops/collective/pairwise_sum.h), so cpu and sim give the same
 // bits whichever way the work is split, and a job of two processes of L devices each (L a power of
 // two) adds as one process with 2L devices does. On CUDA, see "What holds" below.
-// The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema; across processes,
-// ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces with Gloo.
+// The NCCL kernel (CUDA devices, engine "NCCL") registers under the same schema. Across
+// processes, ProcessAllreduce (ops/collective/process_allreduce_op.h) reduces, with Gloo or NCCL.
 //
 // What holds, engine by engine (runtime/device/collective.h ChooseCollectiveEngine picks one):
 //   cpu, sim   every element in PairwiseSum's order over the inputs in rank order
@@ -30,21 +30,14 @@
 //              order differs; otherwise each term carries one more rounding.
 //
 // Arguments:
-//   average (int): 1 for the mean instead of the sum (over every input of every process).
-//   processes (int, engine "NCCL" only): 1 spans the processes of CurrentProcessGroup() (none set:
-//     FailedPrecondition naming the op). The inputs are this process's devices; every process must
-//     have as many (checked when the communicator is made). NCCL rank of local device i of group
-//     rank g: g x local devices + i. Default 0: this process's devices only.
-//   key (string, with processes: 1): names the communicator across processes, one per (device
-//     set, key), made on the op's first run with the unique id rank 0 shares through the group's
-//     store (ops/collective/nccl_process_clique.h). Ops that may run at the same time need
-//     distinct keys, and every process must first run them in the same order. Default: output 0.
+//   average (int): 1 for the mean instead of the sum (over every input).
+//   processes (int): refused unless 0 (it once made the NCCL kernel span processes; that is
+//     ProcessAllreduce's job now): the error says so, where ignoring it would give numbers that
+//     are not all-reduced across the processes.
 //
 // Schema: Collective, inputs and outputs pairwise in place, float32, identical shapes (checked).
 //
-// Thread safety: as any op (one run at a time). Ops with processes: 1 that may run at once need
-// distinct keys (above); NCCL's cross-process collectives are not ordered or checked across ranks
-// as ProcessAllreduce's are (runtime/exec/process_collective_order.h).
+// Thread safety: as any op (one run at a time).
 #ifndef BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 #define BRAID_OPS_COLLECTIVE_ALLREDUCE_OP_H_
 
@@ -54,6 +47,10 @@
 #include "runtime/device/collective.h"
 
 namespace braid {
+
+// Throws braid::Error (InvalidArgument) when `def` asks for `processes` (see the argument); both
+// kernels call it.
+void RefuseProcessesArgument(const OperatorDef& def);
 
 class AllreduceOp final : public OperatorBase, public CollectiveOp {
  public:

@@ -10,6 +10,7 @@
 
 #include "planner/fnv1a.h"
 #include "runtime/core/argument.h"
+#include "runtime/core/device.h"
 #include "runtime/core/op_schema.h"
 
 namespace braid {
@@ -25,15 +26,23 @@ std::string OpName(const OperatorDef& op) {
 }
 
 // What every rank must agree on for collective `op`: its type and the effective values of the
-// arguments that must match across ranks (ProcessAllreduce's defaults filled in).
+// arguments that must match across ranks (ProcessAllreduce's defaults filled in). On a cuda device
+// the weight too: NCCL's mean counts every replica alike, which is the weighted mean only when
+// every rank has the same weight (ops/collective/process_allreduce_op.h).
 std::string Signature(const OperatorDef& op) {
   const ArgumentReader args(op.arg());
   const int64_t tag = args.Get<int64_t>(
       "tag", DefaultCollectiveTag(op.output_size() > 0 ? op.output(0) : std::string()));
-  return op.type() + " tag " + std::to_string(tag) + " tensors " +
-         std::to_string(args.Get<int64_t>("tensors", 1)) + " algorithm " +
-         args.Get<std::string>("algorithm", "ring") + " average " +
-         std::to_string(args.Get<int64_t>("average", 0));
+  const int64_t tensors = args.Get<int64_t>("tensors", 1);
+  std::string signature = op.type() + " tag " + std::to_string(tag) + " tensors " +
+                          std::to_string(tensors) + " algorithm " +
+                          args.Get<std::string>("algorithm", "ring") + " average " +
+                          std::to_string(args.Get<int64_t>("average", 0));
+  if (op.device_option().device_type() == static_cast<int>(DeviceType::kCuda)) {
+    const int64_t replicas = tensors > 0 ? op.input_size() / tensors : 0;
+    signature += " weight " + std::to_string(args.Get<int64_t>("weight", replicas));
+  }
+  return signature;
 }
 
 std::vector<std::string> Lines(const std::string& text) {

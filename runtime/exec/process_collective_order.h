@@ -36,8 +36,8 @@
 // Checks of nets with different names run side by side on their own tags (names whose tags
 // collide, one in 65536, take turns); a name's checks run one at a time in a process and pair up
 // across ranks in that order (two nets of one name must be first run in the same order on every
-// rank). Allreduce ops over NCCL across processes (engine
-// NCCL, processes: 1) are neither ordered nor checked here. Thread-safe.
+// rank). ProcessAllreduce on cuda devices (NCCL) is ordered and checked as on cpu devices, its
+// weight included (NCCL's mean counts every replica alike). Thread-safe.
 #ifndef BRAID_RUNTIME_EXEC_PROCESS_COLLECTIVE_ORDER_H_
 #define BRAID_RUNTIME_EXEC_PROCESS_COLLECTIVE_ORDER_H_
 

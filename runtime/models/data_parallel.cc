@@ -101,11 +101,10 @@ bool AllOnHost(const std::vector<DeviceOption>& devices) {
                      [](const DeviceOption& d) { return DeviceFromProto(d).is_host(); });
 }
 
-// One Allreduce per gradient over the devices (averaging), chained in ready order; with `nccl`,
-// over every GPU of every process, through one NCCL communicator (the chain never runs two at once).
+// One Allreduce per gradient over the devices (averaging), chained in ready order.
 void AddDeviceAllreduces(const std::vector<Gradient>& gradients, const TrainingNets& dp,
-                         const std::vector<DeviceOption>& devices, bool nccl, NetDef* train) {
-  if (devices.size() == 1 && !nccl) return;
+                         const std::vector<DeviceOption>& devices, NetDef* train) {
+  if (devices.size() == 1) return;
   std::string previous;  // the last Allreduce's first output: the next one's control input
   for (const Gradient& gradient : gradients) {
     OperatorDef* allreduce = train->add_op();
@@ -119,23 +118,19 @@ void AddDeviceAllreduces(const std::vector<Gradient>& gradients, const TrainingN
     previous = allreduce->output(0);
     AddIntArg(allreduce, "average", 1);
     *allreduce->mutable_device_option() = devices[0];
-    if (nccl) {
-      allreduce->set_engine("NCCL");
-      AddIntArg(allreduce, "processes", 1);
-      AddStringArg(allreduce, "key", "data_parallel_gradients");
-    }
   }
 }
 
 // One ProcessAllreduce per bucket, chained in ready order, tagged by its place in that order, each
 // rank of weight 1 (every rank reads the same number of examples, however many devices it splits
-// them over: the mean of the ranks' means is the mean over the global batch). On cpu devices it
-// reduces every device's gradients itself; on other devices it reduces host copies of device 0's
-// (already averaged over the devices), copied back to every device after.
+// them over: the mean of the ranks' means is the mean over the global batch). On cpu devices, and
+// on cuda devices with `nccl`, it reduces every device's gradients itself; on other devices it
+// reduces host copies of device 0's (already averaged over the devices), copied back to every
+// device after.
 void AddProcessAllreduces(const std::vector<Gradient>& gradients, const TrainingNets& dp,
                           const std::vector<DeviceOption>& devices,
                           const ProcessScaleOut& processes, NetDef* train) {
-  const bool staged = !AllOnHost(devices);
+  const bool staged = !AllOnHost(devices) && !processes.nccl;
   const auto host_copy = [&](const std::string& gradient) {
     return "host/" + dp.OnDevice(0, gradient);
   };
@@ -203,12 +198,10 @@ NetDef ReplicateTrain(const NetDef& single, const TrainingNets& dp,
   }
   const std::vector<Gradient> gradients = GradientsInReadyOrder(single, dp.params);
   const bool nccl = processes.world_size > 1 && processes.nccl;
-  if (processes.world_size == 1 || !AllOnHost(devices)) {
-    AddDeviceAllreduces(gradients, dp, devices, nccl, &train);
+  if (processes.world_size == 1 || (!AllOnHost(devices) && !nccl)) {
+    AddDeviceAllreduces(gradients, dp, devices, &train);
   }
-  if (processes.world_size > 1 && !nccl) {
-    AddProcessAllreduces(gradients, dp, devices, processes, &train);
-  }
+  if (processes.world_size > 1) AddProcessAllreduces(gradients, dp, devices, processes, &train);
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const OperatorDef& op : single.op()) {
       if (IsUpdate(op)) *train.add_op() = ScopedOp(op, dp.device_prefixes[d], devices[d]);

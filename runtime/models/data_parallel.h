@@ -52,9 +52,10 @@ namespace braid {
 // Each ProcessAllreduce's `tag`, its bucket's place in the ready order, is the same on every rank
 // and unique among the net's collectives, as Gloo requires of collectives that may run at once;
 // they are chained in that order like the device Allreduces. A mix of cpu and other devices in
-// one process is refused. With `nccl` (cuda devices only) each gradient's Allreduce spans every
-// GPU of every process instead (engine NCCL, processes: 1: one communicator whose unique id rank
-// 0 shares through the rendezvous store), with no host copies and no Gloo.
+// one process is refused. With `nccl` (cuda devices only) the ProcessAllreduces run on cuda
+// device 0 and take every device's gradients, as on cpu devices: its NCCL engine reduces every
+// GPU of every process at once (one communicator whose unique id rank 0 shares through the
+// rendezvous store), with no device Allreduces, no host copies and no Gloo.
 struct ProcessScaleOut {
   int world_size = 1;
   std::string algorithm = "ring";

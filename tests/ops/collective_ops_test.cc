@@ -104,6 +104,19 @@ TEST(AllreduceTest, ShapeMismatchNamesTheBlob) {
             std::string::npos);
 }
 
+// Across processes is ProcessAllreduce's job: `processes` is refused, not ignored (ignoring it
+// would leave the blobs unreduced across the processes).
+TEST(AllreduceTest, ProcessesIsRefusedNamingProcessAllreduce) {
+  Workspace ws;
+  Feed<float>(&ws, "a", {2}, {1, 2});
+  const std::string error = RunOpError(
+      &ws, R"(type: "Allreduce" input: "a" output: "a" arg { name: "processes" i: 1 })");
+  EXPECT_NE(error.find("Allreduce reduces this process's devices only; across processes, "
+                       "ProcessAllreduce takes the same tensors"),
+            std::string::npos)
+      << error;
+}
+
 TEST(AllreduceTest, SchemaIsACollectiveThatMustRunInPlace) {
   const OpSchema* schema = FindSchema("Allreduce");
   ASSERT_NE(schema, nullptr);

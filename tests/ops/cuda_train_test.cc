@@ -143,8 +143,8 @@ TEST(CudaTrain, AllreduceAcrossProcessesOfAOneProcessGroupKeepsTheBlob) {
   const HostBlob g = RandomFloats("g", {3, 5}, /*seed=*/7);
   for (const char* average : {"0", "1"}) {
     const std::vector<Tensor> out = RunOnDevice(
-        std::string(R"(type: "Allreduce" engine: "NCCL" input: "g" output: "g" )") +
-            R"(arg { name: "processes" i: 1 } arg { name: "average" i: )" + average + " }",
+        std::string(R"(type: "ProcessAllreduce" input: "g" output: "g" )") +
+            R"(arg { name: "average" i: )" + average + " }",
         {g}, "cuda:0");
     ASSERT_EQ(out.size(), 1u);
     for (int64_t i = 0; i < g.value.numel(); ++i) {
@@ -159,13 +159,27 @@ TEST(CudaTrain, AllreduceAcrossProcessesWithoutAGroupNamesTheOp) {
   BRAID_REQUIRE_GPU();
   SetProcessGroup(nullptr);
   Workspace ws;
-  *ws.CreateBlob("g") = Tensor(DType::kFloat32, {4});
+  Feed<float>(&ws, "h", {4}, {1, 2, 3, 4});
   const Status s = ws.RunNetOnce(NetOf(
-      {R"(type: "Allreduce" name: "ar" engine: "NCCL" input: "g" output: "g" )"
-       R"(arg { name: "processes" i: 1 } device_option { device_type: 1 device_id: 0 })"}));
+      {R"(type: "CopyCPUToGPU" input: "h" output: "g" device_option { device_type: 1 })",
+       R"(type: "ProcessAllreduce" name: "ar" input: "g" output: "g" )"
+       R"(device_option { device_type: 1 device_id: 0 })"}));
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
-  EXPECT_NE(s.message().find("Allreduce 'ar' (engine NCCL, processes: 1) needs a process group"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("ProcessAllreduce 'ar' needs a process group"), std::string::npos)
+      << s.ToString();
+}
+
+// The old way across processes (Allreduce with processes: 1) is refused, naming the op to use.
+TEST(CudaTrain, AllreduceWithProcessesIsRefusedNamingProcessAllreduce) {
+  BRAID_REQUIRE_GPU();
+  Workspace ws;
+  Feed<float>(&ws, "h", {4}, {1, 2, 3, 4});
+  const Status s = ws.RunNetOnce(NetOf(
+      {R"(type: "CopyCPUToGPU" input: "h" output: "g" device_option { device_type: 1 })",
+       R"(type: "Allreduce" engine: "NCCL" input: "g" output: "g" )"
+       R"(arg { name: "processes" i: 1 } device_option { device_type: 1 })"}));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("across processes, ProcessAllreduce"), std::string::npos)
       << s.ToString();
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/collective/process_allreduce_op.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/training_footprint.h"
 
@@ -30,8 +31,9 @@ TEST(NcclStoreKeyTest, ProcessesOnDifferentGpusAskForOneKey) {
             NcclUniqueIdStoreKey({Cuda(2), Cuda(3)}, "g"));
 }
 
-// The store keys of every NCCL Allreduce in the data-parallel nets of a process on cuda:0 and of
-// one on cuda:1 (nets build without a GPU), each asked for with the op's device, as ShareId asks.
+// The store keys of every ProcessAllreduce in the data-parallel nets of a process on cuda:0 and of
+// one on cuda:1 (nets build without a GPU), each asked for with its replicas' devices and the NCCL
+// engine's key, as ShareId asks.
 std::vector<std::string> StoreKeysOfProcessOn(int gpu) {
   FootprintModel model;
   model.device = DeviceToProto(Device{DeviceType::kCuda, gpu});
@@ -42,13 +44,11 @@ std::vector<std::string> StoreKeysOfProcessOn(int gpu) {
   const TrainingNets dp = ReplicateForDevices(BuildFootprintNets(model), {model.device}, nccl);
   std::vector<std::string> keys;
   for (const OperatorDef& op : dp.train.op()) {
-    if (op.type() != "Allreduce") continue;
+    EXPECT_NE(op.type(), "Allreduce") << "one device per process: nothing to reduce inside it";
+    if (op.type() != "ProcessAllreduce") continue;
     EXPECT_EQ(DeviceFromProto(op.device_option()), (Device{DeviceType::kCuda, gpu}));
-    std::string key = op.output(0);  // the default
-    for (const Argument& arg : op.arg()) {
-      if (arg.name() == "key") key = arg.s();
-    }
-    keys.push_back(NcclUniqueIdStoreKey({DeviceFromProto(op.device_option())}, key));
+    keys.push_back(
+        NcclUniqueIdStoreKey({DeviceFromProto(op.device_option())}, kProcessAllreduceNcclKey));
   }
   return keys;
 }

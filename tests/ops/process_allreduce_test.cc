@@ -253,6 +253,38 @@ TEST(ProcessAllreduceChild, DISABLED_SwappedRank) {
   SetProcessGroup(nullptr);
 }
 
+// The collective-order check alone (no op runs, so no GPU is needed): on a cuda device the ranks'
+// weights must agree (NCCL's mean counts every replica alike); on cpu devices they may differ
+// (Gloo's weighted mean).
+TEST(ProcessAllreduceChild, DISABLED_WeightRank) {
+  const ProcessGroupOptions options = ChildGroupOptions();
+  std::unique_ptr<ProcessGroup> group;
+  Status s = ProcessGroup::Connect(options, &group);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const auto net = [&](const char* name, int device_type, int weight) {
+    NetDef def = NetOf({"type: \"ProcessAllreduce\" name: \"ar\" input: \"g\" output: \"g\" "
+                        "arg { name: \"average\" i: 1 } arg { name: \"weight\" i: " +
+                        std::to_string(weight) + " } device_option { device_type: " +
+                        std::to_string(device_type) + " }"});
+    def.set_name(name);
+    return def;
+  };
+  const int weight = options.rank + 1;
+  EXPECT_TRUE(CheckProcessCollectiveOrder(net("cpu_weights", 0, weight), group.get()).ok());
+  EXPECT_TRUE(CheckProcessCollectiveOrder(net("cuda_same", 1, 1), group.get()).ok());
+  s = CheckProcessCollectiveOrder(net("cuda_weights", 1, weight), group.get());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  const std::string rest = " tensors 1 algorithm ring average 1 weight ";
+  EXPECT_NE(s.message().find(rest + std::to_string(weight) + " (op 0 'ar') here and "
+                             "ProcessAllreduce tag " ),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find(rest + std::to_string(2 - options.rank) + " on rank " +
+                             std::to_string(1 - options.rank)),
+            std::string::npos)
+      << s.message();
+}
+
 // Rank 1 connects and leaves; rank 0's first Run must name the lost rank at once (the check of
 // the collectives' order must not turn a lost peer into a wait for the group's timeout).
 TEST(ProcessAllreduceChild, DISABLED_LeavingRank) {
@@ -305,6 +337,10 @@ TEST(ProcessAllreduceTest, APeerLostBeforeTheFirstRunIsNamedAtOnce) {
 
 TEST(ProcessAllreduceTest, RanksListingCollectivesInAnotherOrderFailAtOnceNamingTheDifference) {
   ExpectRanksPass("DISABLED_SwappedRank", 2);
+}
+
+TEST(ProcessAllreduceTest, CudaRanksMustAgreeOnTheirWeightsCpuRanksNeedNot) {
+  ExpectRanksPass("DISABLED_WeightRank", 2);
 }
 
 TEST(ProcessAllreduceTest, RanksWithDifferentReplicaCountsAverageOverTheJobsReplicas) {
@@ -361,6 +397,24 @@ TEST(ProcessAllreduceTest, WithoutAProcessGroupTheErrorNamesTheOp) {
                                                input: "a" output: "a")");
   EXPECT_NE(error.find("ProcessAllreduce 'ar_w' needs a process group"), std::string::npos)
       << error;
+}
+
+// The cpu engine reads host memory only: a replica on a sim device is refused by name, before
+// the op looks for its process group or touches a tensor (a sim device runs this same kernel).
+TEST(ProcessAllreduceTest, TheCpuEngineRefusesTensorsOffTheHostNamingTheDevice) {
+  SetProcessGroup(nullptr);
+  for (const char* op_device : {"", "device_option { device_type: 1000 }"}) {
+    Workspace ws;
+    Feed<float>(&ws, "h", {2}, {1, 2});
+    const Status s = ws.RunNetOnce(NetOf(
+        {R"(type: "CopyCPUToGPU" input: "h" output: "g" device_option { device_type: 1000 })",
+         std::string(R"(type: "ProcessAllreduce" name: "ar_sim" input: "g" output: "g" )") +
+             op_device}));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("is on sim:0: the cpu engine (Gloo) reduces host tensors"),
+              std::string::npos)
+        << s.ToString();
+  }
 }
 
 TEST(ProcessAllreduceTest, OneProcessSumsAndAveragesItsReplicasTensorByTensor) {

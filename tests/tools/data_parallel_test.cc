@@ -185,20 +185,27 @@ TEST(DataParallelTest, ProcessesOfGpusCanAllreduceWithOneNcclCommunicator) {
                                           DeviceToProto(ParseDevice("cuda:1"))};
   ProcessScaleOut nccl{2, "ring"};
   nccl.nccl = true;
-  // One GPU per process still all-reduces: across the processes.
+  nccl.bucket_bytes = 0;  // one gradient per bucket, so the count below is the gradients'
+  // One GPU per process still all-reduces: across the processes. Every device's gradients go to
+  // the ProcessAllreduce (its NCCL engine reduces the GPUs of every process at once): no device
+  // Allreduce, no host copies.
   for (const auto& devices : {std::vector<DeviceOption>{gpus[0]}, gpus}) {
     const TrainingNets dp = ReplicateForDevices(single, devices, nccl);
-    EXPECT_EQ(CountOps(dp.train, "ProcessAllreduce"), 0);
+    EXPECT_EQ(CountOps(dp.train, "Allreduce"), 0);
     EXPECT_EQ(CountOps(dp.train, "CopyGPUToCPU"), 0);
-    int allreduces = 0;
+    int reduces = 0;
     for (const OperatorDef& op : dp.train.op()) {
-      if (op.type() != "Allreduce") continue;
-      EXPECT_EQ(op.engine(), "NCCL") << op.name();
-      EXPECT_EQ(IntArg(op, "processes"), 1) << op.name();
+      if (op.type() != "ProcessAllreduce") continue;
+      EXPECT_EQ(DeviceFromProto(op.device_option()), ParseDevice("cuda:0")) << op.name();
+      EXPECT_EQ(IntArg(op, "tensors"), 1) << op.name();
+      EXPECT_EQ(IntArg(op, "weight"), 1) << op.name();
       EXPECT_EQ(op.input_size(), static_cast<int>(devices.size())) << op.name();
-      ++allreduces;
+      for (size_t d = 0; d < devices.size(); ++d) {
+        EXPECT_EQ(op.input(d).rfind(DeviceScope(devices[d]), 0), 0u) << op.input(d);
+      }
+      ++reduces;
     }
-    EXPECT_EQ(allreduces, gradients);
+    EXPECT_EQ(reduces, gradients);
   }
   EXPECT_THROW(ReplicateForDevices(single, {DeviceToProto(ParseDevice("sim:0"))}, nccl), Error);
 }
