@@ -12,7 +12,8 @@
 // raw call), so the caller holds none. Made once per (ProcessGroup::id(), key) on first use and kept for the life of the
 // process, as the devices are; asking for a key again with other devices is FailedPrecondition.
 //
-//   const std::vector<ncclComm_t>& comms = NcclProcessClique(devices, *group, "grad_fc1_w");
+//   const std::vector<ncclComm_t>& comms =
+//       NcclProcessClique(devices, *group, ProcessAllreduceNcclKey(tag));
 //
 // Making a clique is itself a collective over the processes: every process must ask for the same
 // cliques in the same order (an op's first run), and collectives that may run at the same time

@@ -4,7 +4,7 @@
 // Rank 0 of the process group writes the id under this key of the group's store, which is the
 // job's own (runtime/dist/process_group.h prefixes every key with the job name), and every other
 // rank reads it there. ShareId (nccl_process_clique.cu) asks with everything it has: the process's
-// local devices and the collective's key (Allreduce's `key` argument). The store key names the
+// local devices and the collective's key (ProcessAllreduceNcclKey of ProcessAllreduce's `tag`). The store key names the
 // collective alone, never the devices: the processes of a job use different GPUs (a process on
 // cuda:0 and one on cuda:1 must meet at one key), and how many local devices each has is checked
 // against rank 0's after the meeting, not by the key.

@@ -26,6 +26,10 @@ std::set<std::pair<int, int>> EachInputInPlace() {
 
 }  // namespace
 
+std::string ProcessAllreduceNcclKey(uint32_t tag) {
+  return "ProcessAllreduce tag " + std::to_string(tag);
+}
+
 std::string ProcessAllreduceLabel(const OperatorDef& def) {
   return "ProcessAllreduce '" + (def.name().empty() ? def.output(0) : def.name()) + "'";
 }

@@ -1,31 +1,36 @@
 // ProcessAllreduce on CUDA devices (ops/collective/process_allreduce_op.h): the NCCL engine.
 //
 // The op's replicas are this process's GPUs (replica r's tensors on one device, each replica on
-// its own). One NCCL communicator spans the replicas of every process of CurrentProcessGroup()
+// its own). An NCCL communicator spans the replicas of every process of CurrentProcessGroup()
 // (NcclProcessClique, ops/collective/nccl_process_clique.h: every process must hold as many, and
-// local device i of group rank g is NCCL rank g * local + i), made on the first run under
-// kProcessAllreduceNcclKey, a key that names no device, so that processes on different GPUs meet
-// (a process that then asks for it with other local devices gets FailedPrecondition). Every
-// ProcessAllreduce of the process shares it: NCCL orders the operations
-// of one communicator as they are queued, and ranks queue them in the same order because a `dag`
-// net runs the ops that wait for other processes one at a time, in net order
-// (runtime/exec/process_collective_order.h), as a `simple` net does anyway.
+// local device i of group rank g is NCCL rank g * local + i), one per `tag` (ProcessAllreduceNcclKey),
+// made on the op's first run. The tag plays Gloo's part: collectives that may run at the same
+// time have distinct tags, so they never share a communicator, and ops that share one (the
+// data-parallel builder gives its chained buckets one tag) run one after another, queued in the
+// same order on every rank: a `dag` net runs the ops that wait for other processes one at a time,
+// in net order (runtime/exec/process_collective_order.h), as a `simple` net does anyway.
 //
 // Each replica queues one ncclAllReduce per tensor. Several replicas go through the launcher's
 // group launch (runtime/device/collective.h: PrepareRanks, then BeginRanks/RunRank/EndRanks
 // holding the participants' DeviceLocks): RunRank only checks its replica and notes its buffers
-// and stream, and EndRanks queues every replica's calls between ncclGroupStart and ncclGroupEnd,
-// and only when every replica got there (a replica queued without its peers spins on its GPU
-// forever). A single replica is no group launch (the launcher calls Run), so Run queues its calls
-// itself, holding the device's DeviceLock as a group launch would.
+// and stream, and EndRanks queues every replica's calls in NCCL groups, and only when every
+// replica got there (a replica queued without its peers spins on its GPU forever). A group holds
+// at most kMaxCallsPerGroup calls (older NCCLs refuse more), so many tensors take several groups,
+// each with every replica's calls for its tensors. A single replica is no group launch (the
+// launcher calls Run), so Run queues its calls itself, holding the device's DeviceLock as a group
+// launch would.
 //
 // `average` is ncclAvg: the mean over every replica of every process. That is the weighted mean
-// of the ranks' means that the Gloo engine computes when every rank has the same weight (every
-// process holds as many replicas, and the collective-order check before the first run refuses
-// ranks whose cuda ProcessAllreduces have different weights). `tag` and `algorithm` are the Gloo
-// engine's: NCCL picks its own algorithm, and the tag only enters that check.
+// of the ranks' means that the Gloo engine computes when every rank has as many replicas and the
+// same weight, which the collective-order check before the first run compares for cuda ops
+// (runtime/exec/process_collective_order.h). `algorithm` is Gloo's: NCCL picks its own.
+//
+// Not handled: NCCL has no timeout here. A rank that fails before queueing (its checks, or a run
+// that already failed) queues nothing, and its peers' kernels then wait on their GPUs until the
+// process ends; the Gloo engine's timeouts do not apply.
 #include <nccl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,9 +47,19 @@
 namespace braid {
 namespace {
 
-void CheckNccl(ncclResult_t result, const char* call, const std::string& label) {
+// Calls in one NCCL group (tensors x replicas, split across groups by tensors beyond this).
+constexpr int kMaxCallsPerGroup = 1024;
+
+std::string DevicesText(const std::vector<Device>& devices) {
+  std::string text;
+  for (const Device& d : devices) text += (text.empty() ? "" : ", ") + d.ToString();
+  return text;
+}
+
+void CheckNccl(ncclResult_t result, const char* call, const std::vector<Device>& devices) {
   if (result == ncclSuccess || result == ncclInProgress) return;
-  throw Error(Status::Internal(label + ": NCCL " + call + ": " + ncclGetErrorString(result)));
+  throw Error(Status::Internal(std::string("NCCL ") + call + " on " + DevicesText(devices) + ": " +
+                               ncclGetErrorString(result)));
 }
 
 class ProcessAllreduceCudaOp final : public OperatorBase, public CollectiveOp {
@@ -52,12 +67,17 @@ class ProcessAllreduceCudaOp final : public OperatorBase, public CollectiveOp {
   ProcessAllreduceCudaOp(const OperatorDef& def, Workspace* ws)
       : OperatorBase(def, ws), a_(ReadProcessAllreduceArgs(def)) {}
 
-  // One replica: its calls alone (no group launch).
+  // One replica: its calls alone (no group launch). Several replicas reach Run only where the
+  // launcher found no group launch for them (replicas on the host, or two on one device).
   void Run() override {
     devices_ = RankDevices();
     if (devices_.size() != 1) {
-      ThrowInvalidArgument("its " + std::to_string(devices_.size()) +
-                           " replicas must be on distinct cuda devices, one replica per device");
+      ThrowInvalidArgument("its replicas are on " + DevicesText(devices_) +
+                           ": the cuda engine (NCCL) needs each on a cuda device of its own");
+    }
+    if (!(devices_[0] == device())) {
+      ThrowInvalidArgument("its replica is on " + devices_[0].ToString() + ", the op on " +
+                           device().ToString() + ": run the op on its replica's device");
     }
     Prepare();
     BeginRanks();
@@ -104,19 +124,22 @@ class ProcessAllreduceCudaOp final : public OperatorBase, public CollectiveOp {
   // The devices must be cuda GPUs of their own (NCCL refuses two ranks on one GPU); then the
   // communicator, made on the first run.
   void Prepare() {
-    for (const Device& d : devices_) {
-      if (d.type != DeviceType::kCuda) {
-        ThrowInvalidArgument("the cuda engine (NCCL) reduces cuda tensors, and a replica is on " +
-                             d.ToString());
+    for (int r = 0; r < static_cast<int>(devices_.size()); ++r) {
+      if (devices_[r].type != DeviceType::kCuda) {
+        ThrowInvalidArgument("the cuda engine (NCCL) reduces cuda tensors, and replica " +
+                             std::to_string(r) + "'s input " +
+                             DescribeInput(*this, r * a_.tensors) + " is on " +
+                             devices_[r].ToString());
       }
     }
     CollectiveEngine engine = CollectiveEngine::kNccl;
     const Status chosen = ChooseCollectiveEngine(devices_, &engine);
     if (!chosen.ok()) throw Error(chosen);
     if (engine != CollectiveEngine::kNccl) {
-      ThrowInvalidArgument("NCCL refuses two ranks on one GPU, and its replicas' devices share "
-                           "one (BRAID_CUDA_DEVICES); across processes each replica needs a GPU "
-                           "of its own");
+      ThrowInvalidArgument("NCCL refuses two ranks on one GPU, and its replicas' devices " +
+                           DevicesText(devices_) +
+                           " share one (BRAID_CUDA_DEVICES); across processes each replica "
+                           "needs a GPU of its own");
     }
     ProcessGroup* group = CurrentProcessGroup();
     if (group == nullptr) {
@@ -124,7 +147,7 @@ class ProcessAllreduceCudaOp final : public OperatorBase, public CollectiveOp {
                                              " needs a process group: none is set "
                                              "(braid::SetProcessGroup)"));
     }
-    comms_ = &NcclProcessClique(devices_, *group, kProcessAllreduceNcclKey);
+    comms_ = &NcclProcessClique(devices_, *group, ProcessAllreduceNcclKey(a_.tag));
   }
 
   // Checks replica r's tensors (float32, replica 0's shapes) and notes them with the stream the
@@ -151,21 +174,26 @@ class ProcessAllreduceCudaOp final : public OperatorBase, public CollectiveOp {
     c.ready = true;
   }
 
-  // Every replica's calls in one NCCL group (one thread drives several GPUs).
+  // Every replica's calls in NCCL groups (one thread drives several GPUs), each group holding
+  // every replica's calls for its share of the tensors.
   void QueueAll() {
-    const std::string label = ProcessAllreduceLabel(def());
-    CheckNccl(ncclGroupStart(), "ncclGroupStart", label);
-    ncclResult_t queued = ncclSuccess;
-    for (size_t r = 0; r < calls_.size() && queued == ncclSuccess; ++r) {
-      const ReplicaCalls& c = calls_[r];
-      for (size_t b = 0; b < c.buffers.size() && queued == ncclSuccess; ++b) {
-        queued = ncclAllReduce(c.buffers[b], c.buffers[b], c.counts[b], ncclFloat,
-                               a_.average ? ncclAvg : ncclSum, (*comms_)[r], c.stream);
+    const int replicas = static_cast<int>(calls_.size());
+    const int per_group = std::max(1, kMaxCallsPerGroup / replicas);
+    for (int first = 0; first < a_.tensors; first += per_group) {
+      const int last = std::min(a_.tensors, first + per_group);
+      CheckNccl(ncclGroupStart(), "ncclGroupStart", devices_);
+      ncclResult_t queued = ncclSuccess;
+      for (int r = 0; r < replicas && queued == ncclSuccess; ++r) {
+        const ReplicaCalls& c = calls_[r];
+        for (int b = first; b < last && queued == ncclSuccess; ++b) {
+          queued = ncclAllReduce(c.buffers[b], c.buffers[b], c.counts[b], ncclFloat,
+                                 a_.average ? ncclAvg : ncclSum, (*comms_)[r], c.stream);
+        }
       }
+      const ncclResult_t ended = ncclGroupEnd();  // always closes the group it opened
+      CheckNccl(queued, "ncclAllReduce", devices_);
+      CheckNccl(ended, "ncclGroupEnd", devices_);
     }
-    const ncclResult_t ended = ncclGroupEnd();  // always closes the group it opened
-    CheckNccl(queued, "ncclAllReduce", label);
-    CheckNccl(ended, "ncclGroupEnd", label);
   }
 
   const ProcessAllreduceArgs a_;

@@ -17,12 +17,14 @@
 //     divided by the sum of the ranks' weights (one more element of the buffer, summed in the same
 //     collective): a weighted mean of the ranks' means. The default weight, the rank's replica
 //     count, makes it the mean over the job's replicas, whatever number of devices each rank holds.
-//   cuda (NCCL; replica r's tensors on one GPU, each replica on its own): one NCCL communicator over
-//     every replica of every process (each process must hold as many), one ncclAllReduce per
-//     tensor and replica in one group; `average` is NCCL's mean over every replica, which is the
-//     weighted mean above when every rank has the same weight (the collective-order check refuses
-//     cuda ranks whose weights differ). Sums in NCCL's order: not bit-identical to the cpu engine
-//     (ops/collective/allreduce_op.h says by how much). ops/collective/process_allreduce_op.cu.
+//   cuda (NCCL; replica r's tensors on one GPU, each replica on its own; the op on replica 0's
+//     device): an NCCL communicator per tag over every replica of every process, one ncclAllReduce
+//     per tensor and replica in NCCL groups; `average` is NCCL's mean over every replica, which is
+//     the weighted mean above when every rank has as many replicas and the same weight (the
+//     collective-order check refuses cuda ranks that differ in either). Sums in NCCL's order: not
+//     bit-identical to the cpu engine (ops/collective/allreduce_op.h says by how much). NCCL has
+//     no timeout here: a rank that fails before queueing leaves its peers waiting on their GPUs.
+//     ops/collective/process_allreduce_op.cu.
 //   sim: none (a sim device runs the cpu kernel, which refuses tensors that are not on the host).
 //
 // Arguments (one set for both engines):
@@ -32,7 +34,8 @@
 //     (independent ops of a `dag` net) must have distinct tags, and the same op must have the same
 //     tag in every process: the data-parallel builder numbers them. Default: DefaultCollectiveTag
 //     of output 0's name (runtime/exec/process_collective_order.h; FNV-1a, unique when the names
-//     are, barring collisions). NCCL orders its operations itself; the tag still enters the check.
+//     are, barring collisions). On cuda the tag also picks the NCCL communicator (one per tag), so
+//     ops that never run at once may share one by sharing a tag.
 //   algorithm (string): "ring" (default) or "halving_doubling": Gloo's; NCCL picks its own.
 //   average (int): 1 for the mean instead of the sum.
 //   weight (int, >= 1, default: inputs / tensors): this rank's weight in the mean (with `average`
@@ -70,8 +73,10 @@ struct ProcessAllreduceArgs {
   int weight = 1;  // see the argument
 };
 ProcessAllreduceArgs ReadProcessAllreduceArgs(const OperatorDef& def);
-// The key of the NCCL engine's one communicator per process (ops/collective/nccl_process_clique.h).
-inline constexpr char kProcessAllreduceNcclKey[] = "ProcessAllreduce";
+// The key of the NCCL engine's communicator for `tag` (ops/collective/nccl_process_clique.h): one
+// communicator per tag, as Gloo keeps one channel per tag. It names no device, so processes on
+// different GPUs meet.
+std::string ProcessAllreduceNcclKey(uint32_t tag);
 
 // "ProcessAllreduce 'name'" (output 0 when unnamed), how the op's errors name it.
 std::string ProcessAllreduceLabel(const OperatorDef& def);

@@ -304,7 +304,11 @@ Status LaunchPlan::Launch(OpLaunch& l) {
     if (l.ranks.empty()) {
       for (int j = 0; j < l.op_->InputSize(); ++j) RecordUse(l.op_->Input(j), l.stream);
     } else {
-      for (const auto& rank : l.ranks) RecordUse(l.op_->Input(rank->rank_), rank->stream);
+      // Each input on the stream of the rank on its device (RecordUse skips the others): a rank
+      // may read several inputs (ProcessAllreduce's replicas hold several tensors each).
+      for (const auto& rank : l.ranks) {
+        for (int j = 0; j < l.op_->InputSize(); ++j) RecordUse(l.op_->Input(j), rank->stream);
+      }
     }
   });
   if (!prepared.ok()) return Status(prepared.code(), net_->OpLabel(i) + ": " + prepared.message());

@@ -27,8 +27,10 @@ std::string OpName(const OperatorDef& op) {
 
 // What every rank must agree on for collective `op`: its type and the effective values of the
 // arguments that must match across ranks (ProcessAllreduce's defaults filled in). On a cuda device
-// the weight too: NCCL's mean counts every replica alike, which is the weighted mean only when
-// every rank has the same weight (ops/collective/process_allreduce_op.h).
+// the replicas too (NCCL's communicator needs as many on every rank; a rank 0 with other counts
+// would wait in it for ever), and with `average` the weight: NCCL's mean counts every replica
+// alike, the weighted mean only when every rank has the same weight
+// (ops/collective/process_allreduce_op.h).
 std::string Signature(const OperatorDef& op) {
   const ArgumentReader args(op.arg());
   const int64_t tag = args.Get<int64_t>(
@@ -40,7 +42,10 @@ std::string Signature(const OperatorDef& op) {
                           std::to_string(args.Get<int64_t>("average", 0));
   if (op.device_option().device_type() == static_cast<int>(DeviceType::kCuda)) {
     const int64_t replicas = tensors > 0 ? op.input_size() / tensors : 0;
-    signature += " weight " + std::to_string(args.Get<int64_t>("weight", replicas));
+    signature += " replicas " + std::to_string(replicas);
+    if (args.Get<int64_t>("average", 0) != 0) {
+      signature += " weight " + std::to_string(args.Get<int64_t>("weight", replicas));
+    }
   }
   return signature;
 }

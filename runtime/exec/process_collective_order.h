@@ -22,22 +22,23 @@
 // CheckProcessCollectiveOrder: that every rank lists them alike. Before a net's first Run in a
 // group each rank fingerprints the net's collectives in net order (the net's name, each
 // collective's type and the effective values every rank must share: tag, tensors per replica,
-// algorithm, average), and the ranks compare fingerprints in one small all-reduce on a tag of
-// braid's own range, [kFirstReservedTag, 2^32), picked by the net's name. Ranks whose lists differ
-// (another net, another order, another tag) then all fail at once with an error naming the first
-// difference (the lists are exchanged through the group's store), instead of each waiting in
-// another collective until the group's timeout; a peer already lost fails the all-reduce at once,
-// naming it. A net without collectives, or a process without a group or alone in it, checks
-// nothing; a rank whose net has none while a peer's has some leaves that peer waiting in the check
-// until its timeout, as it would wait in its first collective.
+// algorithm, average; on a cuda device also the replicas and, with average, the weight), and the
+// ranks compare fingerprints in one small all-reduce on a tag of braid's own range,
+// [kFirstReservedTag, 2^32), picked by the net's name. Ranks whose lists differ (another net,
+// another order, another tag) then all fail at once with an error naming the first difference (the
+// lists are exchanged through the group's store), instead of each waiting in another collective
+// until the group's timeout; a peer already lost fails the all-reduce at once, naming it. A net
+// without collectives, or a process without a group or alone in it, checks nothing; a rank whose
+// net has none while a peer's has some leaves that peer waiting in the check until its timeout, as
+// it would wait in its first collective.
 //
 //   Status s = CheckProcessCollectiveOrder(net->def(), CurrentProcessGroup());
 //
 // Checks of nets with different names run side by side on their own tags (names whose tags
 // collide, one in 65536, take turns); a name's checks run one at a time in a process and pair up
 // across ranks in that order (two nets of one name must be first run in the same order on every
-// rank). ProcessAllreduce on cuda devices (NCCL) is ordered and checked as on cpu devices, its
-// weight included (NCCL's mean counts every replica alike). Thread-safe.
+// rank). ProcessAllreduce on cuda devices (NCCL) is ordered and checked as on cpu devices.
+// Thread-safe.
 #ifndef BRAID_RUNTIME_EXEC_PROCESS_COLLECTIVE_ORDER_H_
 #define BRAID_RUNTIME_EXEC_PROCESS_COLLECTIVE_ORDER_H_
 

@@ -150,7 +150,9 @@ void AddProcessAllreduces(const std::vector<Gradient>& gradients, const Training
     if (!previous.empty()) reduce.add_control_input(previous);
     previous = reduce.output(0);
     AddIntArg(&reduce, "tensors", static_cast<int64_t>(bucket.size()));
-    AddIntArg(&reduce, "tag", tag++);
+    // Gloo: a tag per bucket. NCCL: one tag, so one communicator, for the chain (its buckets never
+    // run at once; ops/collective/process_allreduce_op.cu).
+    AddIntArg(&reduce, "tag", processes.nccl ? 0 : tag++);
     AddStringArg(&reduce, "algorithm", processes.algorithm);
     AddIntArg(&reduce, "average", 1);
     AddIntArg(&reduce, "weight", 1);

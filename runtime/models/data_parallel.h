@@ -54,8 +54,9 @@ namespace braid {
 // they are chained in that order like the device Allreduces. A mix of cpu and other devices in
 // one process is refused. With `nccl` (cuda devices only) the ProcessAllreduces run on cuda
 // device 0 and take every device's gradients, as on cpu devices: its NCCL engine reduces every
-// GPU of every process at once (one communicator whose unique id rank 0 shares through the
-// rendezvous store), with no device Allreduces, no host copies and no Gloo.
+// GPU of every process at once (one communicator, tag 0 on every bucket, whose unique id rank 0
+// shares through the rendezvous store), with no device Allreduces, no host copies and no Gloo;
+// every process must then hold as many devices.
 struct ProcessScaleOut {
   int world_size = 1;
   std::string algorithm = "ring";

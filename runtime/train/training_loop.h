@@ -28,10 +28,11 @@
 // test net's size for both nets, so test_memory()->allocated_bytes() is only what the test net
 // needs beyond the train net's arenas. Blobs the trainer or the test net reads are kept.
 //
-// Devices: with one device every op runs there. With several (CPU devices of this process today),
-// the nets are data parallel (runtime/models/data_parallel.h): batch_size is the global batch,
-// split evenly across the devices, gradients are averaged by one Allreduce per parameter, and the
-// logged loss and accuracy are the devices' mean.
+// Devices: with one device every op runs there. With several (cpu, sim or cuda devices of this
+// process, and the processes of a job), the nets are data parallel
+// (runtime/models/data_parallel.h): batch_size is the global batch, split evenly across the
+// devices, gradients are averaged over them (Allreduce within a process, ProcessAllreduce buckets
+// across processes), and the logged loss and accuracy are the devices' mean.
 //
 // Errors (bad options, unreadable data or checkpoint, a failing op) throw braid::Error.
 // Thread safety: a TrainingLoop is used by one thread.

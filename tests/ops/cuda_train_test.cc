@@ -128,8 +128,9 @@ TEST(CudaTrain, IterStaysAtTheMaximumInsteadOfThrowing) {
   EXPECT_EQ(out[0].data<int64_t>()[0], kMax);
 }
 
-// A group of one process with one GPU: the clique's world is 1, so the sum and the mean are the
-// blob itself; the unique id still goes through the group's store.
+// A group of one process with one GPU: the clique's world is 1, so the sum and the mean of each of
+// the bucket's two tensors are the tensor itself; the unique id still goes through the group's
+// store.
 TEST(CudaTrain, AllreduceAcrossProcessesOfAOneProcessGroupKeepsTheBlob) {
   BRAID_REQUIRE_GPU();
   const std::string dir = (std::filesystem::temp_directory_path() /
@@ -141,14 +142,19 @@ TEST(CudaTrain, AllreduceAcrossProcessesOfAOneProcessGroupKeepsTheBlob) {
   ASSERT_TRUE(ProcessGroup::Connect(options, &group).ok());
   SetProcessGroup(std::move(group));
   const HostBlob g = RandomFloats("g", {3, 5}, /*seed=*/7);
+  const HostBlob h = RandomFloats("h", {4}, /*seed=*/8);
   for (const char* average : {"0", "1"}) {
     const std::vector<Tensor> out = RunOnDevice(
-        std::string(R"(type: "ProcessAllreduce" input: "g" output: "g" )") +
-            R"(arg { name: "average" i: )" + average + " }",
-        {g}, "cuda:0");
-    ASSERT_EQ(out.size(), 1u);
-    for (int64_t i = 0; i < g.value.numel(); ++i) {
-      EXPECT_EQ(out[0].data<float>()[i], g.value.data<float>()[i]) << "average " << average;
+        std::string(R"(type: "ProcessAllreduce" input: "g" input: "h" output: "g" output: "h" )") +
+            R"(arg { name: "tensors" i: 2 } arg { name: "average" i: )" + average + " }",
+        {g, h}, "cuda:0");
+    ASSERT_EQ(out.size(), 2u);
+    for (int t = 0; t < 2; ++t) {
+      const Tensor& want = (t == 0 ? g : h).value;
+      ASSERT_EQ(out[t].shape(), want.shape());
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        EXPECT_EQ(out[t].data<float>()[i], want.data<float>()[i]) << "average " << average;
+      }
     }
   }
   SetProcessGroup(nullptr);

@@ -32,8 +32,8 @@ TEST(NcclStoreKeyTest, ProcessesOnDifferentGpusAskForOneKey) {
 }
 
 // The store keys of every ProcessAllreduce in the data-parallel nets of a process on cuda:0 and of
-// one on cuda:1 (nets build without a GPU), each asked for with its replicas' devices and the NCCL
-// engine's key, as ShareId asks.
+// one on cuda:1 (nets build without a GPU), each asked for with its replica's device and the NCCL
+// engine's key for its tag, as ShareId asks.
 std::vector<std::string> StoreKeysOfProcessOn(int gpu) {
   FootprintModel model;
   model.device = DeviceToProto(Device{DeviceType::kCuda, gpu});
@@ -47,8 +47,13 @@ std::vector<std::string> StoreKeysOfProcessOn(int gpu) {
     EXPECT_NE(op.type(), "Allreduce") << "one device per process: nothing to reduce inside it";
     if (op.type() != "ProcessAllreduce") continue;
     EXPECT_EQ(DeviceFromProto(op.device_option()), (Device{DeviceType::kCuda, gpu}));
-    keys.push_back(
-        NcclUniqueIdStoreKey({DeviceFromProto(op.device_option())}, kProcessAllreduceNcclKey));
+    int64_t tag = -1;
+    for (const Argument& arg : op.arg()) {
+      if (arg.name() == "tag") tag = arg.i();
+    }
+    EXPECT_GE(tag, 0) << op.name();
+    keys.push_back(NcclUniqueIdStoreKey({DeviceFromProto(op.device_option())},
+                                        ProcessAllreduceNcclKey(static_cast<uint32_t>(tag))));
   }
   return keys;
 }

@@ -254,27 +254,39 @@ TEST(ProcessAllreduceChild, DISABLED_SwappedRank) {
 }
 
 // The collective-order check alone (no op runs, so no GPU is needed): on a cuda device the ranks'
-// weights must agree (NCCL's mean counts every replica alike); on cpu devices they may differ
-// (Gloo's weighted mean).
+// replica counts must agree (NCCL's communicator), and their weights when averaging (NCCL's mean
+// counts every replica alike); on cpu devices both may differ (Gloo's weighted mean).
 TEST(ProcessAllreduceChild, DISABLED_WeightRank) {
   const ProcessGroupOptions options = ChildGroupOptions();
   std::unique_ptr<ProcessGroup> group;
   Status s = ProcessGroup::Connect(options, &group);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  const auto net = [&](const char* name, int device_type, int weight) {
-    NetDef def = NetOf({"type: \"ProcessAllreduce\" name: \"ar\" input: \"g\" output: \"g\" "
-                        "arg { name: \"average\" i: 1 } arg { name: \"weight\" i: " +
-                        std::to_string(weight) + " } device_option { device_type: " +
-                        std::to_string(device_type) + " }"});
+  const auto net = [&](const char* name, int device_type, int weight, int average = 1,
+                       int replicas = 1) {
+    std::string op = "type: \"ProcessAllreduce\" name: \"ar\"";
+    for (int r = 0; r < replicas; ++r) {
+      op += " input: \"g" + std::to_string(r) + "\" output: \"g" + std::to_string(r) + "\"";
+    }
+    NetDef def = NetOf({op + " arg { name: \"average\" i: " + std::to_string(average) +
+                        " } arg { name: \"weight\" i: " + std::to_string(weight) +
+                        " } device_option { device_type: " + std::to_string(device_type) + " }"});
     def.set_name(name);
     return def;
   };
   const int weight = options.rank + 1;
   EXPECT_TRUE(CheckProcessCollectiveOrder(net("cpu_weights", 0, weight), group.get()).ok());
+  EXPECT_TRUE(CheckProcessCollectiveOrder(net("cpu_replicas", 0, 1, 1, weight), group.get()).ok());
   EXPECT_TRUE(CheckProcessCollectiveOrder(net("cuda_same", 1, 1), group.get()).ok());
+  // Summing, the weights do not matter; the replicas do.
+  EXPECT_TRUE(CheckProcessCollectiveOrder(net("cuda_sum", 1, weight, 0), group.get()).ok());
+  s = CheckProcessCollectiveOrder(net("cuda_replicas", 1, 1, 0, weight), group.get());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("average 0 replicas " + std::to_string(weight) + " (op 0 'ar') here"),
+            std::string::npos)
+      << s.message();
   s = CheckProcessCollectiveOrder(net("cuda_weights", 1, weight), group.get());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
-  const std::string rest = " tensors 1 algorithm ring average 1 weight ";
+  const std::string rest = " tensors 1 algorithm ring average 1 replicas 1 weight ";
   EXPECT_NE(s.message().find(rest + std::to_string(weight) + " (op 0 'ar') here and "
                              "ProcessAllreduce tag " ),
             std::string::npos)

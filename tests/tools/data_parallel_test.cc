@@ -199,6 +199,9 @@ TEST(DataParallelTest, ProcessesOfGpusCanAllreduceWithOneNcclCommunicator) {
       EXPECT_EQ(DeviceFromProto(op.device_option()), ParseDevice("cuda:0")) << op.name();
       EXPECT_EQ(IntArg(op, "tensors"), 1) << op.name();
       EXPECT_EQ(IntArg(op, "weight"), 1) << op.name();
+      EXPECT_EQ(IntArg(op, "average"), 1) << op.name();
+      EXPECT_EQ(IntArg(op, "tag"), 0) << op.name();  // one tag: one NCCL communicator
+      EXPECT_EQ(op.control_input_size(), reduces == 0 ? 0 : 1) << op.name();  // chained
       EXPECT_EQ(op.input_size(), static_cast<int>(devices.size())) << op.name();
       for (size_t d = 0; d < devices.size(); ++d) {
         EXPECT_EQ(op.input(d).rfind(DeviceScope(devices[d]), 0), 0u) << op.input(d);
