@@ -35,6 +35,7 @@
 #include "braid/status.h"
 #include "ops/collective/allreduce_op.h"
 #include "ops/collective/device_allreduce.h"
+#include "ops/collective/nccl_check.h"
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "runtime/core/op_registry.h"
@@ -42,14 +43,6 @@
 
 namespace braid {
 namespace {
-
-void CheckNccl(ncclResult_t result, const char* call, const std::vector<Device>& devices) {
-  if (result == ncclSuccess || result == ncclInProgress) return;
-  std::string ranks;
-  for (const Device& d : devices) ranks += (ranks.empty() ? "" : ",") + d.ToString();
-  throw Error(Status::Internal(std::string("NCCL ") + call + " on " + ranks + ": " +
-                               ncclGetErrorString(result)));
-}
 
 // The communicators of each set of physical GPUs (rank r on devices[r]), made once, under the
 // devices' locks. Never destroyed: a clique lives as long as the process, as the devices do.
@@ -109,7 +102,7 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
     }
     if (nccl_only_) {
       ThrowInvalidArgument("engine NCCL refuses two ranks on one GPU, and " +
-                           DescribeDevices(devices_) +
+                           DevicesText(devices_) +
                            " share one (BRAID_CUDA_DEVICES); the default engine reduces them "
                            "with braid's device-side all-reduce");
     }
@@ -149,12 +142,6 @@ class AllreduceCudaOp final : public OperatorBase, public CollectiveOp {
   }
 
  private:
-  static std::string DescribeDevices(const std::vector<Device>& devices) {
-    std::string text;
-    for (const Device& d : devices) text += (text.empty() ? "" : ", ") + d.ToString();
-    return text;
-  }
-
   void QueueNccl() {
     CheckNccl(ncclGroupStart(), "ncclGroupStart", devices_);
     ncclResult_t queued = ncclSuccess;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "braid/status.h"
+#include "ops/collective/nccl_check.h"
 #include "ops/collective/nccl_process_clique.h"
 #include "ops/collective/nccl_store_key.h"
 #include "runtime/core/device_context.h"
@@ -29,9 +30,7 @@ struct SharedId {
 };
 
 std::string Describe(const std::vector<Device>& devices, const std::string& key) {
-  std::string text = "NCCL clique of ";
-  for (size_t i = 0; i < devices.size(); ++i) text += (i ? "," : "") + devices[i].ToString();
-  return text + " across processes (key '" + key + "')";
+  return "NCCL clique of " + DevicesText(devices) + " across processes (key '" + key + "')";
 }
 
 Status NcclStatus(ncclResult_t result, const char* call, const std::string& what) {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "braid/status.h"
+#include "ops/collective/nccl_check.h"
 #include "ops/collective/nccl_process_clique.h"
 #include "ops/collective/process_allreduce_op.h"
 #include "ops/common/cuda_kernel.h"
@@ -49,18 +50,6 @@ namespace {
 
 // Calls in one NCCL group (tensors x replicas, split across groups by tensors beyond this).
 constexpr int kMaxCallsPerGroup = 1024;
-
-std::string DevicesText(const std::vector<Device>& devices) {
-  std::string text;
-  for (const Device& d : devices) text += (text.empty() ? "" : ", ") + d.ToString();
-  return text;
-}
-
-void CheckNccl(ncclResult_t result, const char* call, const std::vector<Device>& devices) {
-  if (result == ncclSuccess || result == ncclInProgress) return;
-  throw Error(Status::Internal(std::string("NCCL ") + call + " on " + DevicesText(devices) + ": " +
-                               ncclGetErrorString(result)));
-}
 
 class ProcessAllreduceCudaOp final : public OperatorBase, public CollectiveOp {
  public:
