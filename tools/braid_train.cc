@@ -67,11 +67,21 @@ DEFINE_int64(test_batch_size, 100, "evaluation batch size (lowered to divide the
 DEFINE_int32(epochs, 3, "epochs to train (unless --iters)");
 DEFINE_int64(iters, 0, "iterations to train instead of --epochs");
 DEFINE_double(lr, 0.1, "base learning rate");
-DEFINE_string(lr_policy, "cosine", "fixed, step (x gamma every --lr-step) or cosine (to 0)");
+DEFINE_string(lr_policy, "cosine",
+              "cosine (to 0), step (x gamma every --lr-step), multistep (x gamma at each of "
+              "--lr-milestones), exp (gamma^t), inv ((1 + gamma t)^-power), poly ((1 - t/T)^power) "
+              "or fixed");
 DEFINE_int64(lr_step, 0, "step policy: iterations between decays (0: one epoch)");
-DEFINE_double(lr_gamma, 0.1, "step policy: decay factor");
+DEFINE_string(lr_milestones, "",
+              "multistep policy: iterations where the rate is x gamma (1000,2000)");
+DEFINE_double(lr_gamma, 0.1, "step, multistep, exp, inv policies: the factor");
+DEFINE_double(lr_power, 1.0, "inv and poly policies: the power");
+DEFINE_string(optimizer, "momentum", "momentum (SGD), adam, adamw or adagrad");
 DEFINE_double(momentum, 0.9, "SGD momentum");
 DEFINE_bool(nesterov, false, "Nesterov momentum");
+DEFINE_double(beta1, 0.9, "adam, adamw: first moment's decay");
+DEFINE_double(beta2, 0.999, "adam, adamw: second moment's decay");
+DEFINE_double(epsilon, 1e-8, "adam, adamw, adagrad: added to the root of the second moment");
 DEFINE_double(weight_decay, 1e-4, "weight decay of conv and FC weights");
 DEFINE_string(executor, "simple", "simple or dag");
 DEFINE_int32(threads, 0, "dag executor workers (0: hardware threads)");
@@ -121,6 +131,9 @@ DEFINE_string(recompute_budget, "",
 DEFINE_string(algo_cache, "",
               "algorithm choices (runtime/device/algorithm_registry.h): loaded from this file at start "
               "when it exists, saved to it at exit; a second run makes no searches");
+DEFINE_string(export, "",
+              "after training, write the model as a Caffe2 model-zoo folder here (init_net.pb, "
+              "predict_net.pb, value_info.json) for braid_run --model-dir; rank 0 only");
 DEFINE_string(dump_nets, "", "write the init, train and test nets as .pbtxt into this directory");
 DEFINE_string(summary_json, "",
               "write the run's figures as JSON to this file (tools/training_report.h): the losses "
@@ -149,7 +162,12 @@ TrainerOptions OptionsFromFlags() {
   o.epochs = FLAGS_epochs;
   o.iterations = FLAGS_iters;
   o.learning_rate = FLAGS_lr;
-  o.learning_rate_policy = {FLAGS_lr_policy, FLAGS_lr_step, FLAGS_lr_gamma};
+  o.learning_rate_policy.policy = FLAGS_lr_policy;
+  o.learning_rate_policy.step_iterations = FLAGS_lr_step;
+  o.learning_rate_policy.milestones = ParseIntList(FLAGS_lr_milestones, "--lr-milestones");
+  o.learning_rate_policy.gamma = FLAGS_lr_gamma;
+  o.learning_rate_policy.power = FLAGS_lr_power;
+  o.optimizer = {FLAGS_optimizer, FLAGS_beta1, FLAGS_beta2, FLAGS_epsilon};
   o.momentum = FLAGS_momentum;
   o.nesterov = FLAGS_nesterov;
   o.weight_decay = FLAGS_weight_decay;
@@ -294,6 +312,11 @@ void Train(TrainerOptions options) {
   status = trainer->Run(&last);
   if (!status.ok()) throw Error(status);
   algorithms.Save();
+  if (!FLAGS_export.empty() && options.processes.rank == 0) {
+    status = trainer->Export(FLAGS_export);
+    if (!status.ok()) throw Error(status);
+    std::printf("exported the model to %s\n", FLAGS_export.c_str());
+  }
   PrintSummary(*trainer, options, last, algorithms);
   if (!FLAGS_summary_json.empty()) report.Write(FLAGS_summary_json, *trainer, options, last);
 }
@@ -308,7 +331,8 @@ int main(int argc, char** argv) {
       argc, argv,
       "braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1] "
       "[--batch-size 64] "
-      "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|fixed] [--momentum 0.9] "
+      "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|multistep|exp|inv|poly|fixed] "
+      "[--optimizer momentum|adam|adamw|adagrad] [--momentum 0.9] [--export DIR] "
       "[--weight-decay 1e-4] [--executor simple|dag] [--threads N] [--checkpoint PATH] "
       "[--resume] [--seed 1] [--memory-plan on|off] [--recompute-budget SIZE]");
   if (FLAGS_memory_plan != "on" && FLAGS_memory_plan != "off") {

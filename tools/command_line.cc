@@ -80,6 +80,21 @@ int64_t ParseBudget(const std::string& text, const std::string& flag) {
   return ParseByteSize(text, flag);
 }
 
+std::vector<int64_t> ParseIntList(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> values;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    char* end = nullptr;
+    const long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < 0) {
+      throw Error(Status::InvalidArgument(flag + " '" + text +
+                                          "' is not a list of integers >= 0 (1000,2000)"));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
 std::vector<Device> ParseDeviceList(const std::string& list, const std::string& tool,
                                     const std::string& flag) {
   auto bad = [&](const std::string& why) {

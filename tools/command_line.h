@@ -32,6 +32,8 @@ int RunTool(const std::string& tool, const std::function<void()>& body);
 int64_t ParseByteSize(const std::string& text, const std::string& flag);
 // As ParseByteSize, but "" and "0" are 0: a budget that is off unless given.
 int64_t ParseBudget(const std::string& text, const std::string& flag);
+// "1000,2000,3000": integers >= 0, "" none. Throws braid::Error naming `flag` otherwise.
+std::vector<int64_t> ParseIntList(const std::string& text, const std::string& flag);
 // "cpu:0,cpu:1", "sim:0,sim:1" or "cuda:0,cuda:1": distinct devices of one type. Throws
 // braid::Error naming `tool` and `flag` otherwise; for a CUDA device this machine lacks, with
 // CUDA's error ("cuda:0 does not exist: no CUDA-capable device is detected").

@@ -1,6 +1,7 @@
 // braid's public API for training from an application (installed as <braid/trainer.h>).
 //
-// A Trainer trains an image classifier with momentum SGD: a model builder's ResNet named by
+// A Trainer trains an image classifier (momentum SGD, Adam, AdamW or Adagrad): a model builder's
+// ResNet named by
 // `model`, or the application's own model given as two NetDefs (`net`: an init net filling the
 // parameters, a forward net from the images to the logits). It adds the loss, the gradients and
 // the optimizer, trains on Fashion-MNIST (IDX files) or synthetic images, on one device or data
@@ -84,12 +85,36 @@ struct SyntheticData {
   int64_t classes = 10;
 };
 
-// The learning rate at iteration 1, 2, ...: "cosine" decays from learning_rate to 0 over the run,
-// "step" multiplies it by gamma every step_iterations (0: one epoch), "fixed" keeps it.
+// The learning rate at iteration t = 1, 2, ... of T, as a multiple of learning_rate (Caffe2's
+// LearningRate policies):
+//   "cosine"     (1 + cos(pi t / T)) / 2: from 1 down to 0 over the run
+//   "step"       gamma ^ floor(t / step_iterations) (step_iterations 0: one epoch)
+//   "multistep"  gamma ^ (the milestones <= t)
+//   "exp"        gamma ^ t
+//   "inv"        (1 + gamma t) ^ -power
+//   "poly"       (1 - t / T) ^ power
+//   "fixed"      1
 struct LearningRatePolicy {
   std::string policy = "cosine";
   int64_t step_iterations = 0;
+  std::vector<int64_t> milestones;  // ascending iterations
   double gamma = 0.1;
+  double power = 1;
+};
+
+// The update of each trained parameter (Caffe2's ops):
+//   "momentum"  MomentumSGDUpdate with TrainerOptions::momentum and nesterov
+//   "adam"      Adam (beta1, beta2, epsilon), weight decay added to the gradient (L2)
+//   "adamw"     Adam with decoupled weight decay: param -= learning rate * weight_decay * param
+//   "adagrad"   Adagrad (epsilon), weight decay added to the gradient
+// Adam's bias correction counts from t = iteration + 1, as Caffe2's op does, and its epsilon is
+// added to sqrt(second moment) before the correction scales the step (PyTorch's epsilon is this
+// one over sqrt(1 - beta2^t)).
+struct TrainerOptimizer {
+  std::string type = "momentum";
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
 };
 
 // How the nets run.
@@ -144,8 +169,9 @@ struct TrainerOptions {
   int64_t iterations = 0;  // > 0: this many iterations instead of `epochs`
   double learning_rate = 0.1;
   LearningRatePolicy learning_rate_policy;
-  double momentum = 0.9;
-  bool nesterov = false;
+  TrainerOptimizer optimizer;
+  double momentum = 0.9;  // optimizer "momentum"
+  bool nesterov = false;  // optimizer "momentum"
   double weight_decay = 1e-4;
   uint64_t seed = 1;        // the data order (parameter fills are seeded by their names)
   // Random parameter fills run on the host and are copied to the devices, so a run on cuda starts
@@ -198,12 +224,21 @@ class Trainer {
   // The whole test set.
   Status Evaluate(double* accuracy, double* loss);
   Status SaveCheckpoint(const std::string& path) const;
+  // The model as trained so far, as a Caffe2 model-zoo folder that Predictor::FromModelFolder and
+  // braid_run --model-dir serve (DIR is created; its files are replaced atomically):
+  //   init_net.pb      a GivenTensorFill per parameter (the first device's values)
+  //   predict_net.pb   the forward pass for inference (is_test ops), "data" -> Softmax "softmax"
+  //   value_info.json  "data": float32 [1, channels, height, width] (any batch size runs)
+  // It answers as the test net does: bit for bit on a cpu device served with
+  // PredictorOptions::optimize_graph off (on, folding batch norm changes results by rounding).
+  // Feed images normalised as the trainer's reader does: (pixel / 255 - 0.286) / 0.353.
+  Status Export(const std::string& dir) const;
 
   int64_t iteration() const;
   int64_t total_iterations() const;
   TrainingSummary Summary() const;
-  // The nets it built: the init net (parameters, momenta, the iteration counter), the train net
-  // (reader, forward, loss, gradients, updates) and the test net.
+  // The nets it built: the init net (parameters, the optimizer's state, the iteration counter), the
+  // train net (reader, forward, loss, gradients, updates) and the test net.
   const NetDef& init_net() const;
   const NetDef& train_net() const;
   const NetDef& test_net() const;

@@ -1,8 +1,8 @@
 #include "ops/train/learning_rate_op.h"
 
 #include <cmath>
-
 #include <string>
+#include <vector>
 
 #include "ops/common/op_checks.h"
 #include "runtime/core/argument.h"
@@ -16,6 +16,37 @@ using Policy = LearningRateSchedule::Policy;
 
 void Require(bool ok, const std::string& policy, const std::string& what) {
   if (!ok) ThrowInvalidArgument("learning rate policy '" + policy + "': " + what);
+}
+
+void ParseMultiStep(const ArgumentReader& args, LearningRateSchedule* s) {
+  const std::vector<int64_t> stepsizes = args.GetList<int64_t>("stepsizes");
+  s->gamma = args.Get<float>("gamma", 0.f);
+  Require(!stepsizes.empty() && s->gamma > 0, "multistep", "needs stepsizes and gamma > 0");
+  Require(stepsizes.size() <= kMaxStepsizes, "multistep",
+          "takes at most " + std::to_string(kMaxStepsizes) + " stepsizes, got " +
+              std::to_string(stepsizes.size()));
+  for (size_t i = 0; i < stepsizes.size(); ++i) {
+    Require(stepsizes[i] >= 0 && (i == 0 || stepsizes[i] > stepsizes[i - 1]), "multistep",
+            "needs ascending stepsizes >= 0");
+    s->stepsizes[i] = stepsizes[i];
+  }
+  s->num_stepsizes = static_cast<int32_t>(stepsizes.size());
+}
+
+// exp, inv and poly: Caffe2's arguments, and its defaults none (a missing one is an error).
+void ParsePower(const ArgumentReader& args, const std::string& policy, LearningRateSchedule* s) {
+  if (policy == "exp" || policy == "inv") {
+    s->gamma = args.Get<float>("gamma", 0.f);
+    Require(s->gamma > 0, policy, "needs gamma > 0");
+  }
+  if (policy == "inv" || policy == "poly") {
+    Require(args.Has("power"), policy, "needs power");
+    s->power = args.Get<float>("power", 1.f);
+  }
+  if (policy == "poly") {
+    s->max_iter = args.Get<int64_t>("max_iter", 0);
+    Require(s->max_iter > 0 && s->power >= 0, policy, "needs max_iter > 0 and power >= 0");
+  }
 }
 
 void ParseStep(const ArgumentReader& args, LearningRateSchedule* s) {
@@ -58,6 +89,12 @@ void ParsePolicy(const ArgumentReader& args, LearningRateSchedule* s) {
   } else if (policy == "step") {
     s->policy = Policy::kStep;
     ParseStep(args, s);
+  } else if (policy == "multistep") {
+    s->policy = Policy::kMultiStep;
+    ParseMultiStep(args, s);
+  } else if (policy == "exp" || policy == "inv" || policy == "poly") {
+    s->policy = policy == "exp" ? Policy::kExp : policy == "inv" ? Policy::kInv : Policy::kPoly;
+    ParsePower(args, policy, s);
   } else if (policy == "linearWarmup") {
     s->policy = Policy::kLinearWarmup;
     s->start = args.Get<float>("start_multiplier", 0.f);
@@ -74,8 +111,8 @@ void ParsePolicy(const ArgumentReader& args, LearningRateSchedule* s) {
     ParseCompositeCosine(args, s);
   } else {
     ThrowInvalidArgument("unknown learning rate policy '" + policy +
-                         "' (braid has fixed, step, linearWarmup, constantWarmup, cosine, "
-                         "compositeCosine)");
+                         "' (braid has fixed, step, multistep, exp, inv, poly, linearWarmup, "
+                         "constantWarmup, cosine, compositeCosine)");
   }
 }
 
@@ -124,6 +161,8 @@ BRAID_OPERATOR_SCHEMA(LearningRate)
     .Arg("policy", ArgKind::kString)
     .Arg("stepsize", ArgKind::kInt)
     .Arg("gamma", ArgKind::kFloat)
+    .Arg("stepsizes", ArgKind::kInts)
+    .Arg("power", ArgKind::kFloat)
     .Arg("max_lr", ArgKind::kFloat)
     .Arg("min_lr", ArgKind::kFloat)
     .Arg("period", ArgKind::kInt)
@@ -145,8 +184,8 @@ BRAID_OPERATOR_SCHEMA(LearningRate)
     .NumOutputs(1)
     .TensorInference(InferLearningRateShape)
     .SetDoc(
-        "lr = base_lr * lr_scale * multiplier(iter) for `policy` fixed, step, linearWarmup, "
-        "constantWarmup, cosine or compositeCosine.");
+        "lr = base_lr * lr_scale * multiplier(iter) for `policy` fixed, step, multistep, exp, "
+        "inv, poly, linearWarmup, constantWarmup, cosine or compositeCosine.");
 
 BRAID_REGISTER_CPU_OPERATOR(LearningRate, LearningRateOp);
 BRAID_NO_GRADIENT(LearningRate);

@@ -2,14 +2,20 @@
 //
 // Input: an int64 counter with one element (Iter's). Output: a float32 scalar (shape [])
 //   lr = base_lr * lr_scale * multiplier(iter)
-// `base_lr` and `policy` are required, `lr_scale` defaults to 1. Policies and their arguments:
+// `base_lr` and `policy` are required, `lr_scale` defaults to 1. Policies, their arguments (and
+// defaults):
 //   fixed            1
-//   step             gamma ^ floor(iter / stepsize)                          stepsize > 0, gamma >
-//   0 linearWarmup     start_multiplier + (1 - start_multiplier) * iter / num_iter while
-//                    iter < num_iter, then 1                          start_multiplier 0, num_iter
-//                    0
-//   constantWarmup   multiplier while iter < num_iter, then 1             multiplier 0.5, num_iter
-//   0 cosine           min_lr + (max_lr - min_lr) (1 + cos(pi t / T)) / 2        max_lr 1, min_lr 0
+//   step             gamma ^ floor(iter / stepsize)              stepsize > 0, gamma > 0
+//   multistep        gamma ^ (the stepsizes <= iter)             stepsizes (ascending, at most 32),
+//                                                                gamma > 0
+//   exp              gamma ^ iter                                gamma > 0
+//   inv              (1 + gamma * iter) ^ -power                 gamma > 0, power
+//   poly             (1 - iter / max_iter) ^ power, then 0       max_iter > 0, power >= 0 (Caffe2's
+//                                                                rate past max_iter is undefined)
+//   linearWarmup     start_multiplier + (1 - start_multiplier) * iter / num_iter while
+//                    iter < num_iter, then 1                     start_multiplier (0), num_iter (0)
+//   constantWarmup   multiplier while iter < num_iter, then 1    multiplier (0.5), num_iter (0)
+//   cosine           min_lr + (max_lr - min_lr) (1 + cos(pi t / T)) / 2      max_lr (1), min_lr (0)
 //                    - with `max_iter` (braid): one decay, T = max_iter, t = min(iter, max_iter):
 //                      from max_lr at 0 to min_lr at max_iter, then min_lr;
 //                    - with `period` (Caffe2, SGDR arXiv:1608.03983): restarts; cycle k lasts
@@ -30,8 +36,9 @@
 // net that relied on them.
 //
 // Sign convention (Caffe2's): the output is used as is. MomentumSGDUpdate subtracts lr * grad, so
-// give it a positive base_lr; WeightedSum(param, ONE, grad, lr) adds, so give it a negative one
-// (Caffe2's Python optimizer passes base_lr = -lr for plain SGD and +lr for momentum SGD).
+// give it a positive base_lr; WeightedSum(param, ONE, grad, lr), Adam and Adagrad add, so give
+// them a negative one (Caffe2's Python optimizer passes base_lr = -lr for plain SGD, Adam and
+// Adagrad, and +lr for momentum SGD).
 //
 //   op { type: "LearningRate" input: "iter" output: "lr" arg { name: "base_lr" f: 0.1 }
 //        arg { name: "policy" s: "step" } arg { name: "stepsize" i: 1000 }

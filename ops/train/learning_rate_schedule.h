@@ -34,10 +34,17 @@ struct CosineSchedule {
   bool single_decay = false;  // max_iter without period: one decay, then min_lr
 };
 
+// multistep's stepsizes a schedule holds (it is passed to a CUDA kernel by value).
+inline constexpr int kMaxStepsizes = 32;
+
 struct LearningRateSchedule {
   enum class Policy : int32_t {
     kFixed,
     kStep,
+    kMultiStep,
+    kExp,
+    kInv,
+    kPoly,
     kLinearWarmup,
     kConstantWarmup,
     kCosine,
@@ -47,6 +54,10 @@ struct LearningRateSchedule {
   float base_lr = 0;  // base_lr * lr_scale, rounded to float as the CPU op always did
   int64_t stepsize = 1;
   double gamma = 1;
+  double power = 1;           // inv, poly
+  int64_t max_iter = 1;       // poly
+  int32_t num_stepsizes = 0;  // multistep: the iterations where the rate is multiplied by gamma
+  int64_t stepsizes[kMaxStepsizes] = {};  // ascending
   // linearWarmup: start_multiplier; constantWarmup: multiplier; compositeCosine:
   // start_warmup_multiplier.
   double start = 0;
@@ -166,6 +177,18 @@ BRAID_HOST_DEVICE inline double LearningRateMultiplier(const LearningRateSchedul
       return 1.0;
     case Policy::kStep:
       return pow(s.gamma, static_cast<double>(iter / s.stepsize));
+    case Policy::kMultiStep: {
+      int passed = 0;
+      while (passed < s.num_stepsizes && iter >= s.stepsizes[passed]) ++passed;
+      return pow(s.gamma, static_cast<double>(passed));
+    }
+    case Policy::kExp:
+      return pow(s.gamma, static_cast<double>(iter));
+    case Policy::kInv:
+      return pow(1 + s.gamma * static_cast<double>(iter), -s.power);
+    case Policy::kPoly:
+      if (iter >= s.max_iter) return 0.0;
+      return pow(1 - static_cast<double>(iter) / static_cast<double>(s.max_iter), s.power);
     case Policy::kLinearWarmup:
       return LinearWarmupMultiplier(s.start, s.num_iter, iter);
     case Policy::kConstantWarmup:

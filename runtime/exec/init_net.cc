@@ -17,8 +17,11 @@ Status RunInitNet(NetDef init_net, Workspace* ws) {
   // it is copied, so that their arguments are not.
   google::protobuf::RepeatedPtrField<OperatorDef> ops;
   ops.Swap(init_net.mutable_op());
-  const NetDef header = init_net;
+  NetDef header = init_net;
   ops.Swap(init_net.mutable_op());
+  // The whole net's external inputs and outputs were validated above; one op writes only its own.
+  header.clear_external_input();
+  header.clear_external_output();
   for (int i = 0; i < init_net.op_size(); ++i) {
     const std::string label = OpLabelOf(init_net, i);
     {

@@ -86,7 +86,7 @@ std::set<std::string> KeepInitOutputs(const TrainingNets& nets,
                                       Ledger* ledger) {
   std::set<std::string> momenta;
   for (int d = 0; d < nets.num_devices(); ++d) {
-    for (const std::string& m : nets.momentum_blobs) momenta.insert(nets.OnDevice(d, m));
+    for (const std::string& m : nets.optimizer_blobs) momenta.insert(nets.OnDevice(d, m));
   }
   const NetDef& init = nets.params.init_net;
   std::set<std::string> written;

@@ -1,6 +1,7 @@
 #include "runtime/models/training_nets.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "braid/status.h"
@@ -17,18 +18,37 @@ namespace {
   throw Error(Status::InvalidArgument(message));
 }
 
-void CheckOptimizer(const OptimizerSpec& o) {
-  const LearningRateSchedule& lr = o.lr;
-  if (lr.policy != "fixed" && lr.policy != "step" && lr.policy != "cosine") {
-    ThrowInvalid("unknown learning-rate policy '" + lr.policy + "' (fixed, step or cosine)");
+void CheckSchedule(const LearningRateSchedule& lr) {
+  static const std::set<std::string> kPolicies = {"fixed", "step", "multistep", "exp",
+                                                  "inv",   "poly", "cosine"};
+  if (kPolicies.count(lr.policy) == 0) {
+    ThrowInvalid("unknown learning-rate policy '" + lr.policy +
+                 "' (fixed, step, multistep, exp, inv, poly or cosine)");
   }
   if (lr.policy == "step" && lr.stepsize <= 0) ThrowInvalid("policy 'step' needs stepsize > 0");
-  if (lr.policy == "cosine" && lr.max_iter <= 0) ThrowInvalid("policy 'cosine' needs max_iter > 0");
+  if (lr.policy == "multistep" && lr.stepsizes.empty()) {
+    ThrowInvalid("policy 'multistep' needs stepsizes");
+  }
+  if ((lr.policy == "cosine" || lr.policy == "poly") && lr.max_iter <= 0) {
+    ThrowInvalid("policy '" + lr.policy + "' needs max_iter > 0");
+  }
   if (!(lr.base_lr > 0))
     ThrowInvalid("base_lr must be positive, got " + std::to_string(lr.base_lr));
+}
+
+void CheckOptimizer(const OptimizerSpec& o) {
+  CheckSchedule(o.lr);
+  if (o.type != "momentum" && o.type != "adam" && o.type != "adamw" && o.type != "adagrad") {
+    ThrowInvalid("unknown optimizer '" + o.type + "' (momentum, adam, adamw or adagrad)");
+  }
   if (o.momentum < 0 || o.momentum >= 1) {
     ThrowInvalid("momentum must be in [0, 1), got " + std::to_string(o.momentum));
   }
+  if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1)) {
+    ThrowInvalid("beta1 and beta2 must be in [0, 1), got " + std::to_string(o.beta1) + " and " +
+                 std::to_string(o.beta2));
+  }
+  if (!(o.epsilon > 0)) ThrowInvalid("epsilon must be > 0");
   if (o.weight_decay < 0) ThrowInvalid("weight decay must be >= 0");
 }
 
@@ -82,6 +102,51 @@ void DropImageGradient(const GradientMap& grads, const std::string& data, NetDef
   }
 }
 
+// A zero-filled blob of `shape` in the init net: optimizer state.
+void AddZeroState(const std::string& blob, const std::vector<int64_t>& shape,
+                  const DeviceOption& device, TrainingNets* nets) {
+  OperatorDef* fill = nets->params.init_net.add_op();
+  fill->set_type("ConstantFill");
+  fill->add_output(blob);
+  if (device.ByteSizeLong() > 0) *fill->mutable_device_option() = device;
+  AddIntsArg(fill, "shape", shape);
+  AddFloatArg(fill, "value", 0.f);
+  nets->optimizer_blobs.push_back(blob);
+}
+
+// The update op of parameter p, its state zero-filled in the init net.
+void AddUpdate(const TrainingNetsSpec& spec, const ParamInfo& p, const std::string& grad,
+               ModelBuilder* b, TrainingNets* nets) {
+  const OptimizerSpec& o = spec.optimizer;
+  const float weight_decay = p.weight_decay() ? o.weight_decay : 0.f;
+  if (o.type == "momentum") {
+    const std::string momentum = p.name + "_momentum";
+    AddZeroState(momentum, p.shape, spec.device, nets);
+    OperatorDef* update =
+        b->AddOp("MomentumSGDUpdate", {grad, momentum, nets->lr, p.name}, {grad, momentum, p.name});
+    AddFloatArg(update, "momentum", o.momentum);
+    AddIntArg(update, "nesterov", o.nesterov ? 1 : 0);
+    AddFloatArg(update, "weight_decay", weight_decay);
+  } else if (o.type == "adagrad") {
+    const std::string moment = p.name + "_squared_sum";  // Caffe2's optimizer's names
+    AddZeroState(moment, p.shape, spec.device, nets);
+    OperatorDef* update = b->AddOp("Adagrad", {p.name, moment, grad, nets->lr}, {p.name, moment});
+    AddFloatArg(update, "epsilon", o.epsilon);
+    AddFloatArg(update, "weight_decay", weight_decay);
+  } else {
+    const std::string moment1 = p.name + "_first_moment", moment2 = p.name + "_second_moment";
+    AddZeroState(moment1, p.shape, spec.device, nets);
+    AddZeroState(moment2, p.shape, spec.device, nets);
+    OperatorDef* update = b->AddOp("Adam", {p.name, moment1, moment2, grad, nets->lr, nets->iter},
+                                   {p.name, moment1, moment2});
+    AddFloatArg(update, "beta1", o.beta1);
+    AddFloatArg(update, "beta2", o.beta2);
+    AddFloatArg(update, "epsilon", o.epsilon);
+    AddFloatArg(update, "weight_decay", weight_decay);
+    AddIntArg(update, "decoupled", o.type == "adamw" ? 1 : 0);
+  }
+}
+
 void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelBuilder* b,
                   TrainingNets* nets) {
   ModelParams& params = nets->params;
@@ -95,7 +160,8 @@ void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelB
 
   b->AddOp("Iter", {nets->iter}, {nets->iter});
   OperatorDef* lr = b->net()->add_op();
-  *lr = LearningRateOp(spec.optimizer.lr, nets->iter, nets->lr);
+  *lr = LearningRateOp(spec.optimizer.lr, nets->iter, nets->lr,
+                       spec.optimizer.type == "momentum" ? 1 : -1);
   if (spec.device.ByteSizeLong() > 0) *lr->mutable_device_option() = spec.device;
   for (const ParamInfo& p : params.params) {
     if (!p.trainable()) continue;
@@ -104,20 +170,7 @@ void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelB
       ThrowInvalid("model '" + spec.name + "': parameter '" + p.name + "' gets no gradient from " +
                    "the loss");
     }
-    const std::string momentum = p.name + "_momentum";
-    OperatorDef* fill = params.init_net.add_op();
-    fill->set_type("ConstantFill");
-    fill->add_output(momentum);
-    if (spec.device.ByteSizeLong() > 0) *fill->mutable_device_option() = spec.device;
-    AddIntsArg(fill, "shape", p.shape);
-    AddFloatArg(fill, "value", 0.f);
-    nets->momentum_blobs.push_back(momentum);
-
-    OperatorDef* update = b->AddOp("MomentumSGDUpdate", {grad->second, momentum, nets->lr, p.name},
-                                   {grad->second, momentum, p.name});
-    AddFloatArg(update, "momentum", spec.optimizer.momentum);
-    AddIntArg(update, "nesterov", spec.optimizer.nesterov ? 1 : 0);
-    AddFloatArg(update, "weight_decay", p.weight_decay() ? spec.optimizer.weight_decay : 0.f);
+    AddUpdate(spec, p, grad->second, b, nets);
   }
 }
 
@@ -127,7 +180,7 @@ std::vector<std::string> TrainingNets::CheckpointBlobs() const {
   std::vector<std::string> blobs;
   for (int d = 0; d < num_devices(); ++d) {
     for (const ParamInfo& p : params.params) blobs.push_back(OnDevice(d, p.name));
-    for (const std::string& m : momentum_blobs) blobs.push_back(OnDevice(d, m));
+    for (const std::string& m : optimizer_blobs) blobs.push_back(OnDevice(d, m));
     blobs.push_back(OnDevice(d, iter));
   }
   return blobs;
@@ -149,20 +202,22 @@ OperatorDef SyntheticImageReader(const SyntheticImages& images, const std::strin
 }
 
 OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::string& iter,
-                           const std::string& lr) {
+                           const std::string& lr, int sign) {
   OperatorDef op;
   op.set_type("LearningRate");
   op.add_input(iter);
   op.add_output(lr);
-  AddFloatArg(&op, "base_lr", schedule.base_lr);
+  AddFloatArg(&op, "base_lr", sign < 0 ? -schedule.base_lr : schedule.base_lr);
   AddStringArg(&op, "policy", schedule.policy);
-  if (schedule.policy == "step") {
-    AddIntArg(&op, "stepsize", schedule.stepsize);
+  const std::string& policy = schedule.policy;
+  if (policy == "step") AddIntArg(&op, "stepsize", schedule.stepsize);
+  if (policy == "multistep") AddIntsArg(&op, "stepsizes", schedule.stepsizes);
+  if (policy == "step" || policy == "multistep" || policy == "exp" || policy == "inv") {
     AddFloatArg(&op, "gamma", schedule.gamma);
-  } else if (schedule.policy == "cosine") {
-    AddIntArg(&op, "max_iter", schedule.max_iter);
-    AddFloatArg(&op, "min_lr", schedule.min_lr);
   }
+  if (policy == "inv" || policy == "poly") AddFloatArg(&op, "power", schedule.power);
+  if (policy == "cosine" || policy == "poly") AddIntArg(&op, "max_iter", schedule.max_iter);
+  if (policy == "cosine") AddFloatArg(&op, "min_lr", schedule.min_lr);
   return op;
 }
 

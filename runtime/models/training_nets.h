@@ -1,15 +1,19 @@
-// BuildTrainingNets: the init, train and test nets of a classifier trained with momentum SGD.
+// BuildTrainingNets: the init, train and test nets of a classifier trained with momentum SGD,
+// Adam, AdamW or Adagrad.
 //
 // From a forward pass (a function appending layers to a ModelBuilder, e.g. AddResNet) and the two
 // data-reader ops, it emits:
-//   init   fills every parameter (ModelBuilder's fills), a zero momentum blob per trained
-//          parameter (`param`_momentum) and the iteration counter `iter` (int64 [1], 0).
+//   init   fills every parameter (ModelBuilder's fills), the optimizer's zero state per trained
+//          parameter (Caffe2's optimizers' names: `param`_momentum for momentum SGD,
+//          `param`_squared_sum for Adagrad, `param`_first_moment and `param`_second_moment for
+//          Adam) and the iteration counter `iter` (int64 [1], 0).
 //   train  reader -> data, label (on a device other than the host: the reader, a host op, writes
 //          data_host and label_host, and a CopyCPUToGPU each brings them to the device);
 //          forward -> logits; SoftmaxWithLoss -> softmax, loss;
 //          Accuracy -> accuracy; the gradient ops (AddGradientOperators, runtime/core/autodiff.h);
-//          Iter (iter += 1); LearningRate (iter -> lr); one MomentumSGDUpdate per trained
-//          parameter (weight decay for weights only).
+//          Iter (iter += 1); LearningRate (iter -> lr); one MomentumSGDUpdate, Adam or Adagrad
+//          per trained parameter (weight decay for weights only). lr is the rate the update op
+//          takes: positive for MomentumSGDUpdate, negative for Adam and Adagrad (Caffe2's signs).
 //   test   reader -> test/data, test/label; the same forward with is_test=1, reading the same
 //          parameter blobs, every activation prefixed "test/"; SoftmaxWithLoss -> test/loss;
 //          Accuracy -> test/accuracy. Run it in a child workspace of the train net's.
@@ -43,18 +47,25 @@ namespace braid {
 // Caffe2's LearningRate policies (ops/train/learning_rate_op.h), evaluated at iter = 1, 2, ...
 // (Iter runs before LearningRate, so the first iteration uses lr(1)).
 struct LearningRateSchedule {
-  std::string policy = "cosine";  // fixed | step | cosine
-  float base_lr = 0.1f;
+  // fixed | step | multistep | exp | inv | poly | cosine
+  std::string policy = "cosine";
+  float base_lr = 0.1f;  // > 0: the descent's rate, whatever the update op's sign
   int64_t stepsize = 0;  // step: multiply by gamma every stepsize iterations
-  float gamma = 0.1f;
-  int64_t max_iter = 0;  // cosine: one decay from base_lr to min_lr * base_lr at max_iter
+  std::vector<int64_t> stepsizes;  // multistep: multiply by gamma at each of these iterations
+  float gamma = 0.1f;              // step, multistep, exp, inv
+  float power = 1.f;               // inv, poly
+  int64_t max_iter = 0;  // cosine: one decay from base_lr to min_lr * base_lr at max_iter; poly
   float min_lr = 0.f;    // cosine: a multiple of base_lr, as in Caffe2
 };
 
 struct OptimizerSpec {
+  // momentum (MomentumSGDUpdate), adam, adamw (Adam with decoupled weight decay) or adagrad.
+  std::string type = "momentum";
   LearningRateSchedule lr;
-  float momentum = 0.9f;
-  bool nesterov = false;
+  float momentum = 0.9f;               // momentum
+  bool nesterov = false;               // momentum
+  float beta1 = 0.9f, beta2 = 0.999f;  // adam, adamw
+  float epsilon = 1e-8f;               // adam, adamw, adagrad
   float weight_decay = 1e-4f;  // applied to ParamKind::kWeight parameters only
 };
 
@@ -86,7 +97,8 @@ struct TrainingNets {
   // Blob names the trainer reads.
   std::string loss = "loss", accuracy = "accuracy", lr = "lr", iter = "iter";
   std::string test_loss = "test/loss", test_accuracy = "test/accuracy";
-  std::vector<std::string> momentum_blobs;  // one per trained parameter
+  // The optimizer's state: one blob per trained parameter (two for Adam), in the init net.
+  std::vector<std::string> optimizer_blobs;
   // The train net's recomputation (runtime/models/recompute.h): the Convs it could recompute,
   // cheapest per byte first, and what it did.
   std::vector<std::string> recomputable_convs;
@@ -102,8 +114,8 @@ struct TrainingNets {
   std::string OnDevice(int d, const std::string& blob) const {
     return device_prefixes.empty() ? blob : device_prefixes[d] + blob;
   }
-  // What a checkpoint must hold to resume: every parameter (trained or state), the momenta and
-  // the iteration counter, on every device.
+  // What a checkpoint must hold to resume: every parameter (trained or state), the optimizer's
+  // state and the iteration counter, on every device.
   std::vector<std::string> CheckpointBlobs() const;
 };
 
@@ -118,9 +130,10 @@ struct SyntheticImages {
 // An IdxImageInput op named `name` serving `images` (seed 1; outputs are set by BuildTrainingNets).
 OperatorDef SyntheticImageReader(const SyntheticImages& images, const std::string& name);
 
-// The LearningRate op for `schedule` reading `iter`, writing `lr` (Caffe2's argument names).
+// The LearningRate op for `schedule` reading `iter`, writing `lr` (Caffe2's argument names);
+// `sign` -1 negates base_lr, for update ops that add lr times their step.
 OperatorDef LearningRateOp(const LearningRateSchedule& schedule, const std::string& iter,
-                           const std::string& lr);
+                           const std::string& lr, int sign = 1);
 
 }  // namespace braid
 

@@ -3,6 +3,8 @@
 #include <ostream>
 
 #include "runtime/core/device.h"
+#include "runtime/io/model_folder.h"
+#include "runtime/train/model_export.h"
 #include "runtime/train/training_loop.h"
 
 namespace braid {
@@ -50,7 +52,13 @@ void SetOptimizer(const TrainerOptions& options, OptimizerSpec* optimizer) {
   optimizer->lr.policy = options.learning_rate_policy.policy;
   optimizer->lr.base_lr = static_cast<float>(options.learning_rate);
   optimizer->lr.stepsize = options.learning_rate_policy.step_iterations;
+  optimizer->lr.stepsizes = options.learning_rate_policy.milestones;
   optimizer->lr.gamma = static_cast<float>(options.learning_rate_policy.gamma);
+  optimizer->lr.power = static_cast<float>(options.learning_rate_policy.power);
+  optimizer->type = options.optimizer.type;
+  optimizer->beta1 = static_cast<float>(options.optimizer.beta1);
+  optimizer->beta2 = static_cast<float>(options.optimizer.beta2);
+  optimizer->epsilon = static_cast<float>(options.optimizer.epsilon);
   optimizer->momentum = static_cast<float>(options.momentum);
   optimizer->nesterov = options.nesterov;
   optimizer->weight_decay = static_cast<float>(options.weight_decay);
@@ -134,6 +142,10 @@ Status Trainer::Evaluate(double* accuracy, double* loss) {
 
 Status Trainer::SaveCheckpoint(const std::string& path) const {
   return StatusFromCall([&] { state_->loop->SaveCheckpoint(path); });
+}
+
+Status Trainer::Export(const std::string& dir) const {
+  return StatusFromCall([&] { WriteModelFolder(dir, ExportedModel(*state_->loop)); });
 }
 
 int64_t Trainer::iteration() const { return state_->loop->iteration(); }

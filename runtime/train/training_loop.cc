@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "braid/status.h"
@@ -15,6 +16,20 @@
 
 namespace braid {
 namespace {
+
+// "momentum 0.9", "adam (beta1 0.9, beta2 0.999, epsilon 1e-08)", ...
+std::string DescribeOptimizer(const OptimizerSpec& o) {
+  char text[128];
+  if (o.type == "momentum") {
+    std::snprintf(text, sizeof(text), "momentum %g%s", o.momentum, o.nesterov ? " (nesterov)" : "");
+  } else if (o.type == "adagrad") {
+    std::snprintf(text, sizeof(text), "adagrad (epsilon %g)", o.epsilon);
+  } else {
+    std::snprintf(text, sizeof(text), "%s (beta1 %g, beta2 %g, epsilon %g)", o.type.c_str(),
+                  o.beta1, o.beta2, o.epsilon);
+  }
+  return text;
+}
 
 // Fashion-MNIST's training-set pixel mean and standard deviation (on the 0..1 scale).
 // The evaluation's all-reduce tag: apart from the gradients' (runtime/models/data_parallel.h
@@ -138,6 +153,7 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
     };
   }
   nets_spec.name = options_.model;
+  forward_ = nets_spec.forward;
   nets_spec.train_input = ReaderOp(/*train=*/true, 0);
   nets_spec.test_input = ReaderOp(/*train=*/false, 0);
   nets_spec.optimizer = options_.optimizer;
@@ -288,19 +304,19 @@ std::string TrainingLoop::Describe() const {
   const TrainingLoopOptions& o = options_;
   const OptimizerSpec& opt = o.optimizer;
   char line[512];
-  std::snprintf(
-      line, sizeof(line),
-      "model %s (%lld trainable parameters), data %s (%lld train / %lld test images, "
-      "%lldx%lldx%lld)"
-      ", batch %lld, %lld iterations (%lld per epoch), starting at %lld; lr %s %g, momentum %g, "
-      "weight decay %g; executor %s",
-      o.model.c_str(), static_cast<long long>(nets_.params.TrainableCount()), o.data.c_str(),
-      static_cast<long long>(train_examples_), static_cast<long long>(test_examples_),
-      static_cast<long long>(o.channels), static_cast<long long>(o.image_size),
-      static_cast<long long>(o.image_size), static_cast<long long>(o.batch_size),
-      static_cast<long long>(total_iterations_), static_cast<long long>(iterations_per_epoch_),
-      static_cast<long long>(iteration_), opt.lr.policy.c_str(), opt.lr.base_lr, opt.momentum,
-      opt.weight_decay, o.executor.c_str());
+  std::snprintf(line, sizeof(line),
+                "model %s (%lld trainable parameters), data %s (%lld train / %lld test images, "
+                "%lldx%lldx%lld)"
+                ", batch %lld, %lld iterations (%lld per epoch), starting at %lld; lr %s %g, %s, "
+                "weight decay %g; executor %s",
+                o.model.c_str(), static_cast<long long>(nets_.params.TrainableCount()),
+                o.data.c_str(), static_cast<long long>(train_examples_),
+                static_cast<long long>(test_examples_), static_cast<long long>(o.channels),
+                static_cast<long long>(o.image_size), static_cast<long long>(o.image_size),
+                static_cast<long long>(o.batch_size), static_cast<long long>(total_iterations_),
+                static_cast<long long>(iterations_per_epoch_), static_cast<long long>(iteration_),
+                opt.lr.policy.c_str(), opt.lr.base_lr, DescribeOptimizer(opt).c_str(),
+                opt.weight_decay, o.executor.c_str());
   std::string text = line;
   const RecomputeBudgetReport& r = recompute_report_;
   if (r.budget_bytes > 0) {
@@ -318,7 +334,8 @@ std::string TrainingLoop::Describe() const {
 
 void TrainingLoop::LogProgress(std::ostream& log, double seconds, double loss_sum, double accuracy_sum,
                           int64_t iterations) const {
-  const float lr = FirstOnHost<float>(*workspace_->GetBlob(nets_.OnDevice(0, nets_.lr)));
+  // Adam and Adagrad take a negative rate (Caffe2's sign): report the descent's.
+  const float lr = std::fabs(FirstOnHost<float>(*workspace_->GetBlob(nets_.OnDevice(0, nets_.lr))));
   char line[256];
   std::snprintf(
       line, sizeof(line), "iter %lld/%lld epoch %lld loss %.4f accuracy %.4f lr %.6g images/s %.1f",

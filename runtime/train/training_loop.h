@@ -148,7 +148,17 @@ class TrainingLoop {
   int64_t total_iterations() const { return total_iterations_; }
   int64_t iterations_per_epoch() const { return iterations_per_epoch_; }
   const TrainingNets& nets() const { return nets_; }
+  // The forward pass the nets were built from (runtime/models/training_nets.h), and the images it
+  // takes: [channels, image_size, image_size].
+  const std::function<std::string(ModelBuilder*, const std::string&)>& forward() const {
+    return forward_;
+  }
+  std::vector<int64_t> image_dims() const {
+    return {options_.channels, options_.image_size, options_.image_size};
+  }
   const Workspace& workspace() const { return *workspace_; }
+  // The test net's (a child of workspace()): after Evaluate, its last batch's blobs.
+  const Workspace& test_workspace() const { return *test_workspace_; }
   // Training throughput of Run so far: images over the seconds spent in training steps.
   double images_per_second() const {
     return train_seconds_ > 0 ? images_trained_ / train_seconds_ : 0;
@@ -189,6 +199,7 @@ class TrainingLoop {
   double train_seconds_ = 0;   // Run: seconds in training steps
   double images_trained_ = 0;  // Run: images those steps trained on
   TrainingNets nets_;
+  std::function<std::string(ModelBuilder*, const std::string&)> forward_;
   RecomputeBudgetReport recompute_report_;  // with recompute_budget
   std::unique_ptr<Workspace> workspace_;       // parameters, the train net
   std::unique_ptr<Workspace> test_workspace_;  // child of workspace_: the test net's activations

@@ -1,7 +1,7 @@
 // CUDA kernels of ops/train against their CPU kernels (tests/ops/cuda_test_util.h): every
-// LearningRate policy at several iterations, MomentumSGDUpdate with and without nesterov,
-// WeightedSum with more pairs than one launch takes, the Iter counter on the device, and the NCCL
-// Allreduce across the processes of a (one-process) group.
+// LearningRate policy at several iterations, MomentumSGDUpdate with and without nesterov, Adam and
+// Adagrad, WeightedSum with more pairs than one launch takes, the Iter counter on the device, and
+// the NCCL Allreduce across the processes of a (one-process) group.
 #include <unistd.h>
 
 #include <cstdint>
@@ -30,6 +30,11 @@ TEST(CudaTrain, LearningRateMatchesCpuForEveryPolicy) {
       R"(arg { name: "policy" s: "fixed" })",
       R"(arg { name: "policy" s: "step" } arg { name: "stepsize" i: 30 }
          arg { name: "gamma" f: 0.5 })",
+      R"(arg { name: "policy" s: "multistep" } arg { name: "stepsizes" ints: [9, 150, 4000] }
+         arg { name: "gamma" f: 0.3 })",
+      R"(arg { name: "policy" s: "exp" } arg { name: "gamma" f: 0.999 })",
+      R"(arg { name: "policy" s: "inv" } arg { name: "gamma" f: 0.01 } arg { name: "power" f: 0.75 })",
+      R"(arg { name: "policy" s: "poly" } arg { name: "max_iter" i: 4000 } arg { name: "power" f: 2 })",
       R"(arg { name: "policy" s: "linearWarmup" } arg { name: "start_multiplier" f: 0.1 }
          arg { name: "num_iter" i: 100 })",
       R"(arg { name: "policy" s: "constantWarmup" } arg { name: "multiplier" f: 0.2 }
@@ -56,6 +61,33 @@ TEST(CudaTrain, LearningRateMatchesCpuForEveryPolicy) {
                            {Int64Scalar("iter", iter)}, Tolerance{1e-9, 1e-6});
     }
   }
+}
+
+TEST(CudaTrain, AdamMatchesCpuCoupledAndDecoupledWithItsStepOutput) {
+  BRAID_REQUIRE_GPU();
+  for (const char* decoupled : {"0", "1"}) {
+    SCOPED_TRACE(std::string("decoupled ") + decoupled);
+    ExpectCudaMatchesCpu(
+        std::string(R"(type: "Adam" input: "w" input: "m1" input: "m2"
+        input: "g" input: "lr" input: "iter" output: "w" output: "m1" output: "m2" output: "step"
+        arg { name: "epsilon" f: 1e-8 } arg { name: "weight_decay" f: 0.01 }
+        arg { name: "decoupled" i: )") +
+            decoupled + "}",
+        {RandomFloats("w", {1000, 3}, 1), RandomFloats("m1", {1000, 3}, 2),
+         Floats("m2", {1000, 3}, std::vector<float>(3000, 0.25f)), RandomFloats("g", {1000, 3}, 3),
+         Floats("lr", {1}, {-0.01f}), Int64Scalar("iter", 41)},
+        Tolerance{1e-6, 1e-5});
+  }
+}
+
+TEST(CudaTrain, AdagradMatchesCpuWithItsOptionalOutputs) {
+  BRAID_REQUIRE_GPU();
+  ExpectCudaMatchesCpu(R"(type: "Adagrad" input: "w" input: "h" input: "g" input: "lr"
+      output: "w" output: "h" output: "effective_lr" output: "update"
+      arg { name: "decay" f: 0.95 } arg { name: "weight_decay" f: 0.001 })",
+                       {RandomFloats("w", {777}, 4), Floats("h", {777}, std::vector<float>(777, 1)),
+                        RandomFloats("g", {777}, 5), Floats("lr", {}, {-0.05f})},
+                       Tolerance{1e-6, 1e-5});
 }
 
 TEST(CudaTrain, MomentumSGDUpdateMatchesCpuWithAndWithoutNesterov) {

@@ -38,6 +38,22 @@ TEST(InitNetTest, FillsTheSameBlobsAsRunningTheNetWhole) {
   EXPECT_EQ(op_by_op.GetBlob("w_copy")->data<float>()[3], 4.f);
 }
 
+// Caffe2's init nets may list the blobs they write as external outputs; each one-op net writes
+// only its own, and a listed blob no op writes is still refused, naming it.
+TEST(InitNetTest, ExternalOutputsAreCheckedForTheWholeNetNotPerOp) {
+  Workspace ws;
+  const std::string listed =
+      std::string(kInit) + R"( external_output: "w" external_output: "ids" external_output: "b")";
+  const Status status = RunInitNet(NetFromText(listed), &ws);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(ws.GetBlob("b")->data<float>()[1], 0.5f);
+  Workspace other;
+  const Status missing =
+      RunInitNet(NetFromText(std::string(kInit) + R"( external_output: "nowhere")"), &other);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("'nowhere'"), std::string::npos) << missing.ToString();
+}
+
 TEST(InitNetTest, AFailingOpIsNamedByItsPlaceInTheInitNet) {
   Workspace ws;
   const Status status = RunInitNet(NetFromText(R"(name: "weights"

@@ -69,7 +69,7 @@ TEST(TrainingNetsTest, EveryTrainedParameterGetsAMomentumUpdate) {
     if (p.trainable()) trainable.insert(p.name);
   }
   EXPECT_EQ(updated, trainable);
-  EXPECT_EQ(nets.momentum_blobs.size(), trainable.size());
+  EXPECT_EQ(nets.optimizer_blobs.size(), trainable.size());
   EXPECT_EQ(CountOps(nets.train, "Iter"), 1);
   EXPECT_EQ(CountOps(nets.train, "LearningRate"), 1);
   EXPECT_EQ(nets.train.op(0).output(0), "data");
@@ -93,9 +93,9 @@ TEST(TrainingNetsTest, BadOptimizerSettingsAreRejected) {
   spec.forward = [](ModelBuilder* b, const std::string& data) {
     return AddResNet(b, ResNetSpecFromName("resnet20", 1, 10), data);
   };
-  spec.optimizer.lr.policy = "poly";
+  spec.optimizer.lr.policy = "triangle";
   Status s = StatusFromCall([&] { BuildTrainingNets(spec); });
-  EXPECT_NE(s.message().find("unknown learning-rate policy 'poly'"), std::string::npos)
+  EXPECT_NE(s.message().find("unknown learning-rate policy 'triangle'"), std::string::npos)
       << s.ToString();
   spec.optimizer.lr.policy = "cosine";
   spec.optimizer.lr.max_iter = 0;

@@ -1,5 +1,5 @@
-// WeightedSum, MomentumSGDUpdate, Iter and LearningRate: values against hand computations,
-// in-place updates, learning rate schedules at given iterations, and errors.
+// WeightedSum, MomentumSGDUpdate, Adam, Adagrad, Iter and LearningRate: values against hand
+// computations, in-place updates, learning rate schedules at given iterations, and errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -102,6 +102,148 @@ TEST(MomentumSGDUpdateTest, ShapeMismatchNamesTheBlobs) {
                        "input 'moment' float32[3] must have the type and shape of input "
                        "'grad' float32[2]"))
       << error;
+}
+
+const char kAdam[] = R"(type: "Adam" input: "w" input: "m1" input: "m2" input: "g" input: "lr"
+    input: "iter" output: "w" output: "m1" output: "m2" )";
+
+// Caffe2's Adam by hand, in double from the op's float arguments: t = iter + 1.
+struct AdamByHand {
+  double beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-5f, weight_decay = 0;
+  bool decoupled = false;
+  void Step(double lr, int64_t iter, double g, double* w, double* m1, double* m2) const {
+    const double t = static_cast<double>(iter) + 1;
+    const double correction = std::sqrt(1 - std::pow(beta2, t)) / (1 - std::pow(beta1, t));
+    const double gi = decoupled ? g : g + weight_decay * *w;
+    *m1 = beta1 * *m1 + (1 - beta1) * gi;
+    *m2 = beta2 * *m2 + (1 - beta2) * gi * gi;
+    *w += lr * correction * *m1 / (std::sqrt(*m2) + epsilon) +
+          (decoupled ? lr * weight_decay * *w : 0);
+  }
+};
+
+TEST(AdamTest, ThreeStepsInPlaceMatchAHandComputation) {
+  Workspace ws;
+  const std::vector<double> grads[3] = {{0.5, -2, 0}, {0.25, 1, 1e-3}, {-1, 3, 0}};
+  std::vector<double> w = {1, -1, 0.5}, m1(3, 0), m2(3, 0);
+  Feed<float>(&ws, "w", {3}, {1, -1, 0.5});
+  Feed<float>(&ws, "m1", {3}, {0, 0, 0});
+  Feed<float>(&ws, "m2", {3}, {0, 0, 0});
+  Feed<float>(&ws, "lr", {}, {-0.01f});
+  const AdamByHand adam;
+  for (int64_t iter = 0; iter < 3; ++iter) {
+    Feed<int64_t>(&ws, "iter", {1}, {iter});
+    const std::vector<double>& g = grads[iter];
+    Feed<float>(&ws, "g", {3},
+                {static_cast<float>(g[0]), static_cast<float>(g[1]), static_cast<float>(g[2])});
+    ASSERT_TRUE(RunOp(&ws, kAdam));
+    for (int i = 0; i < 3; ++i) adam.Step(-0.01f, iter, g[i], &w[i], &m1[i], &m2[i]);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(Fetch<float>(ws, "w")[i], w[i], 1e-6) << "iter " << iter << " element " << i;
+      EXPECT_NEAR(Fetch<float>(ws, "m1")[i], m1[i], 1e-6);
+      EXPECT_NEAR(Fetch<float>(ws, "m2")[i], m2[i], 1e-6);
+    }
+  }
+  // The first step moves each parameter by about lr against its gradient's sign (m1 / sqrt(m2)
+  // is the sign of g after the correction), and not at all where the gradient is 0.
+  EXPECT_NEAR(Fetch<float>(ws, "w")[2], w[2], 1e-6);
+}
+
+TEST(AdamTest, WeightDecayCoupledOrDecoupledAndTheFourthOutputIsTheStep) {
+  for (const bool decoupled : {false, true}) {
+    SCOPED_TRACE(decoupled ? "decoupled" : "coupled");
+    Workspace ws;
+    Feed<float>(&ws, "w", {2}, {2, -4});
+    Feed<float>(&ws, "m1", {2}, {0.1f, -0.2f});
+    Feed<float>(&ws, "m2", {2}, {0.01f, 0.04f});
+    Feed<float>(&ws, "g", {2}, {0.3f, 0.5f});
+    Feed<float>(&ws, "lr", {1}, {-0.1f});
+    Feed<int64_t>(&ws, "iter", {1}, {7});
+    ASSERT_TRUE(RunOp(&ws, std::string(R"(type: "Adam" input: "w" input: "m1" input: "m2"
+        input: "g" input: "lr" input: "iter" output: "w2" output: "m1" output: "m2"
+        output: "step" arg { name: "beta1" f: 0.8 } arg { name: "beta2" f: 0.99 }
+        arg { name: "epsilon" f: 1e-8 } arg { name: "weight_decay" f: 0.5 }
+        arg { name: "decoupled" i: )") +
+                               (decoupled ? "1" : "0") + "}"));
+    AdamByHand adam{.beta1 = 0.8f,
+                    .beta2 = 0.99f,
+                    .epsilon = 1e-8f,
+                    .weight_decay = 0.5,
+                    .decoupled = decoupled};
+    std::vector<double> w = {2, -4}, m1 = {0.1f, -0.2f}, m2 = {0.01f, 0.04f};
+    const std::vector<double> g = {0.3f, 0.5f};
+    for (int i = 0; i < 2; ++i) {
+      const double before = w[i];
+      adam.Step(-0.1f, 7, g[i], &w[i], &m1[i], &m2[i]);
+      EXPECT_NEAR(Fetch<float>(ws, "w2")[i], w[i], 1e-6);
+      const double decay = decoupled ? -0.1f * 0.5 * before : 0;
+      EXPECT_NEAR(Fetch<float>(ws, "step")[i], w[i] - before - decay, 1e-6);
+    }
+    EXPECT_EQ(Fetch<float>(ws, "w"), (std::vector<float>{2, -4}));  // not in place here
+  }
+}
+
+TEST(AdamTest, ErrorsNameTheBlobsAndTheArguments) {
+  Workspace ws;
+  Feed<float>(&ws, "w", {2}, {1, 1});
+  Feed<float>(&ws, "m1", {2}, {0, 0});
+  Feed<float>(&ws, "m2", {3}, {0, 0, 0});
+  Feed<float>(&ws, "g", {2}, {1, 1});
+  Feed<float>(&ws, "lr", {1}, {-0.1f});
+  Feed<int64_t>(&ws, "iter", {1}, {0});
+  std::string error = RunOpError(&ws, kAdam);
+  EXPECT_TRUE(Contains(error, "input 'm2' float32[3] must have the type and shape of input 'w'"))
+      << error;
+  Feed<float>(&ws, "m2", {2}, {0, 0});
+  Feed<int32_t>(&ws, "iter", {1}, {0});
+  error = RunOpError(&ws, kAdam);
+  EXPECT_TRUE(Contains(error, "op #0 (Adam ''): input 'iter' int32[1] must be int64")) << error;
+  Feed<int64_t>(&ws, "iter", {2}, {0, 0});
+  error = RunOpError(&ws, kAdam);
+  EXPECT_TRUE(Contains(error, "iter 'iter' int64[2] must be an int64 with one element")) << error;
+  Feed<int64_t>(&ws, "iter", {1}, {0});
+  error = RunOpError(&ws, std::string(kAdam) + R"(arg { name: "beta2" f: 1 })");
+  EXPECT_TRUE(Contains(error, "beta1 and beta2 must be in [0, 1)")) << error;
+}
+
+TEST(AdagradTest, StepsWithDecayAndWeightDecayAndItsOptionalOutputs) {
+  Workspace ws;
+  Feed<float>(&ws, "w", {2}, {1, -2});
+  Feed<float>(&ws, "h", {2}, {0.5f, 0});
+  Feed<float>(&ws, "g", {2}, {0.5f, -1});
+  Feed<float>(&ws, "lr", {}, {-0.1f});
+  ASSERT_TRUE(RunOp(&ws, R"(type: "Adagrad" input: "w" input: "h" input: "g" input: "lr"
+      output: "w" output: "h" output: "effective_lr" output: "update"
+      arg { name: "epsilon" f: 1e-6 } arg { name: "decay" f: 0.9 }
+      arg { name: "weight_decay" f: 0.1 })"));
+  const double w[2] = {1, -2}, h[2] = {0.5f, 0}, g[2] = {0.5f, -1};
+  for (int i = 0; i < 2; ++i) {
+    const double gi = g[i] + 0.1f * w[i];
+    const double hi = 0.9f * h[i] + gi * gi;
+    const double effective = -0.1f / (std::sqrt(hi) + 1e-6f);
+    EXPECT_NEAR(Fetch<float>(ws, "h")[i], hi, 1e-6);
+    EXPECT_NEAR(Fetch<float>(ws, "effective_lr")[i], effective, 1e-6);
+    EXPECT_NEAR(Fetch<float>(ws, "update")[i], effective * gi, 1e-6);
+    EXPECT_NEAR(Fetch<float>(ws, "w")[i], w[i] + effective * gi, 1e-6);
+  }
+  // The second element's first step: about lr against the gradient's sign.
+  EXPECT_NEAR(Fetch<float>(ws, "w")[1], -2 + 0.1, 1e-3);
+}
+
+TEST(AdagradTest, ErrorsNameTheBlobs) {
+  Workspace ws;
+  Feed<float>(&ws, "w", {2}, {1, 1});
+  Feed<float>(&ws, "h", {2}, {0, 0});
+  Feed<float>(&ws, "g", {2, 1}, {1, 1});
+  Feed<float>(&ws, "lr", {2}, {-0.1f, 0});
+  const char op[] = R"(type: "Adagrad" input: "w" input: "h" input: "g" input: "lr"
+      output: "w" output: "h")";
+  std::string error = RunOpError(&ws, op);
+  EXPECT_TRUE(Contains(error, "input 'g' float32[2,1] must have the type and shape of input 'w'"))
+      << error;
+  Feed<float>(&ws, "g", {2}, {1, 1});
+  error = RunOpError(&ws, op);
+  EXPECT_TRUE(Contains(error, "lr 'lr' float32[2] must have one element")) << error;
 }
 
 TEST(IterTest, CountsFromAConstantFillOrFromAnEmptyBlob) {
@@ -285,15 +427,47 @@ TEST(LearningRateTest, WarmupPolicies) {
   EXPECT_NEAR(LearningRateAt(composite, 11), 0.5f, 1e-6);
 }
 
+TEST(LearningRateTest, MultiStepExpInvAndPolySchedules) {
+  const std::string base = R"(arg { name: "base_lr" f: 0.5 } )";
+  const std::string multistep = base + R"(arg { name: "policy" s: "multistep" }
+      arg { name: "stepsizes" ints: [10, 25, 40] } arg { name: "gamma" f: 0.1 })";
+  EXPECT_FLOAT_EQ(LearningRateAt(multistep, 9), 0.5f);
+  EXPECT_FLOAT_EQ(LearningRateAt(multistep, 10), 0.05f);
+  EXPECT_FLOAT_EQ(LearningRateAt(multistep, 24), 0.05f);
+  EXPECT_FLOAT_EQ(LearningRateAt(multistep, 25), 0.005f);
+  EXPECT_FLOAT_EQ(LearningRateAt(multistep, 1000), 0.0005f);
+  const std::string exp = base + R"(arg { name: "policy" s: "exp" } arg { name: "gamma" f: 0.99 })";
+  EXPECT_FLOAT_EQ(LearningRateAt(exp, 0), 0.5f);
+  EXPECT_FLOAT_EQ(LearningRateAt(exp, 100), static_cast<float>(0.5 * std::pow(0.99f, 100)));
+  const std::string inv = base + R"(arg { name: "policy" s: "inv" } arg { name: "gamma" f: 0.5 }
+      arg { name: "power" f: 2 })";
+  EXPECT_FLOAT_EQ(LearningRateAt(inv, 2), 0.5f / 4);  // (1 + 0.5 * 2)^-2
+  const std::string poly = base + R"(arg { name: "policy" s: "poly" }
+      arg { name: "max_iter" i: 100 } arg { name: "power" f: 0.5 })";
+  EXPECT_FLOAT_EQ(LearningRateAt(poly, 0), 0.5f);
+  EXPECT_FLOAT_EQ(LearningRateAt(poly, 75), 0.25f);  // sqrt(1 - 0.75)
+  EXPECT_FLOAT_EQ(LearningRateAt(poly, 100), 0.f);
+  EXPECT_FLOAT_EQ(LearningRateAt(poly, 150), 0.f);
+}
+
 TEST(LearningRateTest, BadArgumentsAreReportedWhenTheOpIsCreated) {
   Workspace ws;
   Feed<int64_t>(&ws, "iter", {1}, {0});
   auto error = [&](const std::string& args) {
     return RunOpError(&ws, R"(type: "LearningRate" input: "iter" output: "lr" )" + args);
   };
-  EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "poly" })"),
-                       "unknown learning rate policy 'poly'"));
+  EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "hill" })"),
+                       "unknown learning rate policy 'hill'"));
   EXPECT_TRUE(Contains(error(R"(arg { name: "policy" s: "fixed" })"), "needs the `base_lr`"));
+  EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "multistep" }
+                                arg { name: "stepsizes" ints: [20, 10] } arg { name: "gamma" f: 0.1 })"),
+                       "'multistep': needs ascending stepsizes"));
+  EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "inv" }
+                                arg { name: "gamma" f: 0.1 })"),
+                       "'inv': needs power"));
+  EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "poly" }
+                                arg { name: "power" f: 1 })"),
+                       "'poly': needs max_iter > 0"));
   EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "step" })"),
                        "'step': needs stepsize > 0 and gamma > 0"));
   EXPECT_TRUE(Contains(error(R"(arg { name: "base_lr" f: 1 } arg { name: "policy" s: "cosine" })"),
