@@ -63,6 +63,7 @@ set(ROOMS_models core io dist device exec)
 set(ROOMS_serve core io dist device exec models)
 set(ROOMS_train core io dist device exec models)
 # The room each public header's implementation lives in: including it is including that room.
+set(ROOM_OF_PUBLIC_custom_op device)
 set(ROOM_OF_PUBLIC_status core)
 set(ROOM_OF_PUBLIC_dtype core)
 set(ROOM_OF_PUBLIC_predictor serve)

@@ -39,6 +39,8 @@ step import "$work/prefix/bin/braid_import" "$embed_dir/../data/onnx/small_cnn/m
 # a model builder's ResNet-20 data parallel on two.
 "$work/build/train_model"
 "$work/build/train_data_parallel" cpu:0 cpu:1
+# An op of the application's own, trained with Adam, exported and served.
+"$work/build/custom_op" "$work/custom_op_model"
 
 # README.md shows these programs whole: each block marked <!-- tests/embed/NAME --> must be NAME.
 readme="$embed_dir/../../README.md"
