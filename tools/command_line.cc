@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -85,8 +86,9 @@ std::vector<int64_t> ParseIntList(const std::string& text, const std::string& fl
   std::stringstream stream(text);
   for (std::string item; std::getline(stream, item, ',');) {
     char* end = nullptr;
+    errno = 0;
     const long long value = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 0) {
+    if (item.empty() || *end != '\0' || value < 0 || errno == ERANGE) {
       throw Error(Status::InvalidArgument(flag + " '" + text +
                                           "' is not a list of integers >= 0 (1000,2000)"));
     }

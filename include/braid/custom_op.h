@@ -4,9 +4,9 @@
 // kernel where it compiles CUDA, and how its gradient is made) and registers it; nets run by the
 // Predictor, Session and Trainer then use it like any of braid's ops, in inference and in training
 // (the autodiff asks its gradient function for the gradient ops, which may be custom ops too). On
-// a sim device the CPU kernel runs. The kernels see the op's tensors through OpContext and never
-// braid's internals, so an application built against this header keeps working across braid
-// releases of the same major version.
+// a sim device the CPU kernel runs. The kernels see the op's tensors through OpContext, never
+// braid's internals (the structs here are plain aggregates of standard types and braid's
+// OperatorDef: rebuild the application against each braid release).
 //
 //   braid::CustomOp scale;
 //   scale.type = "AppScale";  // y = alpha * x
@@ -36,18 +36,23 @@
 //   if (!s.ok()) std::cerr << s.ToString() << "\n";
 //
 // Register from main before building any net, or at static initialisation with
-// BRAID_REGISTER_CUSTOM_OP; RegisterCustomOp is not synchronised with nets being built on other
-// threads. Errors: RegisterCustomOp returns InvalidArgument for a type already registered (braid's
-// own or the application's), a bad arity or no kernel. A kernel reports failure by returning a
-// Status (or throwing braid::Error or a std::exception); the net's Run then returns it, naming the
-// net, the op (index, type, name) and the device, as for braid's ops. Thread safety: a kernel may
-// run on any executor thread, several ops of the type at once; each call gets its own OpContext.
+// BRAID_REGISTER_CUSTOM_OP (in an object file the program links, not a static archive's, which
+// the linker may drop). RegisterCustomOp is not synchronised with nets being built or run on
+// other threads, so a plugin loaded with dlopen must register before any net is built; op types
+// stay registered for the process's life (unloading the plugin would leave them dangling).
+// Errors: RegisterCustomOp returns InvalidArgument, registering nothing, for a type already
+// registered (braid's own or the application's), a bad arity or in-place pair, an argument named
+// twice, or no kernel this build can run. A kernel reports failure by returning a Status (or
+// throwing braid::Error or a std::exception); the net's Run then returns it, naming the net, the
+// op (index, type, name) and the op's device. Thread safety: a kernel may run on any executor
+// thread, several ops of the type at once; each call gets its own OpContext.
 #ifndef BRAID_CUSTOM_OP_H_
 #define BRAID_CUSTOM_OP_H_
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -109,14 +114,24 @@ class OpContext {
   int num_outputs() const;
   ConstTensorRef input(int i) const;
   // Output i with `dtype` and `shape`, its memory allocated (or reused) for them. An output that
-  // names the same blob as an input (in place) still holds that input's values.
+  // names the same blob as an input (in place) still holds that input's values when dtype and
+  // shape are the input's; otherwise its memory may move and the input's data pointers dangle.
   TensorRef output(int i, DType dtype, const std::vector<int64_t>& shape);
   // Argument `name` of the op, or `default_value` when it has none. T: int, int64_t, float,
   // double, bool, std::string, std::vector<int64_t>, std::vector<float> (vectors: empty when
   // absent, the default ignored). An argument of another kind throws braid::Error, which the net
   // reports naming the op.
   template <typename T>
-  T arg(const std::string& name, const T& default_value = T()) const;
+  T arg(const std::string& name, const T& default_value = T()) const {
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, bool> || std::is_same_v<T, std::string> ||
+                      std::is_same_v<T, std::vector<int64_t>> ||
+                      std::is_same_v<T, std::vector<float>>,
+                  "OpContext::arg reads int, int64_t, float, double, bool, std::string, "
+                  "std::vector<int64_t> or std::vector<float>");
+    return ArgOf<T>(name, default_value);
+  }
   bool has_arg(const std::string& name) const;
 
   // The op's device: "cpu:0", "cuda:1", ...; for a cuda op, the cudaStream_t its kernels are to be
@@ -129,6 +144,8 @@ class OpContext {
   Status Invalid(const std::string& message) const { return Status::InvalidArgument(message); }
 
  private:
+  template <typename T>
+  T ArgOf(const std::string& name, const T& default_value) const;  // custom_op.cc instantiates
   OperatorBase* op_;
 };
 

@@ -97,8 +97,8 @@ struct SyntheticData {
 struct LearningRatePolicy {
   std::string policy = "cosine";
   int64_t step_iterations = 0;
-  std::vector<int64_t> milestones;  // ascending iterations
   double gamma = 0.1;
+  std::vector<int64_t> milestones;  // ascending iterations
   double power = 1;
 };
 
@@ -230,8 +230,11 @@ class Trainer {
   //   predict_net.pb   the forward pass for inference (is_test ops), "data" -> Softmax "softmax"
   //   value_info.json  "data": float32 [1, channels, height, width] (any batch size runs)
   // It answers as the test net does: bit for bit on a cpu device served with
-  // PredictorOptions::optimize_graph off (on, folding batch norm changes results by rounding).
+  // PredictorOptions::optimize_graph off where both pick the same convolution algorithms
+  // (BRAID_ALGORITHM_SEARCH=rule, or a shared algorithm cache); otherwise within rounding.
   // Feed images normalised as the trainer's reader does: (pixel / 255 - 0.286) / 0.353.
+  // FailedPrecondition on a rank other than 0 of a multi-process job (rank 0 exports the job's
+  // model, with its batch-norm statistics).
   Status Export(const std::string& dir) const;
 
   int64_t iteration() const;

@@ -80,7 +80,7 @@ void AdamOp::Run() {
       new_param[i] = e.param;
       new_m1[i] = e.moment1;
       new_m2[i] = e.moment2;
-      if (step != nullptr) step[i] = e.step;
+      if (step != nullptr) step[i] = e.direction;
     }
   });
 }
@@ -96,9 +96,10 @@ BRAID_OPERATOR_SCHEMA(Adam)
     .AllowInplace({{kParam, 0}, {kMoment1, 1}, {kMoment2, 2}, {kGrad, 3}})
     .TensorInference(InferAdamShape)
     .SetDoc(
-        "Adam step: m1' = beta1 m1 + (1 - beta1) g, m2' = beta2 m2 + (1 - beta2) g^2, param += lr "
-        "sqrt(1 - beta2^t) / (1 - beta1^t) m1' / (sqrt(m2') + epsilon), t = iter + 1. lr < 0 "
-        "descends. weight_decay adds to g (decoupled: decays param, AdamW).");
+        "Adam step: m1' = beta1 m1 + (1 - beta1) g, m2' = beta2 m2 + (1 - beta2) g^2, direction "
+        "= sqrt(1 - beta2^t) / (1 - beta1^t) m1' / (sqrt(m2') + epsilon) (output 3), param += "
+        "lr direction, t = iter + 1. lr < 0 descends. weight_decay adds to g (decoupled: decays "
+        "param, AdamW).");
 
 BRAID_REGISTER_CPU_OPERATOR(Adam, AdamOp);
 BRAID_NO_GRADIENT(Adam);

@@ -23,7 +23,7 @@ __global__ void AdamKernel(AdamArgs a, const float* param, const float* m1, cons
     new_param[i] = e.param;
     new_m1[i] = e.moment1;
     new_m2[i] = e.moment2;
-    if (step != nullptr) step[i] = e.step;
+    if (step != nullptr) step[i] = e.direction;
   }
 }
 

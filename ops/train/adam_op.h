@@ -1,11 +1,13 @@
 // Adam: an Adam step on one parameter, float32 (Caffe2's Adam; arXiv:1412.6980).
 //
 // Inputs (param, moment_1, moment_2, grad, lr, iter); outputs (param, moment_1, moment_2) and an
-// optional fourth, the step param' - param; normally in place (pairs {0,0}, {1,1}, {2,2}). lr is a
+// optional fourth, Caffe2's output_grad: the direction below, which the update scales by lr;
+// normally in place (pairs {0,0}, {1,1}, {2,2}, and grad with the fourth). lr is a
 // one-element float32, iter Iter's one-element int64 counter. Per element (ops/train/
 // adaptive_update.h), with t = iter + 1 and g = grad (+ weight_decay * param unless decoupled):
 //   m1' = beta1 m1 + (1 - beta1) g;   m2' = beta2 m2 + (1 - beta2) g^2
-//   param' = param + lr * sqrt(1 - beta2^t) / (1 - beta1^t) * m1' / (sqrt(m2') + epsilon)
+//   direction = sqrt(1 - beta2^t) / (1 - beta1^t) * m1' / (sqrt(m2') + epsilon)
+//   param' = param + lr * direction
 // Arguments: beta1 (0.9), beta2 (0.999), epsilon (1e-5), as in Caffe2; braid adds weight_decay (0)
 // and decoupled (0): 1 decays the parameter itself, param' += lr * weight_decay * param (AdamW,
 // arXiv:1711.05101), instead of adding weight_decay * param to the gradient.

@@ -37,21 +37,21 @@ BRAID_HOST_DEVICE inline float AdamCorrection(const AdamArgs& a, int64_t iter) {
 
 struct AdamElement {
   float param, moment1, moment2;
-  float step;  // param' - param, before any decoupled decay: Adam's optional fourth output
+  float direction;  // correction * m1' / (sqrt(m2') + epsilon): Adam's optional fourth output
 };
 
 // With g = grad (+ weight_decay * param unless decoupled):
 //   m1' = beta1 m1 + (1 - beta1) g;   m2' = beta2 m2 + (1 - beta2) g^2
-//   step = lr * correction * m1' / (sqrt(m2') + epsilon)
-//   param' = param + step  (decoupled: + lr * weight_decay * param as well)
+//   direction = correction * m1' / (sqrt(m2') + epsilon)   (Caffe2's output_grad: no lr)
+//   param' = param + lr * direction  (decoupled: + lr * weight_decay * param as well)
 BRAID_HOST_DEVICE inline AdamElement AdamUpdate(const AdamArgs& a, float lr, float correction,
                                                 float param, float grad, float m1, float m2) {
   const float g = a.decoupled ? grad : grad + a.weight_decay * param;
   const float m1_new = m1 * a.beta1 + g * (1 - a.beta1);
   const float m2_new = m2 * a.beta2 + g * g * (1 - a.beta2);
-  const float step = lr * correction * m1_new / (sqrtf(m2_new) + a.epsilon);
+  const float direction = correction * m1_new / (sqrtf(m2_new) + a.epsilon);
   const float decay = a.decoupled ? lr * a.weight_decay * param : 0.f;
-  return {param + step + decay, m1_new, m2_new, step};
+  return {param + lr * direction + decay, m1_new, m2_new, direction};
 }
 
 struct AdagradArgs {

@@ -43,6 +43,7 @@ void ParsePower(const ArgumentReader& args, const std::string& policy, LearningR
     Require(args.Has("power"), policy, "needs power");
     s->power = args.Get<float>("power", 1.f);
   }
+  if (policy == "inv") Require(s->power > 0, policy, "needs power > 0");
   if (policy == "poly") {
     s->max_iter = args.Get<int64_t>("max_iter", 0);
     Require(s->max_iter > 0 && s->power >= 0, policy, "needs max_iter > 0 and power >= 0");

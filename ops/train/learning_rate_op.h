@@ -9,7 +9,7 @@
 //   multistep        gamma ^ (the stepsizes <= iter)             stepsizes (ascending, at most 32),
 //                                                                gamma > 0
 //   exp              gamma ^ iter                                gamma > 0
-//   inv              (1 + gamma * iter) ^ -power                 gamma > 0, power
+//   inv              (1 + gamma * iter) ^ -power                 gamma > 0, power > 0
 //   poly             (1 - iter / max_iter) ^ power, then 0       max_iter > 0, power >= 0 (Caffe2's
 //                                                                rate past max_iter is undefined)
 //   linearWarmup     start_multiplier + (1 - start_multiplier) * iter / num_iter while

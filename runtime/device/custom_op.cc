@@ -56,23 +56,23 @@ TensorRef OpContext::output(int i, DType dtype, const std::vector<int64_t>& shap
 }
 
 template <typename T>
-T OpContext::arg(const std::string& name, const T& default_value) const {
+T OpContext::ArgOf(const std::string& name, const T& default_value) const {
   return op_->args().Get<T>(name, default_value);
 }
 template <>
-std::vector<int64_t> OpContext::arg(const std::string& name, const std::vector<int64_t>&) const {
+std::vector<int64_t> OpContext::ArgOf(const std::string& name, const std::vector<int64_t>&) const {
   return op_->args().GetList<int64_t>(name);
 }
 template <>
-std::vector<float> OpContext::arg(const std::string& name, const std::vector<float>&) const {
+std::vector<float> OpContext::ArgOf(const std::string& name, const std::vector<float>&) const {
   return op_->args().GetList<float>(name);
 }
-template int OpContext::arg(const std::string&, const int&) const;
-template int64_t OpContext::arg(const std::string&, const int64_t&) const;
-template float OpContext::arg(const std::string&, const float&) const;
-template double OpContext::arg(const std::string&, const double&) const;
-template bool OpContext::arg(const std::string&, const bool&) const;
-template std::string OpContext::arg(const std::string&, const std::string&) const;
+template int OpContext::ArgOf(const std::string&, const int&) const;
+template int64_t OpContext::ArgOf(const std::string&, const int64_t&) const;
+template float OpContext::ArgOf(const std::string&, const float&) const;
+template double OpContext::ArgOf(const std::string&, const double&) const;
+template bool OpContext::ArgOf(const std::string&, const bool&) const;
+template std::string OpContext::ArgOf(const std::string&, const std::string&) const;
 
 bool OpContext::has_arg(const std::string& name) const { return op_->args().Has(name); }
 std::string OpContext::device() const { return op_->device().ToString(); }
@@ -101,7 +101,10 @@ class CustomOperator final : public OperatorBase {
   void Run() override {
     OpContext context(this);
     const Status status = (*kernel_)(context);
-    if (!status.ok()) throw Error(status);
+    if (!status.ok()) {  // the executor adds the net and the op
+      throw Error(
+          Status(status.code(), status.message() + " (kernel on " + device().ToString() + ")"));
+    }
   }
 
  private:
@@ -121,6 +124,17 @@ std::string CheckCustomOp(const CustomOp& op) {
   }
   if (!op.run_cpu && !op.run_cuda) {
     return "custom op '" + op.type + "' has no kernel (run_cpu or run_cuda)";
+  }
+#ifndef BRAID_WITH_CUDA
+  if (!op.run_cpu) {
+    return "custom op '" + op.type + "' has only a CUDA kernel, and braid was built without CUDA";
+  }
+#endif
+  std::set<std::string> args;
+  for (const std::string& name : op.args) {
+    if (name.empty() || !args.insert(name).second) {
+      return "custom op '" + op.type + "': argument '" + name + "' is named twice or empty";
+    }
   }
   if (op.gradient && op.no_gradient) {
     return "custom op '" + op.type + "' has a gradient function and no_gradient set";

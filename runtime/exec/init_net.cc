@@ -19,8 +19,7 @@ Status RunInitNet(NetDef init_net, Workspace* ws) {
   ops.Swap(init_net.mutable_op());
   NetDef header = init_net;
   ops.Swap(init_net.mutable_op());
-  // The whole net's external inputs and outputs were validated above; one op writes only its own.
-  header.clear_external_input();
+  // The whole net's external outputs were validated above; one op writes only its own.
   header.clear_external_output();
   for (int i = 0; i < init_net.op_size(); ++i) {
     const std::string label = OpLabelOf(init_net, i);

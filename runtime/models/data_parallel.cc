@@ -44,14 +44,16 @@ struct Gradient {
 std::vector<Gradient> GradientsInReadyOrder(const NetDef& train, const ModelParams& params) {
   std::map<std::string, int> last_writer;
   for (int i = 0; i < train.op_size(); ++i) {
-    if (train.op(i).type() == "MomentumSGDUpdate") continue;  // it rewrites the gradient too
+    if (UpdateInputsOf(train.op(i)) != nullptr) continue;  // MomentumSGDUpdate rewrites it too
     for (const std::string& out : train.op(i).output()) last_writer[out] = i;
   }
   std::vector<std::pair<int, Gradient>> ready;
   for (const OperatorDef& op : train.op()) {
-    if (op.type() != "MomentumSGDUpdate") continue;
-    const ParamInfo* param = params.Find(op.input(3));  // (grad, momentum, lr, param)
-    ready.push_back({last_writer[op.input(0)], {op.input(0), param ? param->numel() : 0}});
+    const UpdateInputs* update = UpdateInputsOf(op);
+    if (update == nullptr) continue;
+    const std::string& grad = op.input(update->grad);
+    const ParamInfo* param = params.Find(op.input(update->param));
+    ready.push_back({last_writer[grad], {grad, param ? param->numel() : 0}});
   }
   std::stable_sort(ready.begin(), ready.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -78,7 +80,7 @@ std::vector<std::vector<std::string>> Buckets(const std::vector<Gradient>& gradi
 }
 
 bool IsUpdate(const OperatorDef& op) {
-  return op.type() == "Iter" || op.type() == "LearningRate" || op.type() == "MomentumSGDUpdate";
+  return op.type() == "Iter" || op.type() == "LearningRate" || UpdateInputsOf(op) != nullptr;
 }
 
 // Splits each of the reader's outputs along the batch into one piece per device, where the reader

@@ -176,6 +176,14 @@ void AddOptimizer(const TrainingNetsSpec& spec, const GradientMap& grads, ModelB
 
 }  // namespace
 
+const UpdateInputs* UpdateInputsOf(const OperatorDef& op) {
+  static const UpdateInputs kMomentum{0, 3}, kAdam{3, 0}, kAdagrad{2, 0};
+  if (op.type() == "MomentumSGDUpdate") return &kMomentum;  // (grad, momentum, lr, param)
+  if (op.type() == "Adam") return &kAdam;        // (param, moment1, moment2, grad, lr, iter)
+  if (op.type() == "Adagrad") return &kAdagrad;  // (param, squared_sum, grad, lr)
+  return nullptr;
+}
+
 std::vector<std::string> TrainingNets::CheckpointBlobs() const {
   std::vector<std::string> blobs;
   for (int d = 0; d < num_devices(); ++d) {

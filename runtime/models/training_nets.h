@@ -121,6 +121,13 @@ struct TrainingNets {
 
 TrainingNets BuildTrainingNets(const TrainingNetsSpec& spec);
 
+// An optimizer's update op (MomentumSGDUpdate, Adam, Adagrad): where it reads the parameter's
+// gradient and the parameter. Null for other ops.
+struct UpdateInputs {
+  int grad = 0, param = 0;
+};
+const UpdateInputs* UpdateInputsOf(const OperatorDef& op);
+
 // The shape of a synthetic image set (IdxImageInput synthetic=1: random images and labels from a
 // seed, no files): for benchmarks, tools and tests.
 struct SyntheticImages {

@@ -145,6 +145,10 @@ Status Trainer::SaveCheckpoint(const std::string& path) const {
 }
 
 Status Trainer::Export(const std::string& dir) const {
+  if (state_->loop->rank() != 0) {
+    return Status::FailedPrecondition("trainer: rank " + std::to_string(state_->loop->rank()) +
+                                      " does not export; rank 0 exports the job's model");
+  }
   return StatusFromCall([&] { WriteModelFolder(dir, ExportedModel(*state_->loop)); });
 }
 

@@ -147,6 +147,7 @@ class TrainingLoop {
   int64_t iteration() const { return iteration_; }
   int64_t total_iterations() const { return total_iterations_; }
   int64_t iterations_per_epoch() const { return iterations_per_epoch_; }
+  int rank() const { return options_.rank; }
   const TrainingNets& nets() const { return nets_; }
   // The forward pass the nets were built from (runtime/models/training_nets.h), and the images it
   // takes: [channels, image_size, image_size].

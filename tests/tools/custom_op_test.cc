@@ -180,7 +180,8 @@ TEST(CustomOpTest, AKernelsRefusalIsTheNetsStatusNamingTheOp) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("net 'ints' op #0 (TestLeakyScale 'leaky')"), std::string::npos)
       << s.ToString();
-  EXPECT_NE(s.message().find("TestLeakyScale takes float32"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("TestLeakyScale takes float32 (kernel on cpu:0)"), std::string::npos)
+      << s.ToString();
 }
 
 TEST(CustomOpTest, RegistrationsBraidCannotHonourAreRefusedByName) {
@@ -202,9 +203,18 @@ TEST(CustomOpTest, RegistrationsBraidCannotHonourAreRefusedByName) {
   EXPECT_NE(RegisterCustomOp(bad).message().find("in-place pair {1, 0} is outside"),
             std::string::npos);
   bad = Opaque();
+  bad.type = "TestTwiceNamedArg";
+  bad.args = {"alpha", "alpha"};
+  EXPECT_NE(RegisterCustomOp(bad).message().find("argument 'alpha' is named twice"),
+            std::string::npos);
+  bad = Opaque();
   bad.type = "TestBadArity";
   bad.min_inputs = 2;
   EXPECT_NE(RegisterCustomOp(bad).message().find("bad arity"), std::string::npos);
+  // A refused registration registers nothing: the type can still be registered properly.
+  CustomOp twice = Opaque();
+  twice.type = "TestTwiceNamedArg";
+  EXPECT_TRUE(RegisterCustomOp(twice).ok());
 }
 
 TEST(CustomOpTest, TrainingThroughAnOpWithoutAGradientNamesIt) {

@@ -35,8 +35,12 @@ OperatorDef SyntheticReader(int64_t batch) {
 
 // Conv -> Relu -> global pool -> FC, no batch norm: per-device batches then compute exactly what
 // one device computes on the whole batch.
-TrainingNets SmallNets(int64_t global_batch) {
+TrainingNets SmallNets(int64_t global_batch, const std::string& optimizer = "momentum") {
   TrainingNetsSpec spec;
+  spec.optimizer.type = optimizer;
+  // Adam and Adagrad divide by the root of squared gradients: an epsilon this large keeps the
+  // step of a near-zero gradient continuous in it, so rounding cannot flip its sign.
+  spec.optimizer.epsilon = 1e-3f;
   spec.name = "small";
   spec.forward = [](ModelBuilder* b, const std::string& data) {
     std::string x = b->Relu(b->Conv(data, "conv1", 1, 8, 3, 1, 1, /*bias=*/true), "relu1");
@@ -213,9 +217,8 @@ TEST(DataParallelTest, ProcessesOfGpusCanAllreduceWithOneNcclCommunicator) {
   EXPECT_THROW(ReplicateForDevices(single, {DeviceToProto(ParseDevice("sim:0"))}, nccl), Error);
 }
 
-TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch) {
-  constexpr int kSteps = 20;
-  const TrainingNets single = SmallNets(8);
+void ExpectTwoDevicesMatchOne(const std::string& optimizer, int steps) {
+  const TrainingNets single = SmallNets(8, optimizer);
   const TrainingNets dp = ReplicateForDevices(single, {Cpu(0), Cpu(1)});
   Workspace one, two;
   ASSERT_TRUE(one.RunNetOnce(single.params.init_net).ok());
@@ -224,9 +227,10 @@ TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch)
   dp_train.set_type("dag");
   Net* net_one = one.CreateNet(single.train);
   Net* net_two = two.CreateNet(dp_train);
-  for (int step = 0; step < kSteps; ++step) {
+  for (int step = 0; step < steps; ++step) {
     ASSERT_TRUE(net_one->Run().ok());
-    ASSERT_TRUE(net_two->Run().ok());
+    const Status s = net_two->Run();
+    ASSERT_TRUE(s.ok()) << s.ToString();
   }
   for (const ParamInfo& p : single.params.params) {
     const Tensor* expected = one.GetBlob(p.name);
@@ -239,6 +243,23 @@ TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch)
             << dp.OnDevice(d, p.name) << "[" << i << "]";
       }
     }
+  }
+}
+
+TEST(DataParallelTest, TwoDevicesWithHalfBatchesMatchOneDeviceWithTheWholeBatch) {
+  ExpectTwoDevicesMatchOne("momentum", 20);
+}
+
+// Every optimizer's update reads the averaged gradient: one Allreduce per gradient, whichever
+// input of its update op the gradient is.
+TEST(DataParallelTest, AdamAdamWAndAdagradReplicasMatchOneDevice) {
+  for (const char* optimizer : {"adam", "adamw", "adagrad"}) {
+    SCOPED_TRACE(optimizer);
+    const TrainingNets dp = ReplicateForDevices(SmallNets(8, optimizer), {Cpu(0), Cpu(1)});
+    int allreduces = 0;
+    for (const OperatorDef& op : dp.train.op()) allreduces += op.type() == "Allreduce" ? 1 : 0;
+    EXPECT_EQ(allreduces, 4);  // conv1_w, conv1_b, fc_w, fc_b
+    ExpectTwoDevicesMatchOne(optimizer, 8);
   }
 }
 
