@@ -14,9 +14,9 @@ namespace {
 // The Reduce ops whose `axes` became an input at opset 18. Only ReduceMean has a converter; the
 // others are refused as unsupported op types before lowering.
 const std::set<std::string>& ReduceOpsWithAxesInput() {
-  static const std::set<std::string> ops = {"ReduceL1",     "ReduceL2",        "ReduceLogSum",
-                                            "ReduceLogSumExp", "ReduceMax",    "ReduceMean",
-                                            "ReduceMin",    "ReduceProd",      "ReduceSumSquare"};
+  static const std::set<std::string> ops = {"ReduceL1",        "ReduceL2",   "ReduceLogSum",
+                                            "ReduceLogSumExp", "ReduceMax",  "ReduceMean",
+                                            "ReduceMin",       "ReduceProd", "ReduceSumSquare"};
   return ops;
 }
 
@@ -205,8 +205,8 @@ class Lowering {
     }
     std::vector<int64_t> sizes(n, part);
     sizes.back() = dim - part * (n - 1);
-    const std::string split = AddInitializer(node_->output(0) + "_split_sizes",
-                                             IntConstant({n}, std::move(sizes)));
+    const std::string split =
+        AddInitializer(node_->output(0) + "_split_sizes", IntConstant({n}, std::move(sizes)));
     node_->mutable_input()->Add()->assign(split);
   }
 
@@ -233,8 +233,8 @@ class Lowering {
       full[a] = pads[j];
       full[a + rank] = pads[j + count];
     }
-    *node_->mutable_input(1) = AddInitializer(node_->output(0) + "_pads", IntConstant({2 * rank},
-                                                                                       full));
+    *node_->mutable_input(1) =
+        AddInitializer(node_->output(0) + "_pads", IntConstant({2 * rank}, full));
     RemoveInput(3);
   }
 
@@ -282,8 +282,8 @@ class Lowering {
       }
       full[axes[j] < 0 ? axes[j] + rank : axes[j]] = scales[j];
     }
-    *node_->mutable_input(2) = AddInitializer(node_->output(0) + "_scales",
-                                              FloatConstant({rank}, std::move(full)));
+    *node_->mutable_input(2) =
+        AddInitializer(node_->output(0) + "_scales", FloatConstant({rank}, std::move(full)));
   }
 
   onnx::GraphProto* graph_;

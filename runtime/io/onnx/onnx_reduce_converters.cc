@@ -19,8 +19,8 @@ void EmitReduce(ImportContext* ctx, const std::string& type, const std::vector<i
   std::set<int64_t> seen;
   for (int64_t axis : axes) {
     const int64_t a = NormalizeAxis(axis, rank, type);
-    if (!seen.insert(a).second) ctx->Fail("axes " + DimsText(axes) + " name axis " +
-                                          std::to_string(a) + " twice");
+    if (!seen.insert(a).second)
+      ctx->Fail("axes " + DimsText(axes) + " name axis " + std::to_string(a) + " twice");
     normalized.push_back(a);
   }
   OperatorDef* op = ctx->Emit(type, {ctx->Input(0)}, {ctx->Output(0)});

@@ -26,8 +26,8 @@ void ConvertSplit(ImportContext* ctx) {
   }
   if (sizes.empty()) {
     if (x[axis] % parts != 0) {
-      ctx->Fail("an equal split of dim " + std::to_string(axis) + " of " + DimsText(x) +
-                " into " + std::to_string(parts) + " parts");
+      ctx->Fail("an equal split of dim " + std::to_string(axis) + " of " + DimsText(x) + " into " +
+                std::to_string(parts) + " parts");
     }
     sizes.assign(parts, x[axis] / parts);
   }
@@ -47,7 +47,8 @@ void RequireAttr(ImportContext* ctx, const std::string& name, const std::string&
                  const std::string& wanted) {
   const std::string value = StringAttr(*ctx, name, default_value);
   if (value != wanted) {
-    ctx->Fail("attribute '" + name + "' '" + value + "' is not supported; braid imports Resize " +
+    ctx->Fail("opset " + std::to_string(ctx->model_opset()) + ": attribute '" + name + "' '" +
+              value + "' is not supported; braid imports Resize " +
               "as ResizeNearest, with mode 'nearest', coordinate_transformation_mode " +
               "'asymmetric' and nearest_mode 'floor' (PyTorch's nearest interpolation)");
   }
@@ -66,8 +67,8 @@ std::pair<float, float> ResizeScales(ImportContext* ctx, const std::vector<int64
   }
   if (ctx->opset() < 11 || !ctx->HasInput(3)) ctx->Fail("Resize needs constant scales or sizes");
   const std::vector<int64_t> sizes = ctx->InputConstant(3, "sizes").AsInts();
-  if (sizes.size() != 4 || sizes[0] != x[0] || sizes[1] != x[1] || sizes[2] <= 0 ||
-      sizes[3] <= 0 || x[2] == 0 || x[3] == 0) {
+  if (sizes.size() != 4 || sizes[0] != x[0] || sizes[1] != x[1] || sizes[2] <= 0 || sizes[3] <= 0 ||
+      x[2] == 0 || x[3] == 0) {
     ctx->Fail("sizes " + DimsText(sizes) + " must keep N and C of " + DimsText(x) +
               " and give H, W > 0");
   }

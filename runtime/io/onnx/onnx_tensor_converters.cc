@@ -242,7 +242,8 @@ void ConvertConstant(ImportContext* ctx) {
 void ConvertPad(ImportContext* ctx) {
   ctx->RequireOutputs(1);
   if (const std::string mode = StringAttr(*ctx, "mode", "constant"); mode != "constant") {
-    ctx->Fail("mode '" + mode + "' is not supported, only 'constant'");
+    ctx->Fail("opset " + std::to_string(ctx->model_opset()) + ": attribute 'mode' '" + mode +
+              "' is not supported, only 'constant'");
   }
   std::vector<int64_t> pads;
   float value = 0;

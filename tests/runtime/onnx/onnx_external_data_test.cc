@@ -74,8 +74,7 @@ TEST_F(OnnxExternalDataTest, BadLocationsRangesAndFilesAreRefusedNamingTheTensor
   const std::vector<std::pair<OnnxTestGraph, std::string>> cases = {
       {ExternalWeightGraph("../model.onnx.data", "4", "12"),
        "location '../model.onnx.data' is not a relative path below the model's folder"},
-      {ExternalWeightGraph("/etc/passwd", "", ""),
-       "location '/etc/passwd' is not a relative path"},
+      {ExternalWeightGraph("/etc/passwd", "", ""), "location '/etc/passwd' is not a relative path"},
       {ExternalWeightGraph("missing.data", "", ""), "cannot open '" + dir_ + "/missing.data'"},
       {ExternalWeightGraph("model.onnx.data", "8", "12"),
        "bytes [8, +12) lie outside '" + dir_ + "/model.onnx.data' of 16 bytes"},

@@ -208,7 +208,8 @@ TEST(OnnxOpset18Test, PadModesOtherThanConstantAreRefused) {
   SetAttr(g.Node("Pad", {"x", "pads"}, {"padded"}), "mode", std::string("wrap"));
   g.Node("Relu", {"padded"}, {"y"});
   g.Output("y");
-  ExpectErrorHas(g, {"node #0 (Pad 'Pad_0'): mode 'wrap' is not supported, only 'constant'"});
+  ExpectErrorHas(g, {"node #0 (Pad 'Pad_0'): opset 19: attribute 'mode' 'wrap' is not supported, "
+                     "only 'constant'"});
 }
 
 // x [1, 2, 2, 3] -> y [1, 2, 4, 6], y[.., i, j] = x[.., i / 2, j / 2] (nearest, asymmetric, floor).
@@ -277,12 +278,13 @@ TEST(OnnxOpset18Test, ResizeFeaturesBraidCannotComputeAreRefused) {
   refused(18, "antialias", "", "opset 18: attribute 'antialias' = 1 is not supported");
   refused(19, "coordinate_transformation_mode", "half_pixel_symmetric",
           "opset 19: attribute 'coordinate_transformation_mode' 'half_pixel_symmetric' is not");
-  refused(13, "mode", "linear", "attribute 'mode' 'linear' is not supported");
-  refused(13, "coordinate_transformation_mode", "",
-          "attribute 'coordinate_transformation_mode' 'half_pixel' is not supported; braid "
-          "imports Resize as ResizeNearest");
+  refused(13, "mode", "linear", "opset 13: attribute 'mode' 'linear' is not supported");
+  refused(
+      13, "coordinate_transformation_mode", "",
+      "opset 13: attribute 'coordinate_transformation_mode' 'half_pixel' is not supported; braid "
+      "imports Resize as ResizeNearest");
   refused(20, "nearest_mode", "round_prefer_ceil",
-          "attribute 'nearest_mode' 'round_prefer_ceil' is not supported");
+          "opset 20: attribute 'nearest_mode' 'round_prefer_ceil' is not supported");
   OnnxTestGraph sizes(18);
   sizes.IntInitializer("sizes", {4}, {1, 2, 4, 6});
   SetAttr(ResizeNode(&sizes, {"x", "", "", "sizes"}), "keep_aspect_ratio_policy",
