@@ -180,7 +180,7 @@ class Lowering {
     const onnx::AttributeProto* num = Attr("num_outputs");
     if (num == nullptr) return;
     const int64_t n = num->i();
-    if (n != node_->output_size()) {
+    if (n < 1 || n != node_->output_size()) {
       Fail("attribute 'num_outputs' is " + std::to_string(n) + " but the node has " +
            std::to_string(node_->output_size()) + " outputs");
     }
@@ -198,7 +198,7 @@ class Lowering {
     }
     const int64_t dim = x[axis < 0 ? axis + rank : axis];
     if (dim < 0 || dim % n == 0) return;
-    const int64_t part = (dim + n - 1) / n;
+    const int64_t part = dim / n + 1;  // dim % n != 0 here
     if (part * (n - 1) >= dim) {
       Fail("num_outputs " + std::to_string(n) + " leaves the last part of a dim of " +
            std::to_string(dim) + " empty");

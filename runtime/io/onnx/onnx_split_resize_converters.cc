@@ -1,5 +1,3 @@
-#include <algorithm>
-#include <numeric>
 #include <utility>
 
 #include "runtime/io/onnx/onnx_converters.h"
@@ -31,9 +29,15 @@ void ConvertSplit(ImportContext* ctx) {
     }
     sizes.assign(parts, x[axis] / parts);
   }
-  const bool negative = std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s < 0; });
-  if (static_cast<int64_t>(sizes.size()) != parts || negative ||
-      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != x[axis]) {
+  int64_t total = 0;  // the sizes' sum, or -1 once a size is negative or the sum passes the dim
+  for (int64_t s : sizes) {
+    if (s < 0 || s > x[axis] - total) {
+      total = -1;
+      break;
+    }
+    total += s;
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts || total != x[axis]) {
     ctx->Fail("split sizes " + DimsText(sizes) + " do not cut dim " + std::to_string(axis) +
               " of " + DimsText(x) + " into " + std::to_string(parts) + " parts");
   }
@@ -87,9 +91,14 @@ void ConvertResize(ImportContext* ctx) {
   const std::vector<int64_t> x = ctx->InputShape(0);
   if (x.size() != 4) ctx->Fail("braid resizes NCHW tensors; X is " + DimsText(x));
   const auto [height_scale, width_scale] = ResizeScales(ctx, x);
-  const std::vector<int64_t> y = {x[0], x[1],
-                                  static_cast<int64_t>(static_cast<float>(x[2]) * height_scale),
-                                  static_cast<int64_t>(static_cast<float>(x[3]) * width_scale)};
+  const float height = static_cast<float>(x[2]) * height_scale;
+  const float width = static_cast<float>(x[3]) * width_scale;
+  if (!(height < 1e12f && width < 1e12f)) {  // also keeps the casts below defined
+    ctx->Fail("resizing " + DimsText(x) + " by " + std::to_string(height_scale) + " x " +
+              std::to_string(width_scale) + " gives dims beyond 1e12");
+  }
+  const std::vector<int64_t> y = {x[0], x[1], static_cast<int64_t>(height),
+                                  static_cast<int64_t>(width)};
   std::vector<int64_t> inferred;
   try {
     inferred = ctx->ShapeOf(ctx->Output(0));

@@ -179,6 +179,14 @@ TEST(OnnxOpset18Test, SplitNumOutputsBraidCannotCutAreRefused) {
   SetAttr(wrong_count.model().mutable_graph()->mutable_node(0), "num_outputs", int64_t{3});
   ExpectErrorHas(wrong_count, {"node #0 (Split 'Split_0'): opset 18: attribute 'num_outputs' is "
                                "3 but the node has 2 outputs"});
+  OnnxTestGraph zero = SplitAndSwap(18, 4, "");
+  SetAttr(zero.model().mutable_graph()->mutable_node(0), "num_outputs", int64_t{0});
+  ExpectErrorHas(zero, {"attribute 'num_outputs' is 0 but the node has 2 outputs"});
+  OnnxTestGraph too_large = SplitAndSwap(13, 5, "");
+  too_large.IntInitializer("sizes", {2}, {int64_t{1} << 62, int64_t{1} << 62});
+  too_large.model().mutable_graph()->mutable_node(0)->add_input("sizes");
+  ExpectErrorHas(too_large, {"split sizes [4611686018427387904,4611686018427387904] do not cut "
+                             "dim 1 of [1,5,1,2] into 2 parts"});
   // The Relu's output declares no shape, so the parts cannot be sized before shape inference.
   OnnxTestGraph undeclared = SplitAndSwap(18, 5, "Relu");
   SetAttr(undeclared.model().mutable_graph()->mutable_node(1), "num_outputs", int64_t{2});
@@ -285,6 +293,11 @@ TEST(OnnxOpset18Test, ResizeFeaturesBraidCannotComputeAreRefused) {
       "imports Resize as ResizeNearest");
   refused(20, "nearest_mode", "round_prefer_ceil",
           "opset 20: attribute 'nearest_mode' 'round_prefer_ceil' is not supported");
+  OnnxTestGraph huge(13);
+  huge.Initializer("scales", {4}, {1.f, 1.f, 1e13f, 2.f});
+  ResizeNode(&huge, {"x", "", "scales"});
+  ExpectErrorHas(huge,
+                 {"node #0 (Resize 'Resize_0'): resizing [1,2,2,3] by ", "gives dims beyond 1e12"});
   OnnxTestGraph sizes(18);
   sizes.IntInitializer("sizes", {4}, {1, 2, 4, 6});
   SetAttr(ResizeNode(&sizes, {"x", "", "", "sizes"}), "keep_aspect_ratio_policy",
