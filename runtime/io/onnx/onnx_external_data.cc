@@ -71,13 +71,6 @@ std::string ReadBytes(const std::string& path, const ExternalRange& range,
 
 }  // namespace
 
-bool HasExternalData(const onnx::ModelProto& model) {
-  for (const onnx::TensorProto& t : model.graph().initializer()) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) return true;
-  }
-  return false;
-}
-
 void LoadExternalData(onnx::ModelProto* model, const std::string& folder,
                       const std::string& source) {
   for (onnx::TensorProto& t : *model->mutable_graph()->mutable_initializer()) {

@@ -21,9 +21,6 @@
 
 namespace braid {
 
-// True when some initializer of `model` is stored externally.
-bool HasExternalData(const onnx::ModelProto& model);
-
 // Reads the external initializers of `model` from files under `folder` ("" for the working
 // folder); `source` names the model in errors.
 void LoadExternalData(onnx::ModelProto* model, const std::string& folder,
