@@ -1,7 +1,9 @@
 // PyTorch's outputs, independently computed: each model in tests/data/onnx (written by
-// tools/onnx/make_fixtures.py) is imported by braid_import, run by braid_run --model-dir on the
-// committed input.npy, and its saved output compared with PyTorch's output.npy. The same model run
-// straight from its .onnx file on the dag executor with the memory plan must match too.
+// tools/onnx/make_fixtures.py with PyTorch 1.13's exporter at opset 13, and the dynamo_* ones by
+// tools/onnx/make_dynamo_fixtures.py with PyTorch 2.x's default exporter at opsets 18 and 20) is
+// imported by braid_import, run by braid_run --model-dir on the committed input.npy, and its saved
+// output compared with PyTorch's output.npy. The same model run straight from its .onnx file on
+// the dag executor with the memory plan must match too.
 //
 // Tolerance: max |braid - PyTorch| <= 1e-4 * max |PyTorch| (float32 kernels summing in another
 // order differ by a few ulps per op; these nets have under 20 ops).
@@ -50,7 +52,8 @@ TEST_P(OnnxFixtureTest, MatchesPyTorchFromTheFolderAndTheOnnxFile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, OnnxFixtureTest,
-                         ::testing::Values("ceil_pool", "mobile_block", "small_cnn"),
+                         ::testing::Values("ceil_pool", "mobile_block", "small_cnn",
+                                           "dynamo_small_cnn", "dynamo_opset18_ops"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

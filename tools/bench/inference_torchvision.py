@@ -3,8 +3,9 @@
 
 For each model (tools/onnx/torchvision_models.py: ResNet-18/50, DenseNet-121, GoogLeNet,
 Inception-v3, MobileNet-V2, SqueezeNet 1.1 with random, BN-calibrated weights) and each batch,
-the model is exported to ONNX with that batch's fixed input shape and saved as a PyTorch module,
-then measured by each framework in a fresh process of its own, in turns:
+the model is exported to ONNX with that batch's fixed input shape (--exporter: dynamo, PyTorch
+2.x's default at opset 18 or newer, or torchscript, the legacy one at opset 13) and saved as a
+PyTorch module, then measured by each framework in a fresh process of its own, in turns:
   braid        braid_bench_inference MODEL.onnx --json (import, init net, blocked layouts, the
                planned arena; tools/bench/bench_inference.cc);
   PyTorch      torch.load of the saved module, eval mode under torch.inference_mode;
@@ -204,7 +205,7 @@ def summary(result):
         (result["peak_rss"] - result["rss_before_load"]) / MB, result["others_cores"])
 
 
-def export_cases(name, batches, work, seed):
+def export_cases(name, batches, work, seed, exporter):
     """Per batch: the .onnx, the saved module and the input shape."""
     import torch
     from torchvision_models import build_model, export_onnx
@@ -215,7 +216,7 @@ def export_cases(name, batches, work, seed):
     for batch in batches:
         shape = [batch, 3, size, size]
         onnx_path = os.path.join(work, "%s_b%d.onnx" % (name, batch))
-        export_onnx(model, torch.zeros(shape), onnx_path)
+        export_onnx(model, torch.zeros(shape), onnx_path, exporter)
         cases.append({"model": name, "shape": shape, "onnx": onnx_path, "module": module})
     return cases
 
@@ -293,9 +294,11 @@ def print_summary(rows):
 
 
 def print_table(rows, args, versions):
-    print("\nbraid_bench_inference (simple executor) | PyTorch %s | onnxruntime %s | threads %d | "
-          "min %d iterations and %g s after %d warm-up | %d hardware threads, load average %s" % (
-              versions.get("torch", "?"), versions.get("onnxruntime", "missing"), args.threads,
+    print("\nbraid_bench_inference (simple executor) | PyTorch %s (%s exporter) | onnxruntime %s | "
+          "threads %d | min %d iterations and %g s after %d warm-up | %d hardware threads, load "
+          "average %s" % (
+              versions.get("torch", "?"), args.exporter, versions.get("onnxruntime", "missing"),
+              args.threads,
               args.min_iters, args.min_seconds, args.warmup, os.cpu_count(),
               " ".join("%.2f" % v for v in os.getloadavg())))
     print("%-13s %5s %-11s %8s %8s %8s %8s %8s" % ("model", "batch", "framework", "med ms",
@@ -326,6 +329,9 @@ def parse_args():
     parser.add_argument("--attempts", type=int, default=2, help="extra runs of a loaded row")
     parser.add_argument("--retry-wait", type=int, default=15, help="seconds before a re-run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--exporter", choices=("dynamo", "torchscript"), default=None,
+                        help="torch.onnx's exporter (tools/onnx/torchvision_models.py; default: "
+                        "dynamo where PyTorch has it)")
     parser.add_argument("--work", default="", help="keep the .onnx and .pt files here")
     parser.add_argument("--json-out", default="", help="also write the results to this file")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -335,7 +341,7 @@ def parse_args():
 def run_all(args, names, batches, frameworks, work):
     rows, versions = [], {}
     for name in names:
-        for case in export_cases(name, batches, work, args.seed):
+        for case in export_cases(name, batches, work, args.seed, args.exporter):
             results = measure_row(case, frameworks, args)
             for framework in ("torch", "onnxruntime"):
                 if "version" in results.get(framework, {}):
@@ -359,7 +365,8 @@ def main():
         print("inference_torchvision.py: no braid_bench_inference at %s (build it, or pass "
               "--braid-bench)" % args.braid_bench, file=sys.stderr)
         return 2
-    from torchvision_models import MODELS, parse_model_names
+    from torchvision_models import MODELS, default_exporter, parse_model_names
+    args.exporter = args.exporter or default_exporter()
     try:
         names = parse_model_names(args.models or ",".join(MODELS))
         batches = [int(b) for b in args.batches.split(",") if b]

@@ -3,18 +3,21 @@
 
 For each model: torchvision builds it with random weights (seeded; nothing is downloaded), its
 batch-norm statistics are calibrated on a few random batches so that every layer sees normalized
-activations as in a trained net, it is exported to ONNX (opset 13; tools/onnx/torchvision_models.py,
-shared with tools/bench/inference_torchvision.py), and `braid_run MODEL.onnx
---input data=input.npy --save-outputs DIR` runs it (the importer, braid's ops and executor). The
-script prints per model the largest absolute difference of the logits, PyTorch's largest
-magnitude, their ratio (the relative difference) and PASS when that is within --tolerance
-(default 1e-4), or the error braid printed when it could not import or run the model.
+activations as in a trained net, it is exported to ONNX (--exporter: dynamo, PyTorch 2.x's
+default exporter at its default opset, 18 or newer, or torchscript, the legacy one at opset 13;
+tools/onnx/torchvision_models.py, shared with tools/bench/inference_torchvision.py), and
+`braid_run MODEL.onnx --input data=input.npy --save-outputs DIR` runs it (the importer, braid's
+ops and executor). The script prints per model the largest absolute difference of the logits,
+PyTorch's largest magnitude, their ratio (the relative difference) and PASS when that is within
+--tolerance (default 1e-4), or the error braid printed when it could not import or run the model.
 
 A manual tool: it needs PyTorch, torchvision and numpy (Debian: python3-torch,
-python3-torchvision, python3-numpy), never runs in the build, and takes minutes on two cores.
+python3-torchvision, python3-numpy; the dynamo exporter also needs onnx and onnxscript, e.g. a venv
+with PyTorch 2.x from PyPI), never runs in the build, and takes minutes on two cores.
 
     python3 tools/onnx/compare_torchvision.py --braid-run build/release/tools/braid_run
     python3 tools/onnx/compare_torchvision.py --braid-run ... --models resnet18,squeezenet1_1
+    venv/bin/python tools/onnx/compare_torchvision.py --braid-run ... --exporter torchscript
 """
 import argparse
 import os
@@ -28,7 +31,8 @@ import numpy as np
 import torch
 import torchvision
 
-from torchvision_models import MODELS, build_model, export_onnx, parse_model_names
+from torchvision_models import (EXPORTERS, MODELS, build_model, default_exporter, export_onnx,
+                                parse_model_names)
 
 
 def run_braid(braid_run, onnx_path, input_path, out_dir):
@@ -55,7 +59,7 @@ def compare(name, args, work):
         start = time.perf_counter()
         expected = model(torch.from_numpy(data)).numpy()
         torch_ms = (time.perf_counter() - start) * 1e3
-        export_onnx(model, torch.from_numpy(data), onnx_path)
+        export_onnx(model, torch.from_numpy(data), onnx_path, args.exporter)
     got, braid_ms, error = run_braid(args.braid_run, onnx_path, input_path,
                                      os.path.join(work, name + "_out"))
     row = {"model": name, "input": f"1x3x{size}x{size}", "torch_ms": torch_ms,
@@ -88,6 +92,8 @@ def main():
     parser.add_argument("--tolerance", type=float, default=1e-4,
                         help="largest relative difference that passes")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--exporter", choices=EXPORTERS, default=default_exporter(),
+                        help="torch.onnx's exporter (default: %(default)s)")
     parser.add_argument("--work", default="", help="keep the .onnx and .npy files here")
     args = parser.parse_args()
     try:
@@ -95,7 +101,8 @@ def main():
     except ValueError as error:
         sys.exit(str(error))
     torch.set_num_threads(os.cpu_count() or 1)
-    print(f"PyTorch {torch.__version__}, torchvision {torchvision.__version__}, random weights "
+    print(f"PyTorch {torch.__version__}, torchvision {torchvision.__version__}, "
+          f"{args.exporter} exporter, random weights "
           f"(seed {args.seed}), batch 1; relative = max|braid - PyTorch| / max|PyTorch| of the "
           f"logits, tolerance {args.tolerance:g}")
     print(f"{'model':14} {'input':12} {'torch ms':>9} {'braid ms':>9} {'max abs':>11} "

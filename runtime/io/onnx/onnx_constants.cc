@@ -108,7 +108,8 @@ ConstantTensor IntConstant(std::vector<int64_t> dims, std::vector<int64_t> value
 
 ConstantTensor ConstantFromOnnx(const onnx::TensorProto& tensor) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    Throw("tensor '" + tensor.name() + "' is stored in an external file, which braid does not read");
+    Throw("tensor '" + tensor.name() + "' is stored in an external file, which braid reads only " +
+          "when it imports the model from its file");
   }
   std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
   int64_t count = 0;

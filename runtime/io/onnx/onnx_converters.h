@@ -7,6 +7,11 @@
 //                              GlobalMaxPool, Gemm, MatMul
 //   onnx_tensor_converters.cc: Relu, Clip, Add, Mul, Concat, Flatten, Reshape, Squeeze, Unsqueeze,
 //                              Dropout, Identity, Softmax, Constant, Pad, Shape, Gather, Cast
+//   onnx_reduce_converters.cc: ReduceMean, ReduceSum
+//   onnx_split_resize_converters.cc: Split, Resize
+//
+// Converters see nodes in their form of opsets 9 to 17 (ctx->opset()): newer ones were lowered
+// first (runtime/io/onnx/onnx_opset_lowering.h).
 //
 // Thread safety: NodeConverters' table is built once, on first use (a function-local static), and
 // read-only after; a converter touches only the ImportContext it is given (one per import) and,
@@ -26,6 +31,11 @@ using ConverterTable = std::map<std::string, NodeConverter>;
 
 void AddNnConverters(ConverterTable* table);
 void AddTensorConverters(ConverterTable* table);
+void AddReduceConverters(ConverterTable* table);
+void AddSplitResizeConverters(ConverterTable* table);
+
+// Identity and inference-mode Dropout: the output stands for the input (a Copy for a graph output).
+void ConvertPassThrough(ImportContext* ctx);
 
 // Every supported ONNX op type (default domain) and its converter.
 const ConverterTable& NodeConverters();

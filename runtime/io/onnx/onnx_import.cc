@@ -1,5 +1,7 @@
 #include "runtime/io/onnx/onnx_import.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <new>
@@ -7,11 +9,13 @@
 
 #include "onnx/shape_inference/implementation.h"
 #include "runtime/io/onnx/onnx_converters.h"
+#include "runtime/io/onnx/onnx_external_data.h"
+#include "runtime/io/onnx/onnx_opset_lowering.h"
 
 namespace braid {
 namespace {
 
-constexpr int64_t kMinOpset = 9, kMaxOpset = 17;
+constexpr int64_t kMinOpset = 9, kMaxOpset = 21;
 
 [[noreturn]] void Throw(const std::string& message) {
   throw Error(Status::InvalidArgument(message));
@@ -161,6 +165,7 @@ void ImportModel(onnx::ModelProto& proto, const std::string& source,
   onnx::GraphProto* graph = proto.mutable_graph();
   CheckSupportedOps(*graph, source);
   CheckWindowAttributes(*graph, source);
+  if (opset > kLoweredOpset) LowerToOpset17(&proto, opset, source);
   onnx::ValueInfoProto* input = FindDataInput(graph, source);
   *model = ModelFolder();
   model->inputs.push_back({input->name(), DType::kFloat32,
@@ -175,7 +180,8 @@ void ImportModel(onnx::ModelProto& proto, const std::string& source,
   model->init_net.set_name(options.net_name + "_init");
   model->predict_net.set_name(options.net_name);
   model->predict_net.add_external_input(input_name);
-  ImportContext ctx(source, opset, &model->init_net, &model->predict_net);
+  ImportContext ctx(source, opset, std::min(opset, kLoweredOpset), &model->init_net,
+                    &model->predict_net);
   ctx.ReserveName(input_name);
   for (onnx::TensorProto& t : *graph->mutable_initializer()) {
     try {
@@ -226,7 +232,10 @@ Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
     if (file.bad()) return Status::IoError("reading '" + path + "' failed");
     return Status::InvalidArgument(path + ": not an ONNX model (it does not parse)");
   }
-  return StatusFromCall([&] { ImportModel(proto, path, options, model); });
+  return StatusFromCall([&] {
+    LoadExternalData(&proto, std::filesystem::path(path).parent_path().string(), path);
+    ImportModel(proto, path, options, model);
+  });
 }
 
 bool IsOnnxPath(const std::string& path) {

@@ -1,14 +1,17 @@
-// ONNX import: an ONNX model (opsets 9 to 17, the protobuf of Debian's libonnx-dev) becomes an init
+// ONNX import: an ONNX model (opsets 9 to 21, the protobuf of Debian's libonnx-dev) becomes an init
 // net holding its weights and a predict net of braid's Caffe2 ops, as in Caffe2's model zoo.
 //
-// The importer covers what torchvision's classification models export to: Conv,
-// BatchNormalization, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Add, Mul,
-// Concat, Gemm, MatMul (constant 2-D weight), Flatten, Reshape (constant shape), Squeeze and
-// Unsqueeze, Dropout, Identity, Softmax, Constant, Pad (constant zero padding of H and W, folded
-// into the Conv or AveragePool that reads it), and Shape/Gather/Unsqueeze/Concat/Cast chains over
-// constants, folded at import. The input's shape is made static first (symbolic dims become 1, or
-// ImportOptions.input_shape) and ONNX's shape inference gives every value a shape, so the folds and
-// the broadcasts see real dims.
+// The importer covers what torchvision's classification models export to, with PyTorch 1.x's
+// exporter (opset 13) or 2.x's (opset 18 and newer): Conv, BatchNormalization, Relu, Clip,
+// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Add, Mul, Concat, Gemm, MatMul (constant
+// 2-D weight), Flatten, Reshape (constant shape), Squeeze and Unsqueeze, Dropout, Identity,
+// Softmax, Constant, Pad (constant zero padding of H and W, folded into the Conv or AveragePool
+// that reads it), ReduceMean and ReduceSum (constant axes), Split, Resize (nearest, asymmetric,
+// floor: PyTorch's nearest upsampling), and Shape/Gather/Unsqueeze/Concat/Cast chains over
+// constants, folded at import. A model of opset 18 to 21 is first lowered to opset 17's forms
+// (runtime/io/onnx/onnx_opset_lowering.h says which changes are handled and which refused). The
+// input's shape is made static first (symbolic dims become 1, or ImportOptions.input_shape) and
+// ONNX's shape inference gives every value a shape, so the folds and the broadcasts see real dims.
 //
 // The init net fills every weight with GivenTensorFill (float32) or GivenTensorInt64Fill (int64),
 // with `shape` and `values` arguments. The predict net lists the input and the weights as external
@@ -43,10 +46,12 @@ struct OnnxImportOptions {
   std::string net_name = "onnx";
 };
 
-// Reads the ONNX ModelProto at `path` (binary) and imports it.
+// Reads the ONNX ModelProto at `path` (binary) and imports it; initializers stored in external
+// files (PyTorch 2.x's model.onnx.data) are read from beside it (onnx_external_data.h).
 Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
                       ModelFolder* model);
-// Imports a serialized ModelProto; `source` names it in errors (a path, or "<bytes>").
+// Imports a serialized ModelProto; `source` names it in errors (a path, or "<bytes>"). Initializers
+// stored in external files are refused: bytes have no folder to find them in.
 Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
                        const OnnxImportOptions& options, ModelFolder* model);
 

@@ -4,9 +4,13 @@
 
 namespace braid {
 
-ImportContext::ImportContext(std::string source, int64_t opset, NetDef* init_net,
-                             NetDef* predict_net)
-    : source_(std::move(source)), opset_(opset), init_net_(init_net), predict_net_(predict_net) {}
+ImportContext::ImportContext(std::string source, int64_t model_opset, int64_t opset,
+                             NetDef* init_net, NetDef* predict_net)
+    : source_(std::move(source)),
+      model_opset_(model_opset),
+      opset_(opset),
+      init_net_(init_net),
+      predict_net_(predict_net) {}
 
 void ImportContext::BeginNode(int index, const onnx::NodeProto* node) {
   node_index_ = index;

@@ -44,10 +44,16 @@ class NodeError : public Error {
 
 class ImportContext {
  public:
-  ImportContext(std::string source, int64_t opset, NetDef* init_net, NetDef* predict_net);
+  // `model_opset`: the model's default-domain opset; `opset`: the form its nodes have now (the
+  // same, or 17 for a model lowered from 18 to 21: runtime/io/onnx/onnx_opset_lowering.h).
+  ImportContext(std::string source, int64_t model_opset, int64_t opset, NetDef* init_net,
+                NetDef* predict_net);
 
   const std::string& source() const { return source_; }
+  // What converters branch on: the opset whose form the nodes have.
   int64_t opset() const { return opset_; }
+  // What errors name: the opset the model declares.
+  int64_t model_opset() const { return model_opset_; }
 
   // The node being converted (for errors and op names).
   void BeginNode(int index, const onnx::NodeProto* node);
@@ -98,6 +104,7 @@ class ImportContext {
   const ConstantTensor& ConstantData(const std::string& name) const;
 
   std::string source_;
+  int64_t model_opset_;
   int64_t opset_;
   NetDef* init_net_;
   NetDef* predict_net_;

@@ -174,6 +174,8 @@ void ConvertFlatten(ImportContext* ctx) {
   AddIntArg(op, "axis", axis);
 }
 
+}  // namespace
+
 // Identity and inference-mode Dropout: the output names the input's value; a graph output gets
 // a Copy, so that the predict net writes it.
 void ConvertPassThrough(ImportContext* ctx) {
@@ -193,6 +195,8 @@ void ConvertPassThrough(ImportContext* ctx) {
     ctx->SetAlias(out, ctx->Input(0));
   }
 }
+
+namespace {
 
 // Softmax before opset 13 normalises over the dims from `axis` (default 1), as braid's Softmax
 // does; from 13 on over the single dim `axis` (default -1), the same where the dims after it are 1.
@@ -237,7 +241,10 @@ void ConvertConstant(ImportContext* ctx) {
 // A constant zero Pad of H and W only, folded into the Conv or AveragePool that reads it.
 void ConvertPad(ImportContext* ctx) {
   ctx->RequireOutputs(1);
-  if (StringAttr(*ctx, "mode", "constant") != "constant") ctx->Fail("only mode 'constant'");
+  if (const std::string mode = StringAttr(*ctx, "mode", "constant"); mode != "constant") {
+    ctx->Fail("opset " + std::to_string(ctx->model_opset()) + ": attribute 'mode' '" + mode +
+              "' is not supported, only 'constant'");
+  }
   std::vector<int64_t> pads;
   float value = 0;
   if (ctx->opset() < 11) {
@@ -284,19 +291,45 @@ void ConvertGather(ImportContext* ctx) {
                                   ctx->InputConstant(1, "indices"), IntAttr(*ctx, "axis", 0)));
 }
 
+// A constant cast to `to`; refuses the types braid does not hold (float16, bfloat16, string,
+// complex, and opset 19's float8 and 21's int4 types among them).
+ConstantTensor CastConstant(ImportContext* ctx, const ConstantTensor& in, int64_t to) {
+  using T = onnx::TensorProto;
+  switch (to) {
+    case T::FLOAT:
+    case T::DOUBLE:
+      return FloatConstant(in.dims, in.AsFloats());
+    case T::INT8:
+    case T::INT16:
+    case T::INT32:
+    case T::INT64:
+    case T::UINT8:
+    case T::UINT16:
+    case T::UINT32:
+      return IntConstant(in.dims, in.AsInts());
+    case T::BOOL: {
+      std::vector<int64_t> values;
+      for (float v : in.AsFloats()) values.push_back(v != 0.f ? 1 : 0);
+      return IntConstant(in.dims, std::move(values));
+    }
+    default:
+      ctx->Fail("attribute 'to' is ONNX type " + std::to_string(to) + " at opset " +
+                std::to_string(ctx->model_opset()) +
+                ", which braid does not fold (it folds casts to float, double, int8 to int64, " +
+                "uint8 to uint32 and bool)");
+  }
+}
+
 void ConvertCast(ImportContext* ctx) {
   ctx->RequireOutputs(1);
   const int64_t to = IntAttr(*ctx, "to", 0);
-  const bool to_float = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE;
   if (!ctx->InputIsConstant(0)) {
     if (to != onnx::TensorProto::FLOAT) ctx->Fail("Cast of a computed value to type " +
                                                   std::to_string(to) + " (braid keeps float32)");
     ConvertPassThrough(ctx);
     return;
   }
-  const ConstantTensor& in = ctx->InputConstant(0, "input");
-  ctx->SetConstant(ctx->Output(0), to_float ? FloatConstant(in.dims, in.AsFloats())
-                                            : IntConstant(in.dims, in.AsInts()));
+  ctx->SetConstant(ctx->Output(0), CastConstant(ctx, ctx->InputConstant(0, "input"), to));
 }
 
 }  // namespace
@@ -326,6 +359,8 @@ const ConverterTable& NodeConverters() {
     auto* t = new ConverterTable;
     AddNnConverters(t);
     AddTensorConverters(t);
+    AddReduceConverters(t);
+    AddSplitResizeConverters(t);
     return t;
   }();
   return *table;
