@@ -10,7 +10,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(BRAID_PUBLIC_HEADERS include/braid/custom_op.h include/braid/dtype.h
+set(BRAID_PUBLIC_HEADERS include/braid/custom_op.h include/braid/dtype.h include/braid/model_io.h
   include/braid/predictor.h include/braid/session.h include/braid/status.h include/braid/trainer.h)
 # The installed library finds dependencies outside the system paths (a TSan oneTBB in
 # BRAID_TBB_ROOT) through its RUNPATH; system libraries are left to the loader.

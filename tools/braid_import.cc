@@ -55,7 +55,8 @@ void Import(const std::string& model_path, const OnnxImportOptions& options) {
   ModelFolder model;
   const Status status = ImportOnnxFile(model_path, options, &model);
   if (!status.ok()) throw Error(status);
-  WriteModelFolder(FLAGS_out, model);
+  const Status written = WriteModelFolder(FLAGS_out, model);
+  if (!written.ok()) throw Error(written);
   int64_t values = 0;
   for (const OperatorDef& fill : model.init_net.op()) {
     for (const Argument& arg : fill.arg()) {

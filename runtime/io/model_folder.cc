@@ -133,14 +133,16 @@ std::string ValueInfoJson(const std::vector<ValueInfo>& inputs) {
   return json + "}\n";
 }
 
-void WriteModelFolder(const std::string& dir, const ModelFolder& model) {
+Status WriteModelFolder(const std::string& dir, const ModelFolder& model) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) throw Error(Status::IoError("cannot create '" + dir + "': " + error.message()));
-  SaveProto(model.init_net, dir + "/init_net.pb");
-  SaveProto(model.predict_net, dir + "/predict_net.pb");
-  const Status written = WriteFileAtomically(dir + "/value_info.json", ValueInfoJson(model.inputs));
-  if (!written.ok()) throw Error(written);
+  if (error) return Status::IoError("cannot create '" + dir + "': " + error.message());
+  const Status saved = StatusFromCall([&] {
+    SaveProto(model.init_net, dir + "/init_net.pb");
+    SaveProto(model.predict_net, dir + "/predict_net.pb");
+  });
+  if (!saved.ok()) return saved;
+  return WriteFileAtomically(dir + "/value_info.json", ValueInfoJson(model.inputs));
 }
 
 }  // namespace braid

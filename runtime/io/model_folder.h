@@ -7,17 +7,16 @@
 //                          {"data": [1, [1, 3, 224, 224]], "im_info": [1, [1, 3]]}
 //
 // WriteModelFolder creates DIR when missing and writes the three files (each atomically,
-// runtime/io/proto_io.h). It throws braid::Error (IoError) naming the file that could not be
-// written.
+// runtime/io/proto_io.h); IoError naming the file that could not be written.
 //
 // LoadModelFolder reads the three files back. value_info.json must hold at least one input; each
 // element type is one of Caffe2's TensorProto.DataType codes braid has (1 FLOAT, 2 INT32, 5 BOOL,
 // 6 UINT8, 10 INT64, 13 DOUBLE). Errors come back as a Status naming the file: a missing file, a
 // malformed NetDef, or value_info.json text that is not of the form above (with what was expected).
 //
-//   WriteModelFolder("resnet18", init, predict, {{"data", DType::kFloat32, {1, 3, 224, 224}}});
+//   Status s = WriteModelFolder("resnet18", {init, predict, {{"data", DType::kFloat32, {1, 3}}}});
 //   ModelFolder model;
-//   Status s = LoadModelFolder("resnet18", &model);
+//   if (s.ok()) s = LoadModelFolder("resnet18", &model);
 //   if (s.ok()) s = RunInitNet(std::move(model.init_net), &ws);  // runtime/exec/init_net.h
 //   // then feed model.inputs and run model.predict_net
 //
@@ -30,34 +29,16 @@
 #include <string>
 #include <vector>
 
-#include "braid/dtype.h"
+#include "braid/model_io.h"
 #include "braid/status.h"
 #include "proto/braid.pb.h"
 
 namespace braid {
 
-// One input of a model: what value_info.json says of it.
-struct ValueInfo {
-  std::string name;
-  DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
-};
-
-struct ModelFolder {
-  NetDef init_net;
-  NetDef predict_net;
-  std::vector<ValueInfo> inputs;  // value_info.json's order
-
-  // The input called `name`, or nullptr.
-  const ValueInfo* FindInput(const std::string& name) const;
-};
-
-void WriteModelFolder(const std::string& dir, const ModelFolder& model);
+// ValueInfo, ModelFolder, LoadModelFolder and WriteModelFolder are public: <braid/model_io.h>.
 
 // value_info.json's text for `inputs`.
 std::string ValueInfoJson(const std::vector<ValueInfo>& inputs);
-
-Status LoadModelFolder(const std::string& dir, ModelFolder* model);
 
 // Parses value_info.json's text into `inputs`; `source` names the text in errors (a path, or
 // "<string>").

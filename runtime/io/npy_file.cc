@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "braid/model_io.h"
 #include "runtime/io/atomic_file.h"
 
 namespace braid {
@@ -267,6 +268,36 @@ Status WriteNpyFile(const std::string& path, const Tensor& tensor) {
   Status status = NpyBytes(tensor, &bytes);
   if (!status.ok()) return Status(status.code(), path + ": " + status.message());
   return WriteFileAtomically(path, bytes);
+}
+
+int64_t NpyArray::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Status ReadNpyFile(const std::string& path, NpyArray* array) {
+  Tensor tensor;
+  const Status status = ReadNpyFile(path, &tensor);
+  if (!status.ok()) return status;
+  const auto* bytes = static_cast<const uint8_t*>(tensor.raw_data());
+  *array = NpyArray{tensor.dtype(), tensor.shape(), {bytes, bytes + tensor.nbytes()}};
+  return Status::OK();
+}
+
+Status WriteNpyFile(const std::string& path, const NpyArray& array) {
+  Tensor tensor;
+  Status status = StatusFromCall([&] { tensor.Resize(array.dtype, array.shape); });
+  if (!status.ok()) return status;
+  if (tensor.nbytes() != array.bytes.size()) {
+    return Status::InvalidArgument("'" + path + "': an array of " + DTypeName(array.dtype) + " " +
+                                   tensor.ShapeString() + " holds " +
+                                   std::to_string(tensor.nbytes()) + " bytes, not " +
+                                   std::to_string(array.bytes.size()));
+  }
+  std::copy(array.bytes.begin(), array.bytes.end(),
+            static_cast<uint8_t*>(tensor.raw_mutable_data(array.dtype)));
+  return WriteNpyFile(path, tensor);
 }
 
 }  // namespace braid

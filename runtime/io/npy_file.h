@@ -15,6 +15,8 @@
 //   Status s = ReadNpyFile("cat.npy", &image);  // float32[1,3,224,224] on the host
 //   s = WriteNpyFile("prob.npy", prob);         // prob must be a plain host tensor
 //
+// The same for host arrays of bytes (NpyArray) is public: <braid/model_io.h>.
+//
 // Thread safety: the functions are pure apart from the file they name; calls may run concurrently.
 #ifndef BRAID_RUNTIME_IO_NPY_FILE_H_
 #define BRAID_RUNTIME_IO_NPY_FILE_H_

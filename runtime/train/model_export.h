@@ -18,7 +18,7 @@
 // PredictorOptions::optimize_graph = false; with it, BatchNorm is folded into the convolutions and
 // the answers change by rounding).
 //
-//   WriteModelFolder("out/resnet20", ExportedModel(loop));
+//   Status s = WriteModelFolder("out/resnet20", ExportedModel(loop));
 //
 // Throws braid::Error naming the parameter when one is missing from the workspace or holds a type
 // a GivenTensor*Fill cannot (every parameter the trainer makes is float32). Thread safety: reads

@@ -149,7 +149,9 @@ Status Trainer::Export(const std::string& dir) const {
     return Status::FailedPrecondition("trainer: rank " + std::to_string(state_->loop->rank()) +
                                       " does not export; rank 0 exports the job's model");
   }
-  return StatusFromCall([&] { WriteModelFolder(dir, ExportedModel(*state_->loop)); });
+  ModelFolder model;
+  const Status exported = StatusFromCall([&] { model = ExportedModel(*state_->loop); });
+  return exported.ok() ? WriteModelFolder(dir, model) : exported;
 }
 
 int64_t Trainer::iteration() const { return state_->loop->iteration(); }

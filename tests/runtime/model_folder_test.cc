@@ -34,9 +34,10 @@ ModelFolder NamedModel(const std::vector<ValueInfo>& inputs) {
 
 TEST(ModelFolderTest, ReadsBackWhatItWroteInputsInOrder) {
   const std::string dir = FreshDir("zoo_round_trip");
-  WriteModelFolder(dir, NamedModel({{"data", DType::kFloat32, {1, 3, 227, 227}},
-                                    {"im_info", DType::kFloat32, {1, 3}},
-                                    {"a\"b", DType::kInt64, {}}}));
+  ASSERT_TRUE(WriteModelFolder(dir, NamedModel({{"data", DType::kFloat32, {1, 3, 227, 227}},
+                                                {"im_info", DType::kFloat32, {1, 3}},
+                                                {"a\"b", DType::kInt64, {}}}))
+                  .ok());
   ModelFolder model;
   const Status status = LoadModelFolder(dir, &model);
   ASSERT_TRUE(status.ok()) << status.ToString();
@@ -103,7 +104,7 @@ TEST(ModelFolderTest, MissingOrBrokenFilesAreNamed) {
   EXPECT_NE(status.message().find("no_such_zoo' does not exist"), std::string::npos);
 
   const std::string dir = FreshDir("broken_zoo");
-  WriteModelFolder(dir, NamedModel({{"data", DType::kFloat32, {1}}}));
+  ASSERT_TRUE(WriteModelFolder(dir, NamedModel({{"data", DType::kFloat32, {1}}})).ok());
   std::filesystem::remove(dir + "/value_info.json");
   status = LoadModelFolder(dir, &model);
   EXPECT_EQ(status.code(), StatusCode::kNotFound);

@@ -309,7 +309,7 @@ TEST(PredictorTest, BadInputsAreErrorsNamingThePredictorAndTheInput) {
   model.init_net = InitNet();
   model.predict_net = PredictNet();
   model.inputs = {{"data", DType::kFloat32, {1, 3, 6, 6}}};
-  WriteModelFolder(dir, model);
+  ASSERT_TRUE(WriteModelFolder(dir, model).ok());
   std::unique_ptr<Predictor> predictor;
   ASSERT_TRUE(Predictor::FromModelFolder(dir, {}, &predictor).ok());
   const std::vector<float> image = Image(1, 0);
@@ -396,7 +396,7 @@ TEST(PredictorTest, AnInputTheInitNetAlsoFillsIsEachContextsOwn) {
     external_input: "data" external_output: "out")");
   model.inputs = {{"data", DType::kFloat32, {2}}};
   const std::string dir = ::testing::TempDir() + "/init_fills_input";
-  WriteModelFolder(dir, model);
+  ASSERT_TRUE(WriteModelFolder(dir, model).ok());
   PredictorOptions options;
   options.max_concurrent_runs = 2;
   std::unique_ptr<Predictor> predictor;

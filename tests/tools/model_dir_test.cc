@@ -208,7 +208,7 @@ TEST(ModelDirTest, ModelsTakeSeveralInputsInValueInfosOrder) {
   model.predict_net.add_external_output("y");
   model.inputs = {{"x", DType::kFloat32, {2, 3}}, {"s", DType::kFloat32, {2, 3}}};
   const std::string dir = Temp("two_inputs_zoo");
-  WriteModelFolder(dir, model);
+  ASSERT_TRUE(WriteModelFolder(dir, model).ok());
 
   Tensor x, s;
   x.Resize(DType::kFloat32, {2, 3});

@@ -65,7 +65,7 @@ class TrainerExportTest : public ::testing::Test {
 TEST_F(TrainerExportTest, TheServedModelAnswersBitForBitAsTheTestNet) {
   TrainingLoop loop(SmallRun());
   while (loop.iteration() < loop.total_iterations()) loop.Step();
-  WriteModelFolder(dir_.string(), ExportedModel(loop));
+  ASSERT_TRUE(WriteModelFolder(dir_.string(), ExportedModel(loop)).ok());
   loop.Evaluate();  // leaves its last test batch and the softmax of it in the test workspace
   const Tensor& images = *loop.test_workspace().GetBlob("test/data");
   const Tensor& softmax = *loop.test_workspace().GetBlob("test/softmax");
@@ -100,7 +100,7 @@ TEST_F(TrainerExportTest, TheServedModelAnswersBitForBitAsTheTestNet) {
 TEST_F(TrainerExportTest, TheFolderHoldsZooNetsOfGivenTensorFillsAndInferenceOps) {
   TrainingLoop loop(SmallRun());
   loop.Step();
-  WriteModelFolder(dir_.string(), ExportedModel(loop));
+  ASSERT_TRUE(WriteModelFolder(dir_.string(), ExportedModel(loop)).ok());
   ModelFolder model;
   ASSERT_TRUE(LoadModelFolder(dir_.string(), &model).ok());
   ASSERT_EQ(model.inputs.size(), 1u);

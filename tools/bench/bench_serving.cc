@@ -136,7 +136,8 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
   const std::string dir = (std::filesystem::temp_directory_path() /
                            ("braid_bench_serving_" + std::to_string(::getpid())))
                               .string();
-  WriteModelFolder(dir, model);
+  const Status written = WriteModelFolder(dir, model);
+  if (!written.ok()) throw Error(written);
   const ValueInfo input = model.inputs.at(0);
   const std::string output = model.predict_net.external_output(0);
   model = ModelFolder();  // the folder holds it now

@@ -33,27 +33,16 @@
 #include <string>
 #include <vector>
 
+#include "braid/model_io.h"
 #include "braid/status.h"
 #include "proto/braid.pb.h"
 #include "runtime/io/model_folder.h"
 
 namespace braid {
 
-struct OnnxImportOptions {
-  // The input's shape; empty: the model's, with symbolic or unknown dims set to 1.
-  std::vector<int64_t> input_shape;
-  // Name of both nets' NetDef.name prefix: "<net_name>_init" and "<net_name>".
-  std::string net_name = "onnx";
-};
-
-// Reads the ONNX ModelProto at `path` (binary) and imports it; initializers stored in external
-// files (PyTorch 2.x's model.onnx.data) are read from beside it (onnx_external_data.h).
-Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
-                      ModelFolder* model);
-// Imports a serialized ModelProto; `source` names it in errors (a path, or "<bytes>"). Initializers
-// stored in external files are refused: bytes have no folder to find them in.
-Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
-                       const OnnxImportOptions& options, ModelFolder* model);
+// OnnxImportOptions, ImportOnnxFile and ImportOnnxBytes are public (<braid/model_io.h>);
+// ImportOnnxFile reads initializers stored in external files (PyTorch 2.x's model.onnx.data) from
+// beside the model (onnx_external_data.h).
 
 // True for a file name ending in ".onnx" (what braid_run imports instead of reading a NetDef).
 bool IsOnnxPath(const std::string& path);

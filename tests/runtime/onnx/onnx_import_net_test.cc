@@ -186,7 +186,7 @@ TEST(OnnxImportNetTest, ConvArgumentsAndWeightsInZooLayout) {
   EXPECT_EQ(model.predict_net.external_output(0), "y");
 
   const std::string dir = ::testing::TempDir() + "/onnx_zoo_layout";
-  WriteModelFolder(dir, model);
+  ASSERT_TRUE(WriteModelFolder(dir, model).ok());
   EXPECT_EQ(LoadNetDef(dir + "/predict_net.pb").op(0).type(), "Conv");
   EXPECT_EQ(LoadNetDef(dir + "/init_net.pb").op_size(), 1);
   std::ifstream json(dir + "/value_info.json");
