@@ -39,6 +39,11 @@ step import "$work/prefix/bin/braid_import" "$embed_dir/../data/onnx/small_cnn/m
 # a model builder's ResNet-20 data parallel on two.
 "$work/build/train_model"
 "$work/build/train_data_parallel" cpu:0 cpu:1
+# An ONNX export imported, written as a model folder, served; its answer saved as .npy and compared
+# with PyTorch's.
+fixture="$embed_dir/../data/onnx/small_cnn"
+"$work/build/model_io" "$fixture/model.onnx" "$fixture/input.npy" "$work/model_io_folder" \
+  "$work/model_io_output.npy" "$fixture/output.npy"
 # An op of the application's own, trained with Adam, exported and served.
 "$work/build/custom_op" "$work/custom_op_model"
 
