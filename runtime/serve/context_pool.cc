@@ -31,7 +31,7 @@ ContextPool::~ContextPool() {
     never_run.swap(queue_);
     threads.swap(threads_);
   }
-  changed_.notify_all();
+  queue_changed_.notify_all();
   for (const auto& request : never_run) {
     request->promise.set_value(
         RunResult{Status::Cancelled(label_ + ": the predictor was destroyed before the request "
@@ -62,7 +62,8 @@ void ContextPool::Return(PredictorContext* context) {
     std::lock_guard<std::mutex> lock(mu_);
     idle_.push_back(context);
   }
-  changed_.notify_all();  // a synchronous waiter or a thread serving the queue
+  context_freed_.notify_one();
+  queue_changed_.notify_one();
 }
 
 Status ContextPool::WaitEnded(const RunStop& stop) const {
@@ -80,12 +81,15 @@ void ContextPool::Run(const std::map<std::string, InputView>& inputs, const RunS
     // Both waits return when a context is free or the token is stopped (condition_variable_any
     // registers a stop_callback that notifies), wait_until also at the deadline.
     if (stop.deadline == kNoDeadline) {
-      changed_.wait(lock, stop.stop, free);
+      context_freed_.wait(lock, stop.stop, free);
     } else {
-      changed_.wait_until(lock, stop.stop, stop.deadline, free);
+      context_freed_.wait_until(lock, stop.stop, stop.deadline, free);
     }
     const Status ended = WaitEnded(stop);  // a stop that fired wins over a free context
-    if (!ended.ok()) throw Error(ended);
+    if (!ended.ok()) {
+      if (CanLendLocked()) context_freed_.notify_one();  // the wake-up it may have been given
+      throw Error(ended);
+    }
     context = LendLocked();
   }
   struct Returned {  // the context goes back to the pool however the request ends
@@ -113,7 +117,7 @@ std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> in
     // it here.)
     request->wake = std::make_unique<StopWake>(request->stop.stop, std::function<void()>([this] {
                                                  { std::lock_guard<std::mutex> lock(mu_); }
-                                                 changed_.notify_all();
+                                                 queue_changed_.notify_all();
                                                }));
   }
   {
@@ -124,7 +128,7 @@ std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> in
     }
     queue_.push_back(std::move(request));
   }
-  changed_.notify_all();
+  queue_changed_.notify_one();
   return result;
 }
 
@@ -172,9 +176,9 @@ void ContextPool::Serve() {
     if (closing_) return;  // the destructor emptied the queue
     const auto deadline = EarliestDeadlineLocked();
     if (deadline == kNoDeadline) {
-      changed_.wait(lock);
+      queue_changed_.wait(lock);
     } else {
-      changed_.wait_until(lock, deadline);
+      queue_changed_.wait_until(lock, deadline);
     }
   }
 }

@@ -5,10 +5,11 @@
 // At most `size` contexts exist (made when first needed); a request runs in one it borrowed and
 // returns it. A waiting request ends without running when its RunStop fires (its deadline passes:
 // DeadlineExceeded; its token is stopped: Cancelled), at that moment: a synchronous one waits with
-// wait_until on the pool's condition variable, which a returned context, a queued request and a
-// stop (std::stop_callback) notify; asynchronous ones are watched by the pool's threads, of which
-// there are size + 1, so that one is always free to wake at the earliest deadline in the queue
-// while `size` run. Asynchronous requests start in the order they came (FIFO); a synchronous one
+// wait_until on context_freed_, which a returned context and its stop notify; asynchronous ones
+// are watched by the pool's threads, of which there are size + 1, so that one is always free to
+// wake at the earliest deadline in the queue while `size` run. Each returned context wakes one
+// synchronous waiter and one thread (never all: with many waiters that would cost a wake-up each
+// per request); a waiter that leaves without the free context it was woken for wakes the next. Asynchronous requests start in the order they came (FIFO); a synchronous one
 // and the queue's first take whichever context comes free first, in no promised order.
 //
 //   ContextPool pool(&parameters, &spec, /*size=*/4, "predictor 'p'", run_in_context);
@@ -93,9 +94,12 @@ class ContextPool {
   const RunInContext run_;
 
   mutable std::mutex mu_;
-  // Notified (with mu_ taken and released first, so no waiter misses it) when a context returns,
-  // a request is queued or cancelled, and when the pool closes.
-  std::condition_variable_any changed_;
+  // Synchronous waiters: notified (one) when a context returns or a waiter leaves one free.
+  std::condition_variable_any context_freed_;
+  // The pool's threads: notified (one) when a context returns or a request is queued, (all) when
+  // a queued request is cancelled (with mu_ taken and released first, so no thread misses it)
+  // and when the pool closes.
+  std::condition_variable_any queue_changed_;
   std::vector<std::unique_ptr<PredictorContext>> contexts_;  // guarded by mu_
   std::vector<PredictorContext*> idle_;                      // guarded by mu_
   std::deque<std::unique_ptr<Queued>> queue_;                // guarded by mu_
