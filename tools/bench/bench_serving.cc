@@ -24,8 +24,9 @@
 // requests arrive at --overload times the predictor row's requests/s at the largest client count
 // (its contexts), through one Predictor with that many contexts, without a deadline and with one
 // D ms after each arrival (RunOptions), the two rows taking turns over the rounds. Each prints the
-// requests sent, answers/s, the median and 99th-percentile latency of every request (arrival to
-// return), the answers within D ms, the DeadlineExceeded and the answers after D ms.
+// requests sent, answers/s (OK answers over the time from the first arrival to the last answer),
+// the median and 99th-percentile latency of every request (arrival to return), the answers within
+// D ms, the DeadlineExceeded and the answers after D ms.
 //
 // Threads: OMP_NUM_THREADS (or every hardware thread) per op, read once at start; GOMP_SPINCOUNT
 // is 1000 unless the environment sets it (tools/thread_environment.h: the binary re-executes

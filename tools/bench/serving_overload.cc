@@ -88,7 +88,7 @@ void DriveOpenLoop(const Predictor& predictor, double rate, double seconds, doub
   for (std::thread& c : clients) c.join();
   if (error) std::rethrow_exception(error);
 
-  row->seconds += std::chrono::duration<double>(count * interval).count();
+  row->seconds += std::chrono::duration<double>(Clock::now() - start).count();
   row->sent += count;
   row->ok += counted.ok;
   row->ok_within_ms += counted.ok_within_ms;

@@ -29,7 +29,7 @@ struct OverloadRow {
   int64_t ok_within_ms = 0;          // answered within the deadline_ms of the row being compared
   int64_t deadline_exceeded = 0;     // DeadlineExceeded (waited, or stopped between ops)
   int64_t sent = 0;
-  double seconds = 0;
+  double seconds = 0;  // from the first arrival to the last answer
 };
 
 // Sends requests at `rate` per second for `seconds` (then waits for every answer), each with a
