@@ -29,16 +29,40 @@
 //   const float* probs = s.ok() ? outputs["softmax"].data<float>() : nullptr;  // null: not float
 //   if (probs != nullptr) std::cout << "class 0: " << probs[0] << "\n";
 //   if (!s.ok()) std::cerr << s.ToString() << "\n";
+//   // The same request with a deadline, answered on the Predictor's threads (RunAsync):
+//   braid::RunOptions within_50ms;
+//   within_50ms.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+//   if (s.ok()) {
+//     std::future<braid::RunResult> pending = predictor->RunAsync(
+//         {{"data", braid::InputView::Of(image.data(), {1, 3, 224, 224})}}, within_50ms);
+//     braid::RunResult answer = pending.get();  // `image` must stay valid until this returns
+//     if (answer.status.code() == braid::StatusCode::kDeadlineExceeded) std::cerr << "too late\n";
+//   }
+//
+// Serving controls (RunOptions): a request may carry a deadline and a std::stop_token. A request
+// still waiting for a context when its deadline passes returns DeadlineExceeded, and one whose
+// token is stopped returns Cancelled, at that moment and without running (the wait sleeps on a
+// condition variable, woken by a returned context, the deadline or the stop). A running request
+// is checked before each op: once its deadline passes or its token is stopped no further op starts
+// (the op running finishes; an op is never interrupted), and it returns DeadlineExceeded or
+// Cancelled naming the op it stopped before. OK means every op ran before the deadline and the
+// stop. RunAsync runs a request on the Predictor's own threads and returns a std::future at once.
 //
 // Errors come back as a Status naming the predictor (its predict net), the input or the op; nothing
-// throws across this API. Thread safety: Run may be called concurrently from any number of threads;
-// the factories and the accessors are safe too. The Predictor must outlive its Runs.
+// throws across this API. Thread safety: Run and RunAsync may be called concurrently from any
+// number of threads; the factories and the accessors are safe too. The Predictor must outlive its
+// Runs (a synchronous Run must have returned before it is destroyed); its futures may outlive it:
+// destroying it ends the asynchronous requests still waiting with Cancelled (never run) and waits
+// for the running ones to finish (their futures get their results).
 #ifndef BRAID_PREDICTOR_H_
 #define BRAID_PREDICTOR_H_
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -107,6 +131,24 @@ struct PredictorOptions {
   bool optimize_graph = true;
 };
 
+// How one request may end early. The defaults: no deadline, not cancellable.
+struct RunOptions {
+  // When the answer is no longer wanted (time_point::max(): never). Past it, a request waiting for
+  // a context returns DeadlineExceeded without running, and a running one stops before its next op
+  // with DeadlineExceeded.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The caller's cancellation: request_stop() on its std::stop_source, from any thread, ends the
+  // request as the deadline does, with Cancelled.
+  std::stop_token stop;
+};
+
+// What RunAsync's future holds: the Status Run would return and, when it is OK, every external
+// output of the predict net (owned here: move them out).
+struct RunResult {
+  Status status;
+  std::map<std::string, OutputTensor> outputs;
+};
+
 // What a Predictor holds, for reports and tests.
 struct PredictorMemory {
   int64_t parameter_bytes = 0;    // the init net's blobs, held once
@@ -135,14 +177,32 @@ class Predictor {
   static Status FromNetDefs(const NetDef& init_net, const NetDef& predict_net,
                             const PredictorOptions& options, std::unique_ptr<Predictor>* predictor);
 
+  // Waits for the running asynchronous requests to finish; those still waiting end Cancelled
+  // without running. Synchronous Runs must have returned.
   ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
   // Runs the model on `inputs` (every input, by name) and fills *outputs with every external
-  // output of the predict net. InvalidArgument for a missing, unknown or mistyped input.
+  // output of the predict net. InvalidArgument for a missing, unknown or mistyped input;
+  // DeadlineExceeded or Cancelled when `options` end it early (see the top of this file), with
+  // *outputs left unfilled.
   Status Run(const std::map<std::string, InputView>& inputs,
-             std::map<std::string, OutputTensor>* outputs) const;
+             std::map<std::string, OutputTensor>* outputs, const RunOptions& options) const;
+  Status Run(const std::map<std::string, InputView>& inputs,
+             std::map<std::string, OutputTensor>* outputs) const {
+    return Run(inputs, outputs, RunOptions{});
+  }
+
+  // Run, asynchronously: checks the inputs, queues the request and returns at once. The request
+  // runs on the Predictor's own threads (max_concurrent_runs + 1, started by the first RunAsync;
+  // one of them watches the queue's deadlines while the others run): requests start in the order
+  // they came, each when a context is free, sharing the contexts with synchronous Runs. The map
+  // is copied, but the memory its views point to stays the caller's: it must stay valid and
+  // unchanged until the future is ready (on a cpu device the net reads it in place). The future's
+  // RunResult holds the Status (an invalid input's at once) and owns the outputs. Never throws.
+  std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs,
+                                  const RunOptions& options = RunOptions{}) const;
 
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;

@@ -26,7 +26,9 @@ enum class StatusCode {
   kIoError,             // reading or writing a file failed
   kInternal,            // an op failed at run time
   kResourceExhausted,   // a device ran out of memory
-  kDeadlineExceeded,    // a device made no progress for its watchdog's time (a hang)
+  kDeadlineExceeded,    // a deadline passed: a request's (RunOptions), a peer's, or a device's
+                        // watchdog's (no progress for its time: a hang)
+  kCancelled,           // the caller cancelled the call (RunOptions::stop)
 };
 
 class Status {
@@ -48,6 +50,7 @@ class Status {
   static Status DeadlineExceeded(std::string m) {
     return {StatusCode::kDeadlineExceeded, std::move(m)};
   }
+  static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -159,7 +159,7 @@ void DagNet::RunChain(ChainSlice slice) {
   OperatorBase* const* slots = slots_.data();
   for (int k = slice.begin + 1; k < slice.end; ++k) __builtin_prefetch(slots[k]);
   for (int k = slice.begin; k < slice.first_child; ++k) {
-    if (failed()) return;
+    if (StopBeforeOp(slots[k]->net_position())) return;
     // A flow-graph node must not throw (oneTBB would cancel the graph with its successors' counts
     // half made): RunOrLaunch does not.
     Status s = RunOrLaunch(*slots[k]);

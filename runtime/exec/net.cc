@@ -54,7 +54,7 @@ std::string Net::OpLabel(int i) const { return OpLabelOf(def_, i); }
 
 void Net::AddObserver(NetObserver* observer) { observers_.push_back(observer); }
 
-Status Net::Run() {
+Status Net::Run(const RunStop& stop) {
   bool idle = false;
   if (!running_.compare_exchange_strong(idle, true, std::memory_order_acquire)) {
     return Status::FailedPrecondition("net '" + name() +
@@ -62,8 +62,13 @@ Status Net::Run() {
   }
   struct Release {  // however Run returns
     std::atomic<bool>& running;
-    ~Release() { running.store(false, std::memory_order_release); }
-  } release{running_};
+    const RunStop*& stop;
+    ~Release() {
+      stop = nullptr;
+      running.store(false, std::memory_order_release);
+    }
+  } release{running_, stop_};
+  stop_ = stop.can_fire() ? &stop : nullptr;
   if (!undrained_.ok()) {
     return Status::FailedPrecondition("net '" + name() + "' cannot run again: a device stream " +
                                       "failed to drain in an earlier Run (" +
@@ -162,11 +167,17 @@ Status Net::CurrentOpError(int i) const {
   return Status(cause.code(), OpLabel(i) + ": " + cause.message());
 }
 
+bool Net::StopFired(int i) {
+  if (!stop_->Fired()) return false;
+  RecordError(stop_->Why("stopped before " + OpLabel(i)));
+  return true;
+}
+
 void Net::RunInListedOrder() {
   const size_t n = ops_.size();
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) __builtin_prefetch(ops_[i + kPrefetchAhead].get());
-    if (failed()) return;
+    if (StopBeforeOp(static_cast<int>(i))) return;
     Status s = RunOrLaunch(*ops_[i]);
     if (!s.ok()) {
       RecordError(std::move(s));

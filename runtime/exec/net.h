@@ -13,6 +13,11 @@
 //   std::unique_ptr<Net> net = BuildNet(def, &ws);
 //   Status s = net->Run();   // "Internal: net 'n' op #4 (FC 'fc1'): ..." if an op fails
 //
+// Stopping early: Run(stop) checks `stop` (runtime/exec/run_stop.h) before each op it runs or
+// launches, in either executor; once its deadline passes or its token is stopped no further op
+// starts, the ops running finish, and the Run returns DeadlineExceeded or Cancelled naming the op
+// it stopped before (the net stays runnable, as after a failed op).
+//
 // Thread safety: Run may be called from any thread, one call at a time per net; a Run that starts
 // while another is in flight returns FailedPrecondition without running anything. Run never
 // throws: an op's error, or an exception from a launch, the scratch areas or an observer, is the
@@ -52,6 +57,7 @@
 #include "runtime/exec/intra_op_threads.h"
 #include "runtime/exec/launch_plan.h"
 #include "runtime/exec/observer.h"
+#include "runtime/exec/run_stop.h"
 #include "runtime/exec/scratch.h"
 
 namespace braid {
@@ -64,7 +70,8 @@ class Net {
   Net(const Net&) = delete;
   Net& operator=(const Net&) = delete;
 
-  Status Run();
+  Status Run() { return Run(RunStop{}); }
+  Status Run(const RunStop& stop);
 
   const NetDef& def() const { return def_; }
   const std::string& name() const { return def_.name(); }
@@ -103,6 +110,12 @@ class Net {
   // device streams report theirs here).
   void RecordError(Status status);
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Whether op i must not start: the run failed, or its RunStop fired (recorded as the run's
+  // error, naming op i). Executors call it before each op; safe from any thread.
+  bool StopBeforeOp(int i) {
+    if (failed()) return true;
+    return stop_ != nullptr && StopFired(i);
+  }
   // Runs one of this net's ops, recording its event when observed; turns an exception into a
   // Status naming the op. Safe to call concurrently for different ops. Unobserved, it costs one
   // virtual call.
@@ -134,6 +147,7 @@ class Net {
   Status RunGatedOp(OperatorBase& op);  // RunOp holding the op's core tokens
   Status LaunchOp(OperatorBase& op);    // launches_->RunOrLaunch, its exceptions as the op's error
   Status CheckExternalInputsFed() const;
+  bool StopFired(int i);  // StopBeforeOp's check of stop_
 
   NetDef def_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
@@ -149,6 +163,9 @@ class Net {
   Status first_error_;  // guarded by error_mu_
   std::atomic<bool> running_{false};
   std::atomic<int64_t> run_count_{0};
+  // The running Run's stop, when it can fire (else null): written by the Run that owns running_
+  // before its ops start, read by the threads running them.
+  const RunStop* stop_ = nullptr;
   // Read and written only by the Run that owns running_:
   bool ops_succeeded_once_ = false;  // a Run's ops and kernels all succeeded
   Status undrained_;                 // why a stream failed to drain (later Runs are refused)

@@ -3,9 +3,8 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <set>
+#include <utility>
 
 #include "runtime/core/argument.h"
 #include "runtime/core/device_context.h"
@@ -18,6 +17,7 @@
 #include "runtime/io/onnx/onnx_import.h"
 #include "runtime/models/optimize_inference.h"
 #include "runtime/models/pack_parameters.h"
+#include "runtime/serve/context_pool.h"
 #include "runtime/serve/predictor_context.h"
 
 namespace braid {
@@ -31,39 +31,13 @@ struct Predictor::State {
   std::map<std::string, DType> input_dtypes;  // known ones (value_info.json)
   int64_t parameter_bytes = 0;
 
-  mutable std::mutex mu;
-  mutable std::condition_variable context_freed;
-  mutable std::vector<std::unique_ptr<PredictorContext>> contexts;  // guarded by mu
-  mutable std::vector<PredictorContext*> idle;                      // guarded by mu
+  // The request contexts and the requests waiting for one. Declared last: destroyed first, it
+  // finishes the asynchronous requests (which read the members above) before they go.
+  std::unique_ptr<ContextPool> pool;
 
   std::string label() const { return "predictor '" + spec.predict_net.name() + "'"; }
-  PredictorContext* Borrow() const;
-  void Return(PredictorContext* context) const;
   void CheckInputs(const std::map<std::string, InputView>& inputs) const;
 };
-
-PredictorContext* Predictor::State::Borrow() const {
-  std::unique_lock<std::mutex> lock(mu);
-  context_freed.wait(lock, [&] {
-    return !idle.empty() || static_cast<int>(contexts.size()) < options.max_concurrent_runs;
-  });
-  if (!idle.empty()) {
-    PredictorContext* context = idle.back();
-    idle.pop_back();
-    return context;
-  }
-  idle.reserve(contexts.size() + 1);  // so that Return, which must not throw, never allocates
-  contexts.push_back(std::make_unique<PredictorContext>(&parameters, &spec));
-  return contexts.back().get();
-}
-
-void Predictor::State::Return(PredictorContext* context) const {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    idle.push_back(context);
-  }
-  context_freed.notify_one();
-}
 
 void Predictor::State::CheckInputs(const std::map<std::string, InputView>& inputs) const {
   const auto refuse = [&](const std::string& what) {
@@ -218,21 +192,36 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
     for (const std::string& name : parameter_names) {
       state->parameter_bytes += state->parameters.GetBlob(name)->nbytes();
     }
+    state->pool = std::make_unique<ContextPool>(
+        &state->parameters, &state->spec, options.max_concurrent_runs, state->label(),
+        [](PredictorContext& context, const std::map<std::string, InputView>& inputs,
+           const RunStop& stop, std::map<std::string, OutputTensor>* outputs) {
+          context.Run(inputs, stop, outputs);
+        });
     predictor->reset(new Predictor(std::move(state)));
   });
 }
 
 Status Predictor::Run(const std::map<std::string, InputView>& inputs,
-                      std::map<std::string, OutputTensor>* outputs) const {
+                      std::map<std::string, OutputTensor>* outputs,
+                      const RunOptions& options) const {
   return StatusFromCall([&] {
     state_->CheckInputs(inputs);
-    struct Borrowed {  // the context goes back to the pool however the Run ends
-      const State& state;
-      PredictorContext* context;
-      ~Borrowed() { state.Return(context); }
-    } borrowed{*state_, state_->Borrow()};
-    borrowed.context->Run(inputs, outputs);
+    state_->pool->Run(inputs, RunStop{options.deadline, options.stop}, outputs);
   });
+}
+
+std::future<RunResult> Predictor::RunAsync(std::map<std::string, InputView> inputs,
+                                           const RunOptions& options) const {
+  std::future<RunResult> result;
+  const Status queued = StatusFromCall([&] {
+    state_->CheckInputs(inputs);
+    result = state_->pool->RunAsync(std::move(inputs), RunStop{options.deadline, options.stop});
+  });
+  if (queued.ok()) return result;
+  std::promise<RunResult> refused;
+  refused.set_value(RunResult{queued, {}});
+  return refused.get_future();
 }
 
 const std::vector<std::string>& Predictor::input_names() const { return state_->spec.input_names; }
@@ -243,15 +232,7 @@ const std::vector<std::string>& Predictor::output_names() const {
 PredictorMemory Predictor::memory() const {
   PredictorMemory memory;
   memory.parameter_bytes = state_->parameter_bytes;
-  std::lock_guard<std::mutex> lock(state_->mu);
-  memory.contexts = static_cast<int>(state_->contexts.size());
-  for (const auto& context : state_->contexts) {
-    memory.plans += context->plans();
-    memory.built_nets += context->built_nets();
-    memory.arena_bytes += context->arena_bytes();
-    memory.lower_bound_bytes += context->lower_bound_bytes();
-    memory.scratch_bytes += context->scratch_bytes();
-  }
+  state_->pool->AddMemory(&memory);
   return memory;
 }
 

@@ -148,16 +148,19 @@ void PredictorContext::Plan(Prepared* prepared) {
   arena_bytes_ = bytes;
 }
 
-void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
+void PredictorContext::Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
                            std::map<std::string, OutputTensor>* outputs) {
   Prepared& prepared = FindOrPrepare(inputs);
   prepared.last_used = ++runs_;
   Feed(inputs, prepared);
-  const Status status = prepared.net->Run();
+  const Status status = prepared.net->Run(stop);
   if (!status.ok()) throw Error(status);
   int64_t scratch = 0;
   for (const auto& [signature, each] : prepared_) scratch += each.net->scratch_bytes();
   scratch_bytes_ = scratch;
+  if (stop.Fired()) {  // during the last op: the answer came too late (or is no longer wanted)
+    throw Error(stop.Why("net '" + prepared.net->name() + "' ran every op, its outputs dropped"));
+  }
   for (const std::string& name : spec_->output_names) {
     const Tensor* tensor = prepared.ws->GetBlob(name);
     if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {

@@ -8,7 +8,7 @@
 // context holds one arena per device, the size of its largest plan.
 //
 //   PredictorContext context(&parameters, &spec);
-//   context.Run(inputs, &outputs);   // builds and plans for a new signature, then feeds and runs
+//   context.Run(inputs, RunStop{}, &outputs);  // builds and plans a new signature, feeds, runs
 //
 // Thread safety: none; one thread at a time (the Predictor's pool lends a context to one Run). The
 // parameters workspace and the spec must outlive the context and stay unchanged.
@@ -26,6 +26,7 @@
 #include "braid/predictor.h"
 #include "proto/braid.pb.h"
 #include "runtime/core/device.h"
+#include "runtime/exec/run_stop.h"
 
 namespace braid {
 
@@ -54,8 +55,10 @@ class PredictorContext {
   PredictorContext& operator=(const PredictorContext&) = delete;
 
   // Feeds `inputs` (checked by the caller: every input name, valid shapes), runs the net built for
-  // their signature and copies every output into *outputs. Throws braid::Error.
-  void Run(const std::map<std::string, InputView>& inputs,
+  // their signature and copies every output into *outputs. Throws braid::Error; DeadlineExceeded
+  // or Cancelled when `stop` fires before an op (the net stops there) or by the end of the net
+  // (then *outputs is left as it was).
+  void Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
            std::map<std::string, OutputTensor>* outputs);
 
   // Read from any thread (while another runs the context): the plans made so far, the nets held

@@ -1,9 +1,12 @@
 // Serves a model folder (Caffe2 zoo layout) from 8 threads through one braid::Predictor and checks
-// every answer against a single-threaded run. Usage: serve_model MODEL_DIR
+// every answer against a single-threaded run; then the same images as asynchronous requests, and
+// one request whose deadline has passed. Usage: serve_model MODEL_DIR
 #include <braid/predictor.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -57,9 +60,28 @@ int main(int argc, char** argv) {
   }
   for (std::thread& client : clients) client.join();
 
+  // RunAsync answers on the Predictor's threads; each future owns its outputs. The images must
+  // stay valid until their futures are ready.
+  std::vector<std::future<braid::RunResult>> answers;
+  for (const std::vector<float>& image : images) {
+    answers.push_back(predictor->RunAsync({{input, braid::InputView::Of(image.data(), shape)}}));
+  }
+  for (size_t i = 0; i < answers.size(); ++i) {
+    braid::RunResult answer = answers[i].get();
+    if (!answer.status.ok() || answer.outputs[output].bytes != expected[i].bytes) ++wrong;
+  }
+  // A request past its deadline is answered DeadlineExceeded without running.
+  braid::RunOptions too_late;
+  too_late.deadline = std::chrono::steady_clock::now();
+  std::map<std::string, braid::OutputTensor> unused;
+  status = predictor->Run({{input, braid::InputView::Of(images[0].data(), shape)}}, &unused,
+                          too_late);
+  if (status.code() != braid::StatusCode::kDeadlineExceeded) ++wrong;
+
   const braid::PredictorMemory memory = predictor->memory();
-  std::cout << "400 requests from 8 threads, " << wrong << " wrong; " << memory.contexts
-            << " contexts, parameters " << memory.parameter_bytes << " B (once), arenas "
+  std::cout << "400 requests from 8 threads, 16 asynchronous, 1 too late: " << wrong << " wrong; "
+            << memory.contexts << " contexts, parameters " << memory.parameter_bytes
+            << " B (once), arenas "
             << memory.arena_bytes << " B (lower bound " << memory.lower_bound_bytes << " B)\n";
   return wrong == 0 ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 // side by side with the same requests serialised through one Session.
 //
 //   braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 6] [--rounds 3]
+//                       [--deadline_ms 50 --overload 1.5]
 //
 // The model is imported once (runtime/io/onnx/onnx_import.h) and written as a zoo folder in a
 // temporary directory, which both sides load. For each client count C, C threads each send
@@ -18,6 +19,14 @@
 // call to its return, waiting included), the throughput ratio to the session's row, and for the
 // predictors their memory: parameters (once), the activation arenas of all contexts against their
 // lower bound, and the scratch areas.
+//
+// With --deadline_ms D, two more rows under open-loop overload (tools/bench/serving_overload.h):
+// requests arrive at --overload times the predictor row's requests/s at the largest client count
+// (its contexts), through one Predictor with that many contexts, without a deadline and with one
+// D ms after each arrival (RunOptions), the two rows taking turns over the rounds. Each prints the
+// requests sent, answers/s (OK answers over the time from the first arrival to the last answer),
+// the median and 99th-percentile latency of every request (arrival to return), the answers within
+// D ms, the DeadlineExceeded and the answers after D ms.
 //
 // Threads: OMP_NUM_THREADS (or every hardware thread) per op, read once at start; GOMP_SPINCOUNT
 // is 1000 unless the environment sets it (tools/thread_environment.h: the binary re-executes
@@ -48,12 +57,17 @@
 #include "runtime/io/model_folder.h"
 #include "runtime/io/onnx/onnx_import.h"
 #include "tools/bench/process_stats.h"
+#include "tools/bench/serving_overload.h"
 #include "tools/command_line.h"
 #include "tools/thread_environment.h"
 
 DEFINE_string(clients, "1,2,4,8", "client thread counts, one row each");
 DEFINE_double(seconds, 6, "seconds each row sends requests for, over all rounds");
 DEFINE_int32(rounds, 3, "rounds: each row's seconds are split into them, the rows taking turns");
+DEFINE_double(deadline_ms, 0, "with > 0: rows under open-loop overload, with and without this "
+              "deadline after each request's arrival");
+DEFINE_double(overload, 1.5, "the overload rows' arrival rate, as a multiple of the predictor "
+              "row's requests/s at the largest client count");
 
 namespace braid {
 namespace {
@@ -130,6 +144,48 @@ struct Side {
   Row row{};
 };
 
+// The overload rows (see the top of this file): `capacity` requests/s at `clients` contexts.
+void ServeOverload(const std::string& dir, const std::string& input_name,
+                   const std::vector<int64_t>& shape, const std::vector<std::vector<float>>& inputs,
+                   int clients, double capacity) {
+  PredictorOptions options;
+  options.max_concurrent_runs = clients;
+  options.optimize_graph = false;  // as the predictor rows above
+  std::unique_ptr<Predictor> predictor;
+  ThrowIfError(Predictor::FromModelFolder(dir, options, &predictor));
+  std::vector<std::map<std::string, InputView>> requests;
+  for (const auto& values : inputs) {
+    requests.push_back({{input_name, InputView::Of(values.data(), shape)}});
+  }
+  std::map<std::string, OutputTensor> outputs;
+  for (const auto& request : requests) ThrowIfError(predictor->Run(request, &outputs));  // warm
+  const double rate = FLAGS_overload * capacity;
+  std::printf("\noverload: %d contexts, offered %.1f requests/s (%.2fx the predictor row's %.1f) "
+              "for %g s per row in %d rounds\n",
+              clients, rate, FLAGS_overload, capacity, FLAGS_seconds, FLAGS_rounds);
+  OverloadRow rows[2];
+  for (int round = 0; round < FLAGS_rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      const int which = (round + k) % 2;  // 0: no deadline, 1: with it
+      DriveOpenLoop(*predictor, rate, FLAGS_seconds / FLAGS_rounds, FLAGS_deadline_ms,
+                    /*with_deadline=*/which == 1, requests, &rows[which]);
+    }
+  }
+  std::printf("%-14s %7s %10s %9s %9s %11s %16s %11s\n", "deadline", "sent", "answers/s",
+              "p50 ms", "p99 ms", "within D ms", "DeadlineExceeded", "after D ms");
+  for (int which = 0; which < 2; ++which) {
+    const OverloadRow& row = rows[which];
+    char name[32];
+    std::snprintf(name, sizeof(name), which == 0 ? "none" : "%g ms", FLAGS_deadline_ms);
+    std::printf("%-14s %7lld %10.1f %9.2f %9.2f %11lld %16lld %11lld\n", name,
+                static_cast<long long>(row.sent), row.ok / row.seconds,
+                Quantile(row.latencies_ms, 0.5), Quantile(row.latencies_ms, 0.99),
+                static_cast<long long>(row.ok_within_ms),
+                static_cast<long long>(row.deadline_exceeded),
+                static_cast<long long>(row.ok - row.ok_within_ms));
+  }
+}
+
 void Serve(const std::string& model_path, const std::vector<int>& client_counts) {
   ModelFolder model;
   ThrowIfError(ImportOnnxFile(model_path, {}, &model));
@@ -164,6 +220,7 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
     int intra_op_threads;
   };
   const Variant variants[] = {{"predictor", 0}, {"1-thread", 1}};
+  double capacity = 0;  // the predictor row's requests/s at the last client count
   std::printf("%-9s %7s %10s %9s %9s %9s  %s\n", "serving", "clients", "requests/s", "p50 ms",
               "p99 ms", "vs session", "memory");
   for (const int clients : client_counts) {
@@ -207,6 +264,7 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
       }
     }
     const double session_rate = sides[0].row.rate();
+    capacity = sides[1].row.rate();
     for (const Side& side : sides) {
       std::printf("%-9s %7d %10.1f %9.2f %9.2f", side.name.c_str(), clients, side.row.rate(),
                   Quantile(side.row.latencies_ms, 0.5), Quantile(side.row.latencies_ms, 0.99));
@@ -223,6 +281,9 @@ void Serve(const std::string& model_path, const std::vector<int>& client_counts)
                   memory.contexts ? MiB(memory.scratch_bytes) / memory.contexts : 0.0);
     }
   }
+  if (FLAGS_deadline_ms > 0) {
+    ServeOverload(dir, input.name, input.shape, inputs, client_counts.back(), capacity);
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -234,7 +295,9 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
   const std::vector<std::string> models = braid::ParseCommandLine(
-      argc, argv, "braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 6] [--rounds 3]");
+      argc, argv,
+      "braid_bench_serving MODEL.onnx [--clients 1,2,4,8] [--seconds 6] [--rounds 3] "
+      "[--deadline_ms D [--overload 1.5]]");
   if (models.size() != 1) {
     std::fprintf(stderr, "braid_bench_serving: expected one MODEL.onnx\n");
     return braid::kExitBadFlags;
@@ -250,8 +313,10 @@ int main(int argc, char** argv) {
     }
     clients.push_back(n);
   }
-  if (clients.empty() || FLAGS_seconds <= 0 || FLAGS_rounds < 1) {
-    std::fprintf(stderr, "braid_bench_serving: name client counts, seconds > 0 and rounds >= 1\n");
+  if (clients.empty() || FLAGS_seconds <= 0 || FLAGS_rounds < 1 || FLAGS_deadline_ms < 0 ||
+      FLAGS_overload <= 0) {
+    std::fprintf(stderr, "braid_bench_serving: name client counts, seconds > 0, rounds >= 1, "
+                         "deadline_ms >= 0 and overload > 0\n");
     return braid::kExitBadFlags;
   }
   return braid::RunTool("braid_bench_serving", [&] { braid::Serve(models[0], clients); });
