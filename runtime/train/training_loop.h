@@ -3,10 +3,10 @@
 // The constructor builds the model's init, train and test nets (runtime/models/training_nets.h;
 // a model builder's ResNet or the application's NetModel) with IdxImageInput readers
 // (ops/data/idx_image_input_op.h; TensorProtosDBInput for data = "lmdb") in front, runs the
-// init net, loads a checkpoint when resuming, then builds the train net in its workspace and the test net in a child workspace that reads the
-// same parameter blobs. Run trains for the configured epochs (or
-// iterations), logging one line every log_every iterations, evaluating the whole test set and
-// saving a checkpoint after each epoch and at the end:
+// init net, loads a checkpoint when resuming, then builds the train net in its workspace and the
+// test net in a child workspace that reads the same parameter blobs. Run trains for the configured
+// epochs (or iterations), logging one line every log_every iterations, evaluating the whole test
+// set and saving a checkpoint after each epoch and at the end:
 //
 //   TrainingLoopOptions o;
 //   o.model = "resnet20";
