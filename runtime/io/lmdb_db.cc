@@ -6,13 +6,19 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "braid/status.h"
 
 namespace braid {
 namespace {
 
-constexpr size_t kMapBytes = size_t{1} << 40;  // Caffe2's map size: address space, not disk
+// A writer's map starts at 256 MiB and doubles whenever it is full; readers ask for less than any
+// DB holds, which LMDB raises to the DB's size. (Caffe2 maps 1 TiB: address space that several
+// DBs open at once under ThreadSanitizer do not get.)
+constexpr size_t kWriterMapBytes = size_t{256} << 20;
+constexpr size_t kReaderMapBytes = size_t{1} << 20;
 
 std::string DbName(const std::string& path) { return "lmdb '" + path + "'"; }
 
@@ -120,26 +126,61 @@ class LmdbTransaction final : public DbTransaction {
   }
 
   void Put(std::string_view key, std::string_view value) override {
-    MDB_val k = Val(key), v = Val(value);
-    const int rc = mdb_put(txn_, env_->dbi, &k, &v, 0);
-    if (rc != MDB_SUCCESS) {
-      throw Error(Status::IoError(DbName(path_) + ": mdb_put of key '" + std::string(key) +
-                                  "' failed: " + mdb_strerror(rc)));
-    }
+    pending_.emplace_back(key, value);
+    if (PutOne(pending_.back()) == MDB_MAP_FULL) Grow();
   }
   void Commit() override {
-    const int rc = mdb_txn_commit(txn_);
-    txn_ = nullptr;  // committed or, on failure, freed by LMDB
-    Check(path_, "mdb_txn_commit", rc);
+    for (;;) {
+      const int rc = mdb_txn_commit(txn_);
+      txn_ = nullptr;  // committed or, on failure, freed by LMDB
+      if (rc != MDB_MAP_FULL) {
+        Check(path_, "mdb_txn_commit", rc);
+        break;
+      }
+      Grow();
+    }
+    pending_.clear();
     Begin();
   }
 
  private:
+  // mdb_put's result: success or a full map; any other failure throws.
+  int PutOne(const std::pair<std::string, std::string>& record) {
+    MDB_val k = Val(record.first), v = Val(record.second);
+    const int rc = mdb_put(txn_, env_->dbi, &k, &v, 0);
+    if (rc != MDB_SUCCESS && rc != MDB_MAP_FULL) {
+      throw Error(Status::IoError(DbName(path_) + ": mdb_put of key '" + record.first +
+                                  "' failed: " + mdb_strerror(rc)));
+    }
+    return rc;
+  }
+  // The map is full: doubles it (only while no transaction is open) and replays the puts since the
+  // last commit into a new transaction, until they fit.
+  void Grow() {
+    for (;;) {
+      if (txn_ != nullptr) mdb_txn_abort(txn_);
+      txn_ = nullptr;
+      MDB_envinfo info;
+      Check(path_, "mdb_env_info", mdb_env_info(env_->env, &info));
+      Check(path_, "mdb_env_set_mapsize", mdb_env_set_mapsize(env_->env, info.me_mapsize * 2));
+      Begin();
+      bool full = false;
+      for (const auto& record : pending_) {
+        if (PutOne(record) == MDB_MAP_FULL) {
+          full = true;
+          break;
+        }
+      }
+      if (!full) return;
+    }
+  }
+
   void Begin() { Check(path_, "mdb_txn_begin", mdb_txn_begin(env_->env, nullptr, 0, &txn_)); }
 
   const std::shared_ptr<const LmdbEnv> env_;
   const std::string path_;
   MDB_txn* txn_ = nullptr;
+  std::vector<std::pair<std::string, std::string>> pending_;  // since the last commit
 };
 
 class LmdbDb final : public Db {
@@ -172,7 +213,9 @@ class LmdbDb final : public Db {
   // Opens the environment into `env`, which closes it when it goes (also on an error here).
   void Open(LmdbEnv* env) const {
     Check(path_, "mdb_env_create", mdb_env_create(&env->env));
-    Check(path_, "mdb_env_set_mapsize", mdb_env_set_mapsize(env->env, kMapBytes));
+    Check(path_, "mdb_env_set_mapsize",
+          mdb_env_set_mapsize(env->env,
+                              mode_ == DbMode::kRead ? kReaderMapBytes : kWriterMapBytes));
     const unsigned flags = mode_ == DbMode::kRead ? MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK : 0u;
     Check(path_, "mdb_env_open", mdb_env_open(env->env, path_.c_str(), flags, 0664));
     MDB_txn* txn = nullptr;

@@ -3,8 +3,9 @@
 //
 //   std::unique_ptr<Db> db = OpenLmdb("/tmp/train_lmdb", DbMode::kRead);
 //
-// The memory map is 1 TiB of address space (Caffe2's size; the file grows only as records are
-// written). Readers open the DB read-only and without LMDB's lock file (MDB_NOLOCK), so a DB in a
+// A writer's memory map grows as records are written (it doubles when full, replaying the puts
+// since the last commit, which a transaction keeps until then); a reader's is the DB's size.
+// Readers open the DB read-only and without LMDB's lock file (MDB_NOLOCK), so a DB in a
 // read-only folder reads, and one process may open the same DB twice (LMDB forbids that with
 // locks); the price is db.h's rule: nobody writes a DB while it is read. Cursors hold their own
 // read transaction (MDB_NOTLS: usable from any thread, one at a time).

@@ -88,6 +88,30 @@ TEST_F(DbTest, UncommittedPutsAreDroppedAndWriteModeAddsToAnExistingDb) {
                                                                              {"c", "3"}}));
 }
 
+// A writer's map starts at 256 MiB (runtime/io/lmdb_db.cc): 320 MiB of records, committed in
+// batches, outgrow it, and every put survives the growth.
+TEST_F(DbTest, GrowsTheMapPastItsFirstSizeWithoutLosingPuts) {
+  const std::string path = Path("big");
+  {
+    std::unique_ptr<Db> db = OpenDb("lmdb", path, DbMode::kNew);
+    std::unique_ptr<DbTransaction> txn = db->NewTransaction();
+    for (int i = 0; i < 320; ++i) {
+      txn->Put("k" + std::to_string(1000 + i), std::string(size_t{1} << 20, static_cast<char>(i)));
+      if (i % 100 == 99) txn->Commit();
+    }
+    txn->Commit();
+  }
+  std::unique_ptr<Db> db = OpenDb("lmdb", path, DbMode::kRead);
+  EXPECT_EQ(db->Count(), 320);
+  std::unique_ptr<DbCursor> cursor = db->NewCursor();
+  int i = 0;
+  for (cursor->SeekToFirst(); cursor->Valid(); cursor->Next(), ++i) {
+    ASSERT_EQ(cursor->value().size(), size_t{1} << 20);
+    EXPECT_EQ(cursor->value()[12345], static_cast<char>(i)) << cursor->key();
+  }
+  EXPECT_EQ(i, 320);
+}
+
 TEST_F(DbTest, ErrorsNameThePathAndWhatIsWrong) {
   Status s = StatusFromCall([&] { OpenDb("lmdb", Path("missing"), DbMode::kRead); });
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
