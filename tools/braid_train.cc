@@ -1,13 +1,19 @@
 // braid_train: trains a ResNet image classifier on one device or data parallel on several; a
 // command over braid::Trainer (include/braid/trainer.h), whose options its flags set.
 //
-//   braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1]
+//   braid_train [--model resnet20] [--data fashion-mnist|lmdb|synthetic] [--devices cpu:0,cpu:1]
+//               [--db TRAIN_DB --test-db TEST_DB]
 //               [--batch-size 64] [--epochs 3 | --iters N] [--lr 0.1]
 //               [--lr-policy cosine|step|fixed] [--momentum 0.9] [--weight-decay 1e-4]
 //               [--executor simple|dag] [--threads N] [--memory-plan on|off]
 //               [--recompute-budget SIZE] [--checkpoint PATH [--resume]] [--trace FILE] [--seed 1] [--dump-nets DIR]
 //               [--init-on-host=false]
 //               [--device-memory 16G] [--algo-cache PATH]
+//
+// --data lmdb trains from DBs of Caffe2 TensorProtos records (--db, --test-db; written by
+// braid_make_db, e.g. from Fashion-MNIST's IDX files, which then trains to the numbers of
+// --data fashion-mnist for the same --seed): an image (uint8 or float32 [C,S,S]) and an int32
+// label below --classes per record.
 //
 // Random parameter fills run on the host and are copied to the devices (--init-on-host, on by
 // default), so --devices cuda:0 and --devices cpu:0 start from the same weights for one seed.
@@ -60,7 +66,10 @@
 #include "tools/training_report.h"
 
 DEFINE_string(model, "resnet20", "resnet20|resnet32|resnet56 (CIFAR style) or resnet18|34|50");
-DEFINE_string(data, "fashion-mnist", "fashion-mnist or synthetic");
+DEFINE_string(data, "fashion-mnist", "fashion-mnist, lmdb or synthetic");
+DEFINE_string(db, "", "lmdb data: the training set's DB (braid_make_db writes one)");
+DEFINE_string(test_db, "", "lmdb data: the test set's DB");
+DEFINE_string(db_type, "lmdb", "lmdb data: the DBs' type");
 DEFINE_string(data_dir, "/usr/share/datasets/fashion-mnist", "Fashion-MNIST's IDX files");
 DEFINE_int64(batch_size, 64, "training batch size");
 DEFINE_int64(test_batch_size, 100, "evaluation batch size (lowered to divide the test set)");
@@ -96,7 +105,7 @@ DEFINE_bool(eval, true, "evaluate on the test set after every epoch");
 DEFINE_int64(synthetic_examples, 1024, "synthetic data: training images");
 DEFINE_int64(image_size, 28, "synthetic data: image height and width");
 DEFINE_int64(channels, 1, "synthetic data: image channels");
-DEFINE_int64(classes, 10, "synthetic data: classes");
+DEFINE_int64(classes, 10, "synthetic and lmdb data: classes");
 DEFINE_string(devices, "cpu:0",
               "devices to train on, data parallel when several: cpu:0,cpu:1, cuda:0,cuda:1 or "
               "sim:0,sim:1 (simulated GPUs); the batch is split evenly across them");
@@ -153,6 +162,10 @@ TrainerOptions OptionsFromFlags() {
   o.synthetic.image_size = FLAGS_image_size;
   o.synthetic.channels = FLAGS_channels;
   o.synthetic.classes = FLAGS_classes;
+  o.db.train = FLAGS_db;
+  o.db.test = FLAGS_test_db;
+  o.db.type = FLAGS_db_type;
+  o.db.classes = FLAGS_classes;
   o.devices.clear();
   for (const Device& device : ParseDeviceList(FLAGS_devices, "braid_train", "--devices")) {
     o.devices.push_back(device.ToString());
@@ -329,7 +342,8 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   const std::vector<std::string> positional = braid::ParseCommandLine(
       argc, argv,
-      "braid_train [--model resnet20] [--data fashion-mnist|synthetic] [--devices cpu:0,cpu:1] "
+      "braid_train [--model resnet20] [--data fashion-mnist|lmdb|synthetic] [--db DB --test-db DB] "
+      "[--devices cpu:0,cpu:1] "
       "[--batch-size 64] "
       "[--epochs 3|--iters N] [--lr 0.1] [--lr-policy cosine|step|multistep|exp|inv|poly|fixed] "
       "[--optimizer momentum|adam|adamw|adagrad] [--momentum 0.9] [--export DIR] "

@@ -11,6 +11,7 @@ readonly PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libgloo-dev libhiredis-dev redis-server zlib1g-dev
   nlohmann-json3-dev
+  liblmdb-dev  # ops/data, runtime/io: Caffe2's DB input over LMDB
   dataset-fashion-mnist
   patchelf xz-utils zstd  # tools/package.sh: $ORIGIN RUNPATHs, the archive
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz preset: clang, libFuzzer, clang's OpenMP

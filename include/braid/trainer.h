@@ -1,13 +1,14 @@
 // braid's public API for training from an application (installed as <braid/trainer.h>).
 //
 // A Trainer trains an image classifier (momentum SGD, Adam, AdamW or Adagrad): a model builder's
-// ResNet named by
-// `model`, or the application's own model given as two NetDefs (`net`: an init net filling the
-// parameters, a forward net from the images to the logits). It adds the loss, the gradients and
-// the optimizer, trains on Fashion-MNIST (IDX files) or synthetic images, on one device or data
-// parallel over several of this process's devices (the global batch split evenly, gradients
-// averaged by all-reduce), evaluates the test set after each epoch, writes atomic checkpoints and
-// resumes from them. braid_train is a command over it.
+// ResNet named by `model`, or the application's own model given as two NetDefs (`net`: an init
+// net filling the parameters, a forward net from the images to the logits). It adds the loss, the
+// gradients and the optimizer, trains on Fashion-MNIST (IDX files), a DB of Caffe2 records (LMDB,
+// written by braid_make_db) or synthetic images, on one device or data parallel over several of
+// this process's devices (the global batch split evenly, gradients averaged by all-reduce),
+// evaluates the test set after each epoch, writes atomic checkpoints and resumes from them, and
+// exports what it trained as a model folder the Predictor serves. braid_train is a command over
+// it.
 //
 //   braid::TrainerOptions options;
 //   options.model = "resnet20";
@@ -85,6 +86,21 @@ struct SyntheticData {
   int64_t classes = 10;
 };
 
+// data = "lmdb": DBs of TensorProtos records, as Caffe2's TensorProtosDBInput reads them and
+// braid_make_db writes them: each record an image, uint8 [channels, size, size] (normalised as
+// (pixel / 255 - mean) / std, as the Fashion-MNIST path does) or float32 (used as it is), and its
+// label, an int32 scalar below `classes`. Records are read in key order, shuffled each epoch
+// from `seed` as the IDX path shuffles, so a DB braid_make_db wrote from the IDX files trains to
+// the same numbers as data = "fashion-mnist".
+struct DbData {
+  std::string train;  // the training set's DB (a path)
+  std::string test;   // the test set's
+  std::string type = "lmdb";
+  int64_t classes = 10;
+  float mean = 0.2860f;  // Fashion-MNIST's pixel mean and std on the 0..1 scale
+  float std = 0.3530f;
+};
+
 // The learning rate at iteration t = 1, 2, ... of T, as a multiple of learning_rate (Caffe2's
 // LearningRate policies):
 //   "cosine"     (1 + cos(pi t / T)) / 2: from 1 down to 0 over the run
@@ -156,9 +172,10 @@ struct TrainerOptions {
   // "resnet50"; ignored when net.forward is set.
   std::string model = "resnet20";
   TrainerNets net;
-  // "fashion-mnist" (the IDX files in data_dir) or "synthetic".
+  // "fashion-mnist" (the IDX files in data_dir), "lmdb" (the DBs of `db`) or "synthetic".
   std::string data = "fashion-mnist";
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  DbData db;
   SyntheticData synthetic;
   // One device, or several of this process's for data parallel training: "cpu:0", "sim:1",
   // "cuda:0".

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "braid/status.h"
+#include "ops/data/labeled_images_source.h"
 
 namespace braid {
 namespace {
@@ -29,16 +30,15 @@ uint64_t UniformBelow(std::mt19937_64& engine, uint64_t n) {
 }
 
 // The number of examples, after checking the options against the data set.
-int64_t CheckedCount(const LabeledImages& images, const BatchPrefetcher::Options& o) {
+int64_t CheckedCount(const ExampleSource& source, const BatchPrefetcher::Options& o) {
   std::string problem;
-  if (images.count <= 0) problem = "the data set is empty";
+  if (source.count() <= 0) problem = "the data set is empty";
   if (o.batch_size <= 0)
     problem = "batch_size must be positive, got " + std::to_string(o.batch_size);
   if (o.queue_capacity <= 0) {
     problem =
         "the prefetch queue capacity must be positive, got " + std::to_string(o.queue_capacity);
   }
-  if (!(o.std > 0)) problem = "std must be positive, got " + std::to_string(o.std);
   if (o.start_example < 0) {
     problem = "start_example must be >= 0, got " + std::to_string(o.start_example);
   }
@@ -47,7 +47,7 @@ int64_t CheckedCount(const LabeledImages& images, const BatchPrefetcher::Options
               " of " + std::to_string(o.num_shards);
   }
   if (!problem.empty()) throw Error(Status::InvalidArgument("batch prefetcher: " + problem));
-  return images.count;
+  return source.count();
 }
 
 }  // namespace
@@ -74,20 +74,25 @@ int64_t ExampleOrder::Next() {
   return order_[position_++];
 }
 
-BatchPrefetcher::BatchPrefetcher(std::shared_ptr<const LabeledImages> images,
-                                 const Options& options)
-    : images_(std::move(images)),
+BatchPrefetcher::BatchPrefetcher(std::unique_ptr<ExampleSource> source, const Options& options)
+    : source_(std::move(source)),
       options_(options),
-      order_(CheckedCount(*images_, options), options.shuffle, options.seed, options.start_example),
+      order_(CheckedCount(*source_, options), options.shuffle, options.seed, options.start_example),
       buffers_(static_cast<size_t>(options.queue_capacity)) {
-  for (int v = 0; v < 256; ++v) normalised_[v] = (v / 255.f - options_.mean) / options_.std;
   for (Batch& batch : buffers_) {
-    batch.data.resize(static_cast<size_t>(options_.batch_size * images_->image_size()));
-    batch.labels.resize(static_cast<size_t>(options_.batch_size));
+    for (const ExampleOutput& output : source_->outputs()) {
+      batch.outputs.emplace_back(static_cast<size_t>(options_.batch_size * output.bytes()));
+    }
     free_.push_back(&batch);
   }
   producer_ = std::thread([this] { ProduceLoop(); });
 }
+
+BatchPrefetcher::BatchPrefetcher(std::shared_ptr<const LabeledImages> images,
+                                 const Options& options)
+    : BatchPrefetcher(std::make_unique<LabeledImagesSource>(std::move(images), options.mean,
+                                                            options.std),
+                      options) {}
 
 BatchPrefetcher::~BatchPrefetcher() {
   {
@@ -98,7 +103,7 @@ BatchPrefetcher::~BatchPrefetcher() {
   producer_.join();
 }
 
-void BatchPrefetcher::NextBatch(float* data, int32_t* labels) {
+void BatchPrefetcher::NextBatch(const std::vector<void*>& outputs) {
   Batch* batch;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -107,8 +112,10 @@ void BatchPrefetcher::NextBatch(float* data, int32_t* labels) {
     batch = ready_.front();
     ready_.pop_front();
   }
-  std::copy(batch->data.begin(), batch->data.end(), data);
-  std::copy(batch->labels.begin(), batch->labels.end(), labels);
+  for (size_t i = 0; i < batch->outputs.size(); ++i) {
+    std::copy(batch->outputs[i].begin(), batch->outputs[i].end(),
+              static_cast<uint8_t*>(outputs.at(i)));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(batch);
@@ -144,16 +151,16 @@ void BatchPrefetcher::ProduceLoop() {
 }
 
 void BatchPrefetcher::Decode(Batch* batch) {
-  const int64_t size = images_->image_size();
+  const std::vector<ExampleOutput>& outputs = source_->outputs();
+  std::vector<uint8_t*> slots(outputs.size());
   const int64_t before = options_.shard_id * options_.batch_size;  // other shards' slices
   const int64_t after = (options_.num_shards - 1 - options_.shard_id) * options_.batch_size;
   for (int64_t skip = 0; skip < before; ++skip) order_.Next();
   for (int64_t b = 0; b < options_.batch_size; ++b) {
-    const int64_t example = order_.Next();
-    const uint8_t* pixels = images_->Image(example);
-    float* out = batch->data.data() + b * size;
-    for (int64_t p = 0; p < size; ++p) out[p] = normalised_[pixels[p]];
-    batch->labels[b] = images_->labels[example];
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      slots[i] = batch->outputs[i].data() + b * outputs[i].bytes();
+    }
+    source_->Decode(order_.Next(), slots);
   }
   for (int64_t skip = 0; skip < after; ++skip) order_.Next();
 }

@@ -1,18 +1,27 @@
-// BatchPrefetcher: decodes batches of a LabeledImages set on a background thread.
+// BatchPrefetcher: decodes batches of a data set (an ExampleSource: an IDX image set, a DB of
+// TensorProtos records, ...) on a background thread.
 //
+// A batch holds, for each output of the source (ops/data/example_source.h), batch_size examples'
+// values one after the other: output i of a batch is [batch_size] + outputs()[i].dims.
 // Examples are served as one endless stream: epoch 0's order, then epoch 1's, and so on, each
 // epoch visiting every example exactly once (ExampleOrder). A batch is the next batch_size
 // examples of the stream, so a batch may straddle two epochs and every batch has the same shape.
 // With shuffle on, each epoch's order is a permutation drawn from (seed, epoch) alone, so the
 // stream is deterministic for a seed and a run can resume at any example (start_example) without
-// replaying earlier epochs. Pixels are normalised as (pixel / 255 - mean) / std.
+// replaying earlier epochs.
+//
+//   BatchPrefetcher prefetcher(std::move(source), {.batch_size = 64, .seed = 7});
+//   prefetcher.NextBatch({data, labels});   // waits for a batch; one pointer per output
+//
+// A LabeledImages set has a shorthand (LabeledImagesSource, pixels normalised as
+// (pixel / 255 - mean) / std with the options' mean and std):
 //
 //   BatchPrefetcher prefetcher(images, {.batch_size = 64, .seed = 7});
 //   std::vector<float> data(64 * images->image_size());
 //   std::vector<int32_t> labels(64);
-//   prefetcher.NextBatch(data.data(), labels.data());   // blocks until a batch is ready
+//   prefetcher.NextBatch(data.data(), labels.data());
 //
-// Ownership and threads: the prefetcher shares ownership of the images and owns one producer
+// Ownership and threads: the prefetcher owns the source and one producer
 // thread, started by the constructor and joined by the destructor. The producer fills at most
 // queue_capacity batch buffers ahead; the buffers are allocated once and recycled, so steady state
 // allocates nothing. mu_ guards the ready and free buffer lists, stop_ and error_; the producer
@@ -30,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "ops/data/example_source.h"
 #include "ops/data/labeled_images.h"
 
 namespace braid {
@@ -65,7 +75,7 @@ class BatchPrefetcher {
     int64_t batch_size = 64;
     bool shuffle = true;
     uint64_t seed = 0;
-    float mean = 0.f;
+    float mean = 0.f;  // the LabeledImages constructor's normalisation
     float std = 1.f;
     int queue_capacity = 4;
     int64_t start_example = 0;  // examples of the stream to skip (resuming a run)
@@ -78,32 +88,35 @@ class BatchPrefetcher {
     int shard_id = 0;
   };
 
-  // Throws braid::Error for a non-positive batch size, queue capacity or std, or an empty set.
+  // Throws braid::Error for a non-positive batch size or queue capacity, or an empty source.
+  BatchPrefetcher(std::unique_ptr<ExampleSource> source, const Options& options);
+  // A LabeledImagesSource (ops/data/labeled_images_source.h) with options.mean and options.std;
+  // also throws for a std that is not positive.
   BatchPrefetcher(std::shared_ptr<const LabeledImages> images, const Options& options);
   ~BatchPrefetcher();
   BatchPrefetcher(const BatchPrefetcher&) = delete;
   BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
 
-  // Copies the next batch into data ([batch_size, C, H, W]) and labels ([batch_size]), waiting
-  // for the producer if needed. Rethrows an exception the producer died with.
-  void NextBatch(float* data, int32_t* labels);
+  // Copies the next batch's output i into outputs[i] (batch_size * source outputs()[i].bytes()
+  // bytes), waiting for the producer if needed. Rethrows an exception the producer died with.
+  void NextBatch(const std::vector<void*>& outputs);
+  // The two outputs of a LabeledImages source: data ([batch_size, C, H, W]) and labels.
+  void NextBatch(float* data, int32_t* labels) { NextBatch({data, labels}); }
 
-  const LabeledImages& images() const { return *images_; }
+  const ExampleSource& source() const { return *source_; }
   const Options& options() const { return options_; }
 
  private:
   struct Batch {
-    std::vector<float> data;
-    std::vector<int32_t> labels;
+    std::vector<std::vector<uint8_t>> outputs;  // one per source output
   };
 
   void ProduceLoop();
   void Decode(Batch* batch);
 
-  const std::shared_ptr<const LabeledImages> images_;
+  const std::unique_ptr<ExampleSource> source_;  // Decode: by the producer thread only
   const Options options_;
-  float normalised_[256];  // pixel value -> normalised float
-  ExampleOrder order_;     // used by the producer thread only
+  ExampleOrder order_;  // used by the producer thread only
   std::vector<Batch> buffers_;
 
   std::mutex mu_;

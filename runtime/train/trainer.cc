@@ -42,6 +42,14 @@ void SetData(const TrainerOptions& options, TrainingLoopOptions* loop) {
   loop->channels = options.synthetic.channels;
   loop->image_size = options.synthetic.image_size;
   loop->num_classes = options.synthetic.classes;
+  if (options.data == "lmdb") {
+    loop->db_type = options.db.type;
+    loop->db = options.db.train;
+    loop->test_db = options.db.test;
+    loop->num_classes = options.db.classes;
+    loop->pixel_mean = options.db.mean;
+    loop->pixel_std = options.db.std;
+  }
   loop->batch_size = options.batch_size;
   loop->test_batch_size = options.test_batch_size;
   loop->seed = options.seed;

@@ -9,6 +9,7 @@
 #include "runtime/dist/process_group.h"
 #include "runtime/io/checkpoint.h"
 #include "runtime/io/idx_file.h"
+#include "runtime/io/tensor_protos_record.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/host_fills.h"
 #include "runtime/models/resnet.h"
@@ -75,8 +76,11 @@ void SetExecutor(const TrainingLoopOptions& o, NetDef* net) {
 }
 
 void CheckOptions(const TrainingLoopOptions& o) {
-  if (o.data != "fashion-mnist" && o.data != "synthetic") {
-    ThrowInvalid("data must be fashion-mnist or synthetic, got '" + o.data + "'");
+  if (o.data != "fashion-mnist" && o.data != "synthetic" && o.data != "lmdb") {
+    ThrowInvalid("data must be fashion-mnist, lmdb or synthetic, got '" + o.data + "'");
+  }
+  if (o.data == "lmdb" && (o.db.empty() || o.test_db.empty())) {
+    ThrowInvalid("data lmdb needs the train and test DBs' paths");
   }
   if (o.executor != "simple" && o.executor != "dag") {
     ThrowInvalid("executor must be simple or dag, got '" + o.executor + "'");
@@ -124,6 +128,8 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
     options_.num_classes = 10;
     train_examples_ = IdxFile::Load(IdxPath(options_, true, "labels-idx1")).dim(0);
     test_examples_ = IdxFile::Load(IdxPath(options_, false, "labels-idx1")).dim(0);
+  } else if (options_.data == "lmdb") {
+    DescribeDbs();
   } else {
     train_examples_ = options_.synthetic_examples;
     test_examples_ = options_.synthetic_test_examples;
@@ -207,25 +213,75 @@ void TrainingLoop::PlanNetsMemory() {
   test_memory_ = PlanNetMemory(*test_net_, test_workspace_.get(), test);
 }
 
+namespace {
+
+// A DB's records as the Trainer needs them: an image [C, S, S] (uint8 or float32) and an int32
+// scalar label.
+TensorProtosDbLayout CheckedImageDb(const std::string& type, const std::string& path) {
+  TensorProtosDbLayout layout = DescribeTensorProtosDb(type, path);
+  const std::vector<RecordTensor>& t = layout.tensors;
+  const bool image = t.size() == 2 && t[0].dims.size() == 3 && t[0].dims[1] == t[0].dims[2] &&
+                     (t[0].dtype == DType::kUInt8 || t[0].dtype == DType::kFloat32);
+  if (!image || t[1].dtype != DType::kInt32 || !t[1].dims.empty()) {
+    std::string held;
+    for (const RecordTensor& tensor : t) held += (held.empty() ? "" : ", ") + tensor.ToString();
+    ThrowInvalid(type + " '" + path + "': the trainer reads records of an image (uint8 or " +
+                 "float32 [C,S,S]) and an int32 scalar label, but the first record holds " + held);
+  }
+  return layout;
+}
+
+}  // namespace
+
+void TrainingLoop::DescribeDbs() {
+  const TensorProtosDbLayout train = CheckedImageDb(options_.db_type, options_.db);
+  const TensorProtosDbLayout test = CheckedImageDb(options_.db_type, options_.test_db);
+  if (!(test.tensors == train.tensors)) {
+    ThrowInvalid("the test DB's records (" + test.tensors[0].ToString() + ", ...) differ from " +
+                 "the train DB's (" + train.tensors[0].ToString() + ", ...)");
+  }
+  options_.channels = train.tensors[0].dims[0];
+  options_.image_size = train.tensors[0].dims[1];
+  db_images_uint8_ = train.tensors[0].dtype == DType::kUInt8;
+  train_examples_ = train.count;
+  test_examples_ = test.count;
+}
+
+void TrainingLoop::AddReaderArgs(bool train, int64_t start_example, OperatorDef* op) const {
+  const TrainingLoopOptions& o = options_;
+  op->set_name(train ? "train_reader" : "test_reader");
+  AddIntArg(op, "batch_size", train ? o.batch_size / o.world_size : test_batch_size_);
+  if (o.world_size > 1) {
+    AddIntArg(op, "num_shards", o.world_size);
+    AddIntArg(op, "shard_id", o.rank);
+  }
+  AddIntArg(op, "shuffle", train ? 1 : 0);
+  AddIntArg(op, "seed", static_cast<int64_t>(o.seed));
+  AddIntArg(op, "start_example", start_example);
+}
+
 OperatorDef TrainingLoop::ReaderOp(bool train, int64_t start_example) const {
   const TrainingLoopOptions& o = options_;
   OperatorDef op;
-  op.set_type("IdxImageInput");
-  op.set_name(train ? "train_reader" : "test_reader");
-  AddIntArg(&op, "batch_size", train ? o.batch_size / o.world_size : test_batch_size_);
-  if (o.world_size > 1) {
-    AddIntArg(&op, "num_shards", o.world_size);
-    AddIntArg(&op, "shard_id", o.rank);
+  if (o.data == "lmdb") {
+    op.set_type("TensorProtosDBInput");
+    AddReaderArgs(train, start_example, &op);
+    AddStringArg(&op, "db_type", o.db_type);
+    AddStringArg(&op, "db", train ? o.db : o.test_db);
+    if (db_images_uint8_) {
+      AddFloatArg(&op, "mean", o.pixel_mean);
+      AddFloatArg(&op, "std", o.pixel_std);
+    }
+    return op;
   }
-  AddIntArg(&op, "shuffle", train ? 1 : 0);
-  AddIntArg(&op, "seed", static_cast<int64_t>(o.seed));
+  op.set_type("IdxImageInput");
+  AddReaderArgs(train, start_example, &op);
   AddFloatArg(&op, "mean", kPixelMean);
   AddFloatArg(&op, "std", kPixelStd);
   AddIntArg(&op, "channels", o.channels);
   AddIntArg(&op, "height", o.image_size);
   AddIntArg(&op, "width", o.image_size);
   AddIntArg(&op, "num_classes", o.num_classes);
-  AddIntArg(&op, "start_example", start_example);
   if (o.data == "synthetic") {
     AddIntArg(&op, "synthetic", 1);
     AddIntArg(&op, "synthetic_examples", train ? train_examples_ : test_examples_);

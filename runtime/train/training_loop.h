@@ -2,11 +2,11 @@
 //
 // The constructor builds the model's init, train and test nets (runtime/models/training_nets.h;
 // a model builder's ResNet or the application's NetModel) with IdxImageInput readers
-// (ops/data/idx_image_input_op.h) in front, runs the init net, loads a checkpoint when resuming,
-// then builds the train net in its workspace and the test net in a child workspace that reads the
-// same parameter blobs. Run trains for the configured epochs (or
-// iterations), logging one line every log_every iterations, evaluating the whole test set and
-// saving a checkpoint after each epoch and at the end:
+// (ops/data/idx_image_input_op.h; TensorProtosDBInput for data = "lmdb") in front, runs the
+// init net, loads a checkpoint when resuming, then builds the train net in its workspace and the
+// test net in a child workspace that reads the same parameter blobs. Run trains for the configured
+// epochs (or iterations), logging one line every log_every iterations, evaluating the whole test
+// set and saving a checkpoint after each epoch and at the end:
 //
 //   TrainingLoopOptions o;
 //   o.model = "resnet20";
@@ -64,8 +64,17 @@ struct TrainingLoopOptions {
   std::string model = "resnet20";  // a model builder's (runtime/models/resnet.h)
   // The application's own model instead (runtime/models/net_model.h); `model` becomes its name.
   std::optional<NetModel> net_model;
-  std::string data = "fashion-mnist";  // fashion-mnist | synthetic
+  std::string data = "fashion-mnist";  // fashion-mnist | lmdb | synthetic
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  // lmdb: DBs of TensorProtos records (an image, uint8 or float32 [C, S, S], and an int32 scalar
+  // label), read by TensorProtosDBInput (ops/data/tensor_protos_db_input_op.h); channels and
+  // image_size come from the train DB's first record, num_classes stays as given. uint8 images
+  // are normalised with pixel_mean and pixel_std (Fashion-MNIST's, which the IDX path uses).
+  std::string db_type = "lmdb";
+  std::string db;
+  std::string test_db;
+  float pixel_mean = 0.2860f;
+  float pixel_std = 0.3530f;
   // synthetic data: the training set's size and the image shape; the test set is its first
   // synthetic_test_examples examples.
   int64_t synthetic_examples = 1024;
@@ -176,6 +185,10 @@ class TrainingLoop {
 
  private:
   OperatorDef ReaderOp(bool train, int64_t start_example) const;
+  // data = "lmdb": the DBs' sizes and the image shape, from the DBs.
+  void DescribeDbs();
+  // The reader arguments both data sources share: batch, shards, order.
+  void AddReaderArgs(bool train, int64_t start_example, OperatorDef* op) const;
   // Multi-process: every rank's device-0 replica takes rank 0's non-trainable state (batch-norm
   // running statistics, which each replica gathers from its own shard), so every rank evaluates
   // the model rank 0 checkpoints, as one process evaluates its device 0's.
@@ -192,6 +205,7 @@ class TrainingLoop {
 
   TrainingLoopOptions options_;
   int64_t train_examples_ = 0;
+  bool db_images_uint8_ = true;  // data = "lmdb": the records hold uint8 images (normalised)
   int64_t test_examples_ = 0;
   int64_t test_batch_size_ = 0;
   int64_t iterations_per_epoch_ = 0;

@@ -26,7 +26,7 @@ bool BoundedDevice(const DeviceOption& option) {
 bool Buildable(const NetDef& net) {
   if (net.has_device_option() && !BoundedDevice(net.device_option())) return false;
   for (const OperatorDef& op : net.op()) {
-    if (op.type() == "IdxImageInput") return false;
+    if (op.type() == "IdxImageInput" || op.type() == "TensorProtosDBInput") return false;
     if (op.has_device_option() && !BoundedDevice(op.device_option())) return false;
   }
   return true;

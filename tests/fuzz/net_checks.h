@@ -8,8 +8,9 @@
 //
 // Building is skipped for nets whose construction does work outside the process's bounds by
 // design: ops on a device other than cpu:N or sim:0 (each simulated device starts its stream
-// threads for the life of the process) and IdxImageInput (it reads the files it names, or builds
-// its dataset, and starts a prefetching thread when constructed). They are still planned.
+// threads for the life of the process), IdxImageInput and TensorProtosDBInput (they read the files
+// or DBs they name, or build a dataset, and start a prefetching thread when constructed). They are
+// still planned.
 #ifndef BRAID_TESTS_FUZZ_NET_CHECKS_H_
 #define BRAID_TESTS_FUZZ_NET_CHECKS_H_
 

@@ -1,0 +1,136 @@
+#include "ops/data/tensor_protos_db_input_op.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/common/op_checks.h"
+#include "ops/data/db_example_source.h"
+#include "ops/data/db_reader_blob.h"
+#include "runtime/core/op_registry.h"
+#include "runtime/core/op_schema.h"
+#include "runtime/io/tensor_protos_record.h"
+
+namespace braid {
+namespace {
+
+int64_t BatchSize(const OperatorDef& def) {
+  const ArgumentReader args(def.arg());
+  if (!args.Has("batch_size")) ThrowInvalidArgument("argument 'batch_size' is required");
+  const int64_t batch_size = args.Get<int64_t>("batch_size", 0);
+  if (batch_size <= 0) {
+    ThrowInvalidArgument("batch_size must be positive, got " + std::to_string(batch_size));
+  }
+  return batch_size;
+}
+
+std::string DbPath(const OperatorDef& def) {
+  const std::string db = ArgumentReader(def.arg()).Get<std::string>("db", "");
+  if (db.empty()) {
+    ThrowInvalidArgument("argument 'db' (the DB's path) is required without a DB reader input "
+                         "(CreateDB's output)");
+  }
+  return db;
+}
+
+std::optional<PixelNormalisation> Normalisation(const OperatorDef& def) {
+  const ArgumentReader args(def.arg());
+  if (!args.Has("mean") && !args.Has("std")) return std::nullopt;
+  return PixelNormalisation(args.Get<float>("mean", 0.f), args.Get<float>("std", 1.f));
+}
+
+BatchPrefetcher::Options PrefetchOptions(const OperatorDef& def, int64_t batch_size) {
+  const ArgumentReader args(def.arg());
+  BatchPrefetcher::Options o;
+  o.batch_size = batch_size;
+  o.shuffle = args.Get<bool>("shuffle", false);
+  o.seed = static_cast<uint64_t>(args.Get<int64_t>("seed", 0));
+  o.queue_capacity = args.Get<int>("prefetch", 4);
+  o.start_example = args.Get<int64_t>("start_example", 0);
+  o.num_shards = args.Get<int>("num_shards", 1);
+  o.shard_id = args.Get<int>("shard_id", 0);
+  return o;
+}
+
+void CheckOutputCount(const OperatorDef& def, size_t tensors, const std::string& db) {
+  if (static_cast<size_t>(def.output_size()) != tensors) {
+    ThrowInvalidArgument("the records of DB '" + db + "' hold " + std::to_string(tensors) +
+                         " tensors but the op has " + std::to_string(def.output_size()) +
+                         " outputs (one per tensor)");
+  }
+}
+
+}  // namespace
+
+TensorProtosDbInputOp::TensorProtosDbInputOp(const OperatorDef& def, Workspace* ws)
+    : OperatorBase(def, ws), batch_size_(BatchSize(def)) {
+  if (InputSize() == 0) {
+    Start(def);
+  } else if (Input(0).has_storage()) {
+    Start(WithDbReaderArgs(def, ReadDbReaderBlob(Input(0), def.input(0))));
+  }
+}
+
+void TensorProtosDbInputOp::Start(const OperatorDef& def) {
+  const std::string db = DbPath(def);
+  auto source = std::make_unique<DbExampleSource>(
+      ArgumentReader(def.arg()).Get<std::string>("db_type", "lmdb"), db, Normalisation(def));
+  CheckOutputCount(def, source->outputs().size(), db);
+  prefetcher_ =
+      std::make_unique<BatchPrefetcher>(std::move(source), PrefetchOptions(def, batch_size_));
+}
+
+void TensorProtosDbInputOp::Run() {
+  if (prefetcher_ == nullptr) {
+    Start(WithDbReaderArgs(def(), ReadDbReaderBlob(Input(0), def().input(0))));
+  }
+  const std::vector<ExampleOutput>& outputs = prefetcher_->source().outputs();
+  std::vector<void*> data(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::vector<int64_t> dims = {batch_size_};
+    dims.insert(dims.end(), outputs[i].dims.begin(), outputs[i].dims.end());
+    Tensor* output = Output(static_cast<int>(i), outputs[i].dtype, dims);
+    data[i] = output->raw_mutable_data(outputs[i].dtype);
+  }
+  prefetcher_->NextBatch(data);
+}
+
+BRAID_OPERATOR_SCHEMA(TensorProtosDBInput)
+    .Arg("batch_size", ArgKind::kInt)
+    .Arg("db_type", ArgKind::kString)
+    .Arg("db", ArgKind::kString)
+    .Arg("shuffle", ArgKind::kInt)
+    .Arg("mean", ArgKind::kFloat)
+    .Arg("std", ArgKind::kFloat)
+    .Arg("prefetch", ArgKind::kInt)
+    .Arg("start_example", ArgKind::kInt)
+    .Arg("num_shards", ArgKind::kInt)
+    .Arg("shard_id", ArgKind::kInt)
+    .NumInputs(0, 1)
+    .NumOutputs(1, 64)
+    .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>&) {
+      const int64_t batch_size = BatchSize(def);
+      std::vector<ShapeInfo> out(static_cast<size_t>(def.output_size()));
+      if (def.input_size() > 0) return out;  // the DB is known once CreateDB has run: unknown
+      const std::string db = DbPath(def);
+      const std::string type = ArgumentReader(def.arg()).Get<std::string>("db_type", "lmdb");
+      const TensorProtosDbLayout layout = DescribeTensorProtosDb(type, db);
+      CheckOutputCount(def, layout.tensors.size(), db);
+      for (size_t i = 0; i < out.size(); ++i) {
+        out[i].dtype = layout.tensors[i].dtype;
+        out[i].dims = {batch_size};
+        out[i].dims.insert(out[i].dims.end(), layout.tensors[i].dims.begin(),
+                           layout.tensors[i].dims.end());
+        out[i].known = true;
+      }
+      if (Normalisation(def)) out[0].dtype = DType::kFloat32;  // DbExampleSource checks uint8
+      return out;
+    })
+    .HostOnly()
+    .SetDoc(
+        "Batches of a DB of TensorProtos records (Caffe2's), one output per tensor, decoded on a "
+        "background thread; the DB from the input (CreateDB's) or the db/db_type arguments.");
+
+BRAID_REGISTER_CPU_OPERATOR(TensorProtosDBInput, TensorProtosDbInputOp);
+
+}  // namespace braid

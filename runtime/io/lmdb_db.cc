@@ -1,0 +1,243 @@
+#include "runtime/io/lmdb_db.h"
+
+#include <lmdb.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "braid/status.h"
+
+namespace braid {
+namespace {
+
+// A writer's map starts at 256 MiB and doubles whenever it is full; readers ask for less than any
+// DB holds, which LMDB raises to the DB's size. (Caffe2 maps 1 TiB: address space that several
+// DBs open at once under ThreadSanitizer do not get.)
+constexpr size_t kWriterMapBytes = size_t{256} << 20;
+constexpr size_t kReaderMapBytes = size_t{1} << 20;
+
+std::string DbName(const std::string& path) { return "lmdb '" + path + "'"; }
+
+[[noreturn]] void ThrowLmdb(const std::string& path, const char* call, int rc) {
+  throw Error(Status::IoError(DbName(path) + ": " + call + " failed: " + mdb_strerror(rc)));
+}
+
+void Check(const std::string& path, const char* call, int rc) {
+  if (rc != MDB_SUCCESS) ThrowLmdb(path, call, rc);
+}
+
+MDB_val Val(std::string_view bytes) {
+  return MDB_val{bytes.size(), const_cast<char*>(bytes.data())};  // LMDB does not write it
+}
+
+// A DB's path is a directory (Caffe2's layout); checks it exists (kRead, kWrite) or creates it.
+void PrepareDirectory(const std::string& path, DbMode mode) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (mode == DbMode::kNew) {
+    if (exists) {
+      throw Error(Status::InvalidArgument(DbName(path) + " already exists (a new DB is " +
+                                          "written to a path that does not exist yet)"));
+    }
+    if (mkdir(path.c_str(), 0755) != 0) {
+      throw Error(Status::IoError(DbName(path) + ": cannot create the directory: " +
+                                  std::strerror(errno)));
+    }
+    return;
+  }
+  if (!exists) throw Error(Status::NotFound(DbName(path) + " does not exist"));
+  if (!std::filesystem::is_directory(path, ec)) {
+    throw Error(Status::InvalidArgument(DbName(path) + " is not a directory (an LMDB is a " +
+                                        "directory holding data.mdb)"));
+  }
+}
+
+// An open environment and its database; cursors and transactions share it with their Db, so
+// that each keeps it open as long as it lives.
+struct LmdbEnv {
+  MDB_env* env = nullptr;
+  MDB_dbi dbi = 0;
+  ~LmdbEnv() {
+    if (env != nullptr) mdb_env_close(env);
+  }
+};
+
+class LmdbCursor final : public DbCursor {
+ public:
+  LmdbCursor(std::shared_ptr<const LmdbEnv> env, std::string path)
+      : env_(std::move(env)), path_(std::move(path)) {
+    Check(path_, "mdb_txn_begin", mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &txn_));
+    const int rc = mdb_cursor_open(txn_, env_->dbi, &cursor_);
+    if (rc != MDB_SUCCESS) {
+      mdb_txn_abort(txn_);
+      ThrowLmdb(path_, "mdb_cursor_open", rc);
+    }
+  }
+  ~LmdbCursor() override {
+    mdb_cursor_close(cursor_);
+    mdb_txn_abort(txn_);
+  }
+
+  void SeekToFirst() override { Move(MDB_FIRST); }
+  void Seek(std::string_view key) override {
+    key_ = Val(key);
+    Move(MDB_SET_RANGE);
+  }
+  void Next() override { Move(MDB_NEXT); }
+  bool Valid() const override { return valid_; }
+  std::string_view key() const override {
+    return {static_cast<const char*>(key_.mv_data), key_.mv_size};
+  }
+  std::string_view value() const override {
+    return {static_cast<const char*>(value_.mv_data), value_.mv_size};
+  }
+
+ private:
+  void Move(MDB_cursor_op op) {
+    const int rc = mdb_cursor_get(cursor_, &key_, &value_, op);
+    if (rc == MDB_NOTFOUND) {
+      valid_ = false;
+      return;
+    }
+    Check(path_, "mdb_cursor_get", rc);
+    valid_ = true;
+  }
+
+  const std::shared_ptr<const LmdbEnv> env_;
+  const std::string path_;
+  MDB_txn* txn_ = nullptr;
+  MDB_cursor* cursor_ = nullptr;
+  MDB_val key_{}, value_{};
+  bool valid_ = false;
+};
+
+class LmdbTransaction final : public DbTransaction {
+ public:
+  LmdbTransaction(std::shared_ptr<const LmdbEnv> env, std::string path)
+      : env_(std::move(env)), path_(std::move(path)) {
+    Begin();
+  }
+  ~LmdbTransaction() override {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+  }
+
+  void Put(std::string_view key, std::string_view value) override {
+    pending_.emplace_back(key, value);
+    if (PutOne(pending_.back()) == MDB_MAP_FULL) Grow();
+  }
+  void Commit() override {
+    for (;;) {
+      const int rc = mdb_txn_commit(txn_);
+      txn_ = nullptr;  // committed or, on failure, freed by LMDB
+      if (rc != MDB_MAP_FULL) {
+        Check(path_, "mdb_txn_commit", rc);
+        break;
+      }
+      Grow();
+    }
+    pending_.clear();
+    Begin();
+  }
+
+ private:
+  // mdb_put's result: success or a full map; any other failure throws.
+  int PutOne(const std::pair<std::string, std::string>& record) {
+    MDB_val k = Val(record.first), v = Val(record.second);
+    const int rc = mdb_put(txn_, env_->dbi, &k, &v, 0);
+    if (rc != MDB_SUCCESS && rc != MDB_MAP_FULL) {
+      throw Error(Status::IoError(DbName(path_) + ": mdb_put of key '" + record.first +
+                                  "' failed: " + mdb_strerror(rc)));
+    }
+    return rc;
+  }
+  // The map is full: doubles it (only while no transaction is open) and replays the puts since the
+  // last commit into a new transaction, until they fit.
+  void Grow() {
+    for (;;) {
+      if (txn_ != nullptr) mdb_txn_abort(txn_);
+      txn_ = nullptr;
+      MDB_envinfo info;
+      Check(path_, "mdb_env_info", mdb_env_info(env_->env, &info));
+      Check(path_, "mdb_env_set_mapsize", mdb_env_set_mapsize(env_->env, info.me_mapsize * 2));
+      Begin();
+      bool full = false;
+      for (const auto& record : pending_) {
+        if (PutOne(record) == MDB_MAP_FULL) {
+          full = true;
+          break;
+        }
+      }
+      if (!full) return;
+    }
+  }
+
+  void Begin() { Check(path_, "mdb_txn_begin", mdb_txn_begin(env_->env, nullptr, 0, &txn_)); }
+
+  const std::shared_ptr<const LmdbEnv> env_;
+  const std::string path_;
+  MDB_txn* txn_ = nullptr;
+  std::vector<std::pair<std::string, std::string>> pending_;  // since the last commit
+};
+
+class LmdbDb final : public Db {
+ public:
+  LmdbDb(const std::string& path, DbMode mode) : path_(path), mode_(mode) {
+    PrepareDirectory(path_, mode_);
+    auto env = std::make_shared<LmdbEnv>();
+    Open(env.get());
+    env_ = std::move(env);
+  }
+
+  std::string Name() const override { return DbName(path_); }
+  int64_t Count() const override {
+    MDB_stat stat;
+    Check(path_, "mdb_env_stat", mdb_env_stat(env_->env, &stat));
+    return static_cast<int64_t>(stat.ms_entries);
+  }
+  std::unique_ptr<DbCursor> NewCursor() override {
+    return std::make_unique<LmdbCursor>(env_, path_);
+  }
+  std::unique_ptr<DbTransaction> NewTransaction() override {
+    if (mode_ == DbMode::kRead) {
+      throw Error(Status::InvalidArgument(DbName(path_) + " was opened for reading; open it " +
+                                          "with kWrite or kNew to write"));
+    }
+    return std::make_unique<LmdbTransaction>(env_, path_);
+  }
+
+ private:
+  // Opens the environment into `env`, which closes it when it goes (also on an error here).
+  void Open(LmdbEnv* env) const {
+    Check(path_, "mdb_env_create", mdb_env_create(&env->env));
+    Check(path_, "mdb_env_set_mapsize",
+          mdb_env_set_mapsize(env->env,
+                              mode_ == DbMode::kRead ? kReaderMapBytes : kWriterMapBytes));
+    const unsigned flags = mode_ == DbMode::kRead ? MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK : 0u;
+    Check(path_, "mdb_env_open", mdb_env_open(env->env, path_.c_str(), flags, 0664));
+    MDB_txn* txn = nullptr;
+    Check(path_, "mdb_txn_begin",
+          mdb_txn_begin(env->env, nullptr, mode_ == DbMode::kRead ? MDB_RDONLY : 0u, &txn));
+    const int rc = mdb_dbi_open(txn, nullptr, 0, &env->dbi);
+    if (rc != MDB_SUCCESS) {
+      mdb_txn_abort(txn);
+      ThrowLmdb(path_, "mdb_dbi_open", rc);
+    }
+    Check(path_, "mdb_txn_commit", mdb_txn_commit(txn));
+  }
+
+  const std::string path_;
+  const DbMode mode_;
+  std::shared_ptr<const LmdbEnv> env_;
+};
+
+}  // namespace
+
+std::unique_ptr<Db> OpenLmdb(const std::string& path, DbMode mode) {
+  return std::make_unique<LmdbDb>(path, mode);
+}
+
+}  // namespace braid
