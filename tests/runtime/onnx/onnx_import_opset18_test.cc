@@ -349,6 +349,39 @@ TEST(OnnxOpset18Test, PadAndResizeAxesNamedTwiceAreRefused) {
                           "twice [2,-2]"});
 }
 
+// Every converter's refusal names the model's opset once, in the lowering's wording: a reduce's
+// axis (NormalizeAxis), a Split's axis, a Resize's scales, a Cast of a computed value.
+TEST(OnnxOpset18Test, ConverterRefusalsNameTheOpsetOnce) {
+  OnnxTestGraph reduce(13);
+  reduce.Input("x", {2, 3});
+  SetAttr(reduce.Node("ReduceMean", {"x"}, {"y"}), "axes", std::vector<int64_t>{5});
+  reduce.Output("y");
+  OnnxTestGraph split(13);
+  split.Input("x", {1, 4});
+  SetAttr(split.Node("Split", {"x"}, {"a", "b"}), "axis", int64_t{4});
+  split.Node("Concat", {"b", "a"}, {"y"});
+  split.Output("y");
+  OnnxTestGraph resize(13);
+  resize.Initializer("scales", {4}, {2.f, 1.f, 2.f, 2.f});
+  ResizeNode(&resize, {"x", "", "scales"});
+  OnnxTestGraph cast(13);
+  cast.Input("x", {1, 3});
+  SetAttr(cast.Node("Cast", {"x"}, {"i"}), "to", int64_t{onnx::TensorProto::INT64});
+  SetAttr(cast.Node("Cast", {"i"}, {"y"}), "to", int64_t{onnx::TensorProto::FLOAT});
+  cast.Output("y");
+  const std::vector<std::pair<const OnnxTestGraph*, std::string>> cases = {
+      {&reduce, "node #0 (ReduceMean 'ReduceMean_0'): opset 13: ReduceMean axis 5 is outside"},
+      {&split, "node #0 (Split 'Split_0'): opset 13: Split axis 4 is outside"},
+      {&resize, "node #0 (Resize 'Resize_0'): opset 13: scales [4 values] must be [1, 1, h, w]"},
+      {&cast, "node #0 (Cast 'Cast_0'): opset 13: Cast of a computed value to type 7"},
+  };
+  for (const auto& [graph, message] : cases) {
+    const std::string error = ImportError(*graph);
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+    EXPECT_EQ(error.find("opset"), error.rfind("opset")) << error;
+  }
+}
+
 // A constant cast to bool holds 0 or 1, whatever its magnitude; opset 19's `saturate` is accepted.
 TEST(OnnxOpset18Test, CastOfAConstantToBoolGivesZeroOrOne) {
   OnnxTestGraph g(19);
