@@ -68,8 +68,9 @@ struct OnnxImportOptions {
   std::string net_name = "onnx";
 };
 
-// Reads the ONNX ModelProto at `path` (binary) and imports it; initializers stored in external
-// files are read from beside it.
+// Reads the ONNX ModelProto at `path` (binary) and imports it; initializers and Constant values
+// stored in external files are read from beside it: a relative location below the model's folder,
+// no symbolic link on the way, exactly the bytes the tensor's dims need (InvalidArgument else).
 Status ImportOnnxFile(const std::string& path, const OnnxImportOptions& options,
                       ModelFolder* model);
 // Imports a serialized ModelProto; `source` names it in errors (a path, or "<bytes>").

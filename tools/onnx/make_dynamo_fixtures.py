@@ -14,10 +14,13 @@ PyTorch. It needs PyTorch 2.x with onnxscript (and onnx, numpy), e.g. a venv:
     /work/venv-torch2/bin/python tools/onnx/make_dynamo_fixtures.py [--out tests/data/onnx]
 
   dynamo_small_cnn   make_fixtures.py's small_cnn, at the exporter's default opset
-  dynamo_opset18_ops at opset 18: torch.chunk into equal and unequal parts (Split with
-                     num_outputs), F.pad before average pooling (Pad), nearest upsampling (Resize
-                     with scales), means and a sum over several axes (ReduceMean and ReduceSum
-                     with axes inputs)
+  dynamo_opset18_ops at opset 18: torch.chunk into equal parts (Split with num_outputs) and
+                     into unequal ones (PyTorch 2.15 writes that as Split with a `split` sizes
+                     input, not num_outputs), F.pad before average pooling (Pad with pads for
+                     every axis, no axes input), nearest upsampling (Resize with scales), means
+                     and a sum over several axes (ReduceMean and ReduceSum with axes inputs).
+                     An uneven num_outputs and Pad's axes input are covered only by the
+                     hand-built graphs of tests/runtime/onnx/onnx_import_opset18_test.cc.
 """
 import argparse
 import collections

@@ -41,8 +41,8 @@
 namespace braid {
 
 // OnnxImportOptions, ImportOnnxFile and ImportOnnxBytes are public (<braid/model_io.h>);
-// ImportOnnxFile reads initializers stored in external files (PyTorch 2.x's model.onnx.data) from
-// beside the model (onnx_external_data.h).
+// ImportOnnxFile reads initializers and Constant values stored in external files (PyTorch 2.x's
+// model.onnx.data) from beside the model (onnx_external_data.h states the rules).
 
 // True for a file name ending in ".onnx" (what braid_run imports instead of reading a NetDef).
 bool IsOnnxPath(const std::string& path);

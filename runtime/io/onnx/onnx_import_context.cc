@@ -25,7 +25,10 @@ std::string NodeLabel(int index, const onnx::NodeProto& node) {
 
 void ImportContext::Fail(const std::string& message, StatusCode code) const {
   std::string where = source_ + ": ";
-  if (node_ != nullptr) where += NodeLabel(node_index_, *node_) + ": ";
+  // The model's opset, once, in the wording of the opset lowering's errors.
+  if (node_ != nullptr) {
+    where += NodeLabel(node_index_, *node_) + ": opset " + std::to_string(model_opset_) + ": ";
+  }
   throw NodeError(Status(code, where + message));
 }
 

@@ -174,8 +174,9 @@ class Lowering {
     for (int64_t a : axes) attr->add_ints(a);
   }
 
-  // Split {num_outputs} -> Split(input, split) with the sizes ONNX 18 defines: ceil(dim / n)
-  // each, the last part what remains. An evenly divided dim needs no sizes (an equal split).
+  // Split {num_outputs}: checked against the outputs here and kept for the converter, which
+  // sizes the parts (ceil(dim / n), the last what remains) from the inferred shape: the input's
+  // shape may be fixed (OnnxImportOptions::input_shape) or inferred only after this lowering.
   void LowerSplit() {
     const onnx::AttributeProto* num = Attr("num_outputs");
     if (num == nullptr) return;
@@ -185,29 +186,6 @@ class Lowering {
            std::to_string(node_->output_size()) + " outputs");
     }
     if (HasInput(1)) Fail("attribute 'num_outputs' and input 1 'split' are both given");
-    const onnx::AttributeProto* axis_attr = Attr("axis");
-    int64_t axis = axis_attr == nullptr ? 0 : axis_attr->i();
-    RemoveAttr("num_outputs");
-    bool known = false;
-    const std::vector<int64_t> x = DeclaredShape(node_->input(0), &known);
-    if (!known) return;  // an equal split; the converter refuses a dim it does not divide
-    const int64_t rank = static_cast<int64_t>(x.size());
-    if (axis < -rank || axis >= rank) {
-      Fail("attribute 'axis' " + std::to_string(axis) + " is outside [" + std::to_string(-rank) +
-           ", " + std::to_string(rank) + ")");
-    }
-    const int64_t dim = x[axis < 0 ? axis + rank : axis];
-    if (dim < 0 || dim % n == 0) return;
-    const int64_t part = dim / n + 1;  // dim % n != 0 here
-    if (part * (n - 1) >= dim) {
-      Fail("num_outputs " + std::to_string(n) + " leaves the last part of a dim of " +
-           std::to_string(dim) + " empty");
-    }
-    std::vector<int64_t> sizes(n, part);
-    sizes.back() = dim - part * (n - 1);
-    const std::string split =
-        AddInitializer(node_->output(0) + "_split_sizes", IntConstant({n}, std::move(sizes)));
-    node_->mutable_input()->Add()->assign(split);
   }
 
   // Pad(data, pads, constant_value?, axes?) -> Pad(data, pads over every axis, constant_value?).
@@ -224,12 +202,16 @@ class Lowering {
     }
     std::vector<int64_t> full(2 * rank, 0);
     const int64_t count = static_cast<int64_t>(axes.size());
+    std::set<int64_t> seen;
     for (int64_t j = 0; j < count; ++j) {
       if (axes[j] < -rank || axes[j] >= rank) {
         Fail("input 3 'axes' holds " + std::to_string(axes[j]) + ", outside a rank of " +
              std::to_string(rank));
       }
       const int64_t a = axes[j] < 0 ? axes[j] + rank : axes[j];
+      if (!seen.insert(a).second) {
+        Fail("input 3 'axes' names axis " + std::to_string(a) + " twice " + DimsText(axes));
+      }
       full[a] = pads[j];
       full[a + rank] = pads[j + count];
     }
@@ -275,12 +257,17 @@ class Lowering {
            std::to_string(axes.size()) + " axes");
     }
     std::vector<float> full(rank, 1.f);
+    std::set<int64_t> seen;
     for (size_t j = 0; j < axes.size(); ++j) {
       if (axes[j] < -rank || axes[j] >= rank) {
         Fail("attribute 'axes' holds " + std::to_string(axes[j]) + ", outside a rank of " +
              std::to_string(rank));
       }
-      full[axes[j] < 0 ? axes[j] + rank : axes[j]] = scales[j];
+      const int64_t a = axes[j] < 0 ? axes[j] + rank : axes[j];
+      if (!seen.insert(a).second) {
+        Fail("attribute 'axes' names axis " + std::to_string(a) + " twice " + DimsText(axes));
+      }
+      full[a] = scales[j];
     }
     *node_->mutable_input(2) =
         AddInitializer(node_->output(0) + "_scales", FloatConstant({rank}, std::move(full)));

@@ -11,8 +11,8 @@
 //                     noop_with_empty_axes arrives: back to the attribute; no axes with
 //                     noop_with_empty_axes=1 becomes an Identity. (ReduceSum has had the input
 //                     form since 13 and is left alone.)
-//   Split (18)        num_outputs: an equal split, the last part smaller when the dim does not
-//                     divide (sizes from the input's declared shape, as an added `split` input).
+//   Split (18)        num_outputs: checked against the outputs and kept; the converter cuts
+//                     parts of ceil(dim / n), the last smaller, from the inferred input shape.
 //   Pad (18, 19)      the optional `axes` input: pads widened to every axis (zeros elsewhere).
 //                     Mode "wrap" (19) is left to the converter, which refuses every mode but
 //                     "constant".

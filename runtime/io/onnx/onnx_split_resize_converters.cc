@@ -5,8 +5,25 @@
 namespace braid {
 namespace {
 
+// Split-18's num_outputs parts of `dim` (the lowering checked it equals the outputs' count):
+// ceil(dim / n) each, the last what remains; refused where the last part would be empty.
+std::vector<int64_t> NumOutputsSizes(ImportContext* ctx, int64_t axis, int64_t dim, int64_t n) {
+  if (n < 1) ctx->Fail("attribute 'num_outputs' is " + std::to_string(n));
+  const int64_t part = dim / n + (dim % n != 0 ? 1 : 0);
+  if (dim % n != 0 && part * (n - 1) >= dim) {
+    ctx->Fail("attribute 'num_outputs' " + std::to_string(n) + " leaves the last part of dim " +
+              std::to_string(axis) + " (" + std::to_string(dim) + ") empty: parts of ceil(" +
+              std::to_string(dim) + " / " + std::to_string(n) + ") = " + std::to_string(part));
+  }
+  std::vector<int64_t> sizes(n, part);
+  sizes.back() = dim - part * (n - 1);
+  return sizes;
+}
+
 // Split along `axis` into one part per output: sizes from the `split` attribute (before opset 13)
-// or constant input (13 on), else equal parts (opset 18's num_outputs was lowered to sizes).
+// or constant input (13 on), from opset 18's num_outputs (kept by the lowering, sized here from
+// the inferred shape, which an input_shape option may have fixed after the lowering), else equal
+// parts. The parts' shapes are recorded, as ONNX's opset-17 inference cannot size uneven parts.
 void ConvertSplit(ImportContext* ctx) {
   const std::vector<int64_t> x = ctx->InputShape(0);
   const int64_t rank = static_cast<int64_t>(x.size());
@@ -21,6 +38,8 @@ void ConvertSplit(ImportContext* ctx) {
     sizes = IntsAttr(*ctx, "split");
   } else if (ctx->HasInput(1)) {
     sizes = ctx->InputConstant(1, "split").AsInts();
+  } else if (ctx->model_opset() >= 18 && HasAttr(*ctx, "num_outputs")) {
+    sizes = NumOutputsSizes(ctx, axis, x[axis], IntAttr(*ctx, "num_outputs", 0));
   }
   if (sizes.empty()) {
     if (x[axis] % parts != 0) {
@@ -45,14 +64,18 @@ void ConvertSplit(ImportContext* ctx) {
   OperatorDef* op = ctx->Emit("Split", {ctx->Input(0)}, outputs);
   AddIntArg(op, "axis", axis);
   AddIntsArg(op, "split", sizes);
+  for (int64_t i = 0; i < parts; ++i) {
+    std::vector<int64_t> dims = x;
+    dims[axis] = sizes[i];
+    ctx->SetShape(outputs[i], std::move(dims));
+  }
 }
 
 void RequireAttr(ImportContext* ctx, const std::string& name, const std::string& default_value,
                  const std::string& wanted) {
   const std::string value = StringAttr(*ctx, name, default_value);
   if (value != wanted) {
-    ctx->Fail("opset " + std::to_string(ctx->model_opset()) + ": attribute '" + name + "' '" +
-              value + "' is not supported; braid imports Resize " +
+    ctx->Fail("attribute '" + name + "' '" + value + "' is not supported; braid imports Resize " +
               "as ResizeNearest, with mode 'nearest', coordinate_transformation_mode " +
               "'asymmetric' and nearest_mode 'floor' (PyTorch's nearest interpolation)");
   }

@@ -242,8 +242,7 @@ void ConvertConstant(ImportContext* ctx) {
 void ConvertPad(ImportContext* ctx) {
   ctx->RequireOutputs(1);
   if (const std::string mode = StringAttr(*ctx, "mode", "constant"); mode != "constant") {
-    ctx->Fail("opset " + std::to_string(ctx->model_opset()) + ": attribute 'mode' '" + mode +
-              "' is not supported, only 'constant'");
+    ctx->Fail("attribute 'mode' '" + mode + "' is not supported, only 'constant'");
   }
   std::vector<int64_t> pads;
   float value = 0;
@@ -293,6 +292,14 @@ void ConvertGather(ImportContext* ctx) {
 
 // A constant cast to `to`; refuses the types braid does not hold (float16, bfloat16, string,
 // complex, and opset 19's float8 and 21's int4 types among them).
+// Each value as the integer type Narrow holds it, widened back to int64: integer casts wrap
+// modulo 2^bits as ONNX's and numpy's do (Cast(-1 -> uint8) is 255, Cast(300 -> int8) is 44).
+template <typename Narrow>
+std::vector<int64_t> WrapInts(std::vector<int64_t> values) {
+  for (int64_t& v : values) v = static_cast<int64_t>(static_cast<Narrow>(v));
+  return values;
+}
+
 ConstantTensor CastConstant(ImportContext* ctx, const ConstantTensor& in, int64_t to) {
   using T = onnx::TensorProto;
   switch (to) {
@@ -300,21 +307,26 @@ ConstantTensor CastConstant(ImportContext* ctx, const ConstantTensor& in, int64_
     case T::DOUBLE:
       return FloatConstant(in.dims, in.AsFloats());
     case T::INT8:
+      return IntConstant(in.dims, WrapInts<int8_t>(in.AsInts()));
     case T::INT16:
+      return IntConstant(in.dims, WrapInts<int16_t>(in.AsInts()));
     case T::INT32:
+      return IntConstant(in.dims, WrapInts<int32_t>(in.AsInts()));
     case T::INT64:
-    case T::UINT8:
-    case T::UINT16:
-    case T::UINT32:
       return IntConstant(in.dims, in.AsInts());
+    case T::UINT8:
+      return IntConstant(in.dims, WrapInts<uint8_t>(in.AsInts()));
+    case T::UINT16:
+      return IntConstant(in.dims, WrapInts<uint16_t>(in.AsInts()));
+    case T::UINT32:
+      return IntConstant(in.dims, WrapInts<uint32_t>(in.AsInts()));
     case T::BOOL: {
       std::vector<int64_t> values;
       for (float v : in.AsFloats()) values.push_back(v != 0.f ? 1 : 0);
       return IntConstant(in.dims, std::move(values));
     }
     default:
-      ctx->Fail("attribute 'to' is ONNX type " + std::to_string(to) + " at opset " +
-                std::to_string(ctx->model_opset()) +
+      ctx->Fail("attribute 'to' is ONNX type " + std::to_string(to) +
                 ", which braid does not fold (it folds casts to float, double, int8 to int64, " +
                 "uint8 to uint32 and bool)");
   }

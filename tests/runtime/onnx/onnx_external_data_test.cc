@@ -36,7 +36,9 @@ OnnxTestGraph ExternalWeightGraph(const std::string& location, const std::string
 class OnnxExternalDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/onnx_external_data";
+    // One folder per test: ctest runs the tests of this fixture in parallel.
+    dir_ = ::testing::TempDir() + "/onnx_external_data_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     const float values[4] = {9.f, 2.f, 3.f, 4.f};  // w = {2, 3, 4} at offset 4
@@ -80,7 +82,7 @@ TEST_F(OnnxExternalDataTest, BadLocationsRangesAndFilesAreRefusedNamingTheTensor
        "bytes [8, +12) lie outside '" + dir_ + "/model.onnx.data' of 16 bytes"},
       {ExternalWeightGraph("model.onnx.data", "-4", ""), "offset '-4' is not a non-negative"},
       {ExternalWeightGraph("model.onnx.data", "0", "16"),
-       "tensor 'w' has 16 raw bytes, its dims [1,3] need 3 elements of 4 bytes"},
+       "length 16 differs from the 12 bytes its dims and data type need"},
   };
   for (const auto& [graph, message] : cases) {
     ModelFolder model;
@@ -89,6 +91,105 @@ TEST_F(OnnxExternalDataTest, BadLocationsRangesAndFilesAreRefusedNamingTheTensor
     EXPECT_NE(status.message().find(message), std::string::npos) << status.message();
     EXPECT_NE(status.message().find(dir_ + "/model.onnx"), std::string::npos) << status.message();
   }
+}
+
+// The values the init net fills `blob` with.
+std::vector<float> FilledValues(const ModelFolder& model, const std::string& blob) {
+  for (const OperatorDef& fill : model.init_net.op()) {
+    if (fill.output(0) != blob) continue;
+    for (const Argument& arg : fill.arg()) {
+      if (arg.name() == "values") return {arg.floats().begin(), arg.floats().end()};
+    }
+  }
+  ADD_FAILURE() << "no fill of '" << blob << "' in " << model.init_net.DebugString();
+  return {};
+}
+
+TEST_F(OnnxExternalDataTest, WithoutALengthTheDataRunsToTheEndOfTheFile) {
+  // ONNX's loader reads from offset to the end of the file: 12 bytes from offset 4 fill w [1,3].
+  ModelFolder model;
+  const Status status = ImportFile(ExternalWeightGraph("model.onnx.data", "4", ""), &model);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(FilledValues(model, "w"), (std::vector<float>{2.f, 3.f, 4.f}));
+}
+
+TEST_F(OnnxExternalDataTest, RangesAndTypesMustMatchTheDimsBeforeAnythingIsRead) {
+  OnnxTestGraph half = ExternalWeightGraph("model.onnx.data", "0", "6");
+  half.model().mutable_graph()->mutable_initializer(0)->set_data_type(
+      onnx::TensorProto::FLOAT16);
+  const std::vector<std::pair<OnnxTestGraph, std::string>> cases = {
+      // A length beyond the dims' need is refused, not allocated; so is a huge one.
+      {ExternalWeightGraph("model.onnx.data", "0", "16"),
+       "initializer 'w': length 16 differs from the 12 bytes its dims and data type need"},
+      {ExternalWeightGraph("model.onnx.data", "0", "999999999999"),
+       "length 999999999999 differs from the 12 bytes"},
+      // Without a length, 16 bytes from offset 0 are more than [1,3] floats.
+      {ExternalWeightGraph("model.onnx.data", "0", ""),
+       "without a length the data runs from offset 0 to the end of '" + dir_ +
+           "/model.onnx.data', 16 bytes, but its dims and data type need 12"},
+      {half, "initializer 'w': ONNX data type 10 is not one braid reads"},
+  };
+  for (const auto& [graph, message] : cases) {
+    ModelFolder model;
+    const Status status = ImportFile(graph, &model);
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.message().find(message), std::string::npos) << status.message();
+  }
+}
+
+TEST_F(OnnxExternalDataTest, SymbolicLinksAndOtherFilesOutsideTheFolderAreRefused) {
+  // A file outside the model's folder with exactly w's 12 bytes: only the links reach it.
+  const std::string outside = dir_ + "_outside";
+  std::filesystem::remove_all(outside);
+  std::filesystem::create_directories(outside);
+  const float secret[3] = {7.f, 7.f, 7.f};
+  std::ofstream(outside + "/secret.data", std::ios::binary)
+      .write(reinterpret_cast<const char*>(secret), sizeof(secret));
+  std::filesystem::create_symlink(outside + "/secret.data", dir_ + "/weights.bin");
+  std::filesystem::create_directory_symlink(outside, dir_ + "/sub");
+  std::filesystem::create_directories(dir_ + "/folder");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"weights.bin", "location 'weights.bin' passes through the symbolic link '" + dir_ +
+                          "/weights.bin', which braid does not follow"},
+      {"sub/secret.data", "location 'sub/secret.data' passes through the symbolic link '" + dir_ +
+                              "/sub'"},
+      {"folder", "location 'folder' names '" + dir_ + "/folder', which is not a regular file"},
+  };
+  for (const auto& [location, message] : cases) {
+    ModelFolder model;
+    const Status status = ImportFile(ExternalWeightGraph(location, "0", "12"), &model);
+    EXPECT_FALSE(status.ok()) << location;
+    EXPECT_NE(status.message().find("initializer 'w': " + message), std::string::npos)
+        << status.message();
+  }
+  std::filesystem::remove_all(outside);
+}
+
+TEST_F(OnnxExternalDataTest, ConstantNodeValuesInExternalDataAreRead) {
+  OnnxTestGraph g(18);
+  g.Input("x", {1, 3});
+  onnx::NodeProto* constant = g.Node("Constant", {}, {"c"});
+  onnx::AttributeProto* value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* t = value->mutable_t();
+  t->set_name("c");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(1);
+  t->add_dims(3);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, text] : std::vector<std::pair<std::string, std::string>>{
+           {"location", "model.onnx.data"}, {"offset", "4"}, {"length", "12"}}) {
+    onnx::StringStringEntryProto* entry = t->add_external_data();
+    entry->set_key(key);
+    entry->set_value(text);
+  }
+  g.Node("Mul", {"x", "c"}, {"y"});
+  g.Output("y");
+  ModelFolder model;
+  const Status status = ImportFile(g, &model);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(FilledValues(model, "c"), (std::vector<float>{2.f, 3.f, 4.f}));
 }
 
 TEST_F(OnnxExternalDataTest, BytesWithoutAFolderRefuseExternalWeights) {

@@ -89,7 +89,7 @@ TEST(OnnxImportNetTest, ClipBoundsThatAreNotOneElementAreRefusedNamingTheInput) 
     ModelFolder model;
     const Status status = ImportOnnxBytes(g.Bytes(), "model.onnx", {}, &model);
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
-    EXPECT_EQ(status.message(), "model.onnx: node #0 (Clip 'Clip_0'): min (input 1 'low') must "
+    EXPECT_EQ(status.message(), "model.onnx: node #0 (Clip 'Clip_0'): opset 13: min (input 1 'low') must "
                                 "hold one element; it holds " + std::to_string(dims[0]));
   }
 }
@@ -118,12 +118,12 @@ TEST(OnnxImportNetTest, DegenerateProductsAndConcatsAreRefusedNamingTheNode) {
   no_inputs.Node("Add", {"x", "c"}, {"y"});
   no_inputs.Output("y");
   for (const auto& [graph, expected] : std::vector<std::pair<const OnnxTestGraph*, std::string>>{
-           {&zero_k, "node #0 (Gemm 'Gemm_0'): Gemm of A [1,1] and B [0,1099511627776] is not a "
-                     "product with K > 0"},  // the input's 0 is fixed to 1
-           {&other_k, "node #0 (Gemm 'Gemm_0'): Gemm of A [1,3] and B [2,4] is not a product "
-                      "with K > 0"},
-           {&zero_matmul, "node #0 (MatMul 'MatMul_0'): MatMul of A [1,1] and B [0,1099511627776] "
-                          "is not a product with a 2-D weight and K > 0"},
+           {&zero_k, "node #0 (Gemm 'Gemm_0'): opset 13: Gemm of A [1,1] and B "
+                     "[0,1099511627776] is not a product with K > 0"},  // the input's 0 is 1
+           {&other_k, "node #0 (Gemm 'Gemm_0'): opset 13: Gemm of A [1,3] and B [2,4] is not a "
+                      "product with K > 0"},
+           {&zero_matmul, "node #0 (MatMul 'MatMul_0'): opset 13: MatMul of A [1,1] and B "
+                          "[0,1099511627776] is not a product with a 2-D weight and K > 0"},
            // ONNX's shape inference refuses it first; the converter would too.
            {&no_inputs, "model.onnx: "}}) {
     ModelFolder model;
@@ -149,7 +149,8 @@ TEST(OnnxImportNetTest, SoftmaxAxisFollowsTheOpset) {
   middle.Input("x", {2, 3, 4});
   SetAttr(middle.Node("Softmax", {"x"}, {"y"}), "axis", int64_t{1});
   middle.Output("y");
-  EXPECT_NE(ImportError(middle).find("node #0 (Softmax 'Softmax_0'): Softmax over axis 1 of [2,3,4]"),
+  EXPECT_NE(ImportError(middle).find("node #0 (Softmax 'Softmax_0'): opset 13: Softmax over axis 1 "
+                                     "of [2,3,4]"),
             std::string::npos);
 }
 
@@ -215,7 +216,8 @@ TEST(OnnxImportNetTest, UnfoldableNodesAreRefusedNamingTheNode) {
   pad_max.Node("Pad", {"x", "pads"}, {"p"});
   SetAttr(pad_max.Node("MaxPool", {"p"}, {"y"}), "kernel_shape", std::vector<int64_t>{2, 2});
   pad_max.Output("y");
-  EXPECT_NE(ImportError(pad_max).find("node #1 (MaxPool 'MaxPool_1'): reads 'p', the output of a Pad"),
+  EXPECT_NE(ImportError(pad_max).find("node #1 (MaxPool 'MaxPool_1'): opset 13: reads 'p', the "
+                                      "output of a Pad"),
             std::string::npos);
 
   OnnxTestGraph computed_b(13);

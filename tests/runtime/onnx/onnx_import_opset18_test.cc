@@ -92,7 +92,7 @@ TEST(OnnxOpset18Test, ReduceMeanWithoutAxesReducesAllOrNothing) {
   for (float v : x) sum += v;
   for (const int64_t noop : {0, 1}) {
     OnnxTestGraph g(18);
-    g.Input("x", {1, 6});
+    g.Input("x", {2, 3});  // reducing one axis only would give 2 or 3 values, not 1
     SetAttr(g.Node("ReduceMean", {"x"}, {"y"}), "noop_with_empty_axes", noop);
     g.Output("y");
     SCOPED_TRACE("noop_with_empty_axes " + std::to_string(noop));
@@ -167,11 +167,28 @@ TEST(OnnxOpset18Test, SplitNumOutputsCutsEqualAndUnequalParts) {
     SCOPED_TRACE(std::to_string(channels) + " channels");
     ExpectNear(RunImported(g, x), SwapParts(x, (channels + 1) / 2));
   }
+  // The undeclared shape of a Relu's output is inferred after the lowering: still 3 and 2.
   const std::vector<float> x = TestValues(10, 35);
+  OnnxTestGraph undeclared = SplitAndSwap(18, 5, "Relu");
+  SetAttr(undeclared.model().mutable_graph()->mutable_node(1), "num_outputs", int64_t{2});
+  std::vector<float> relu = x;
+  for (float& v : relu) v = std::max(v, 0.f);
+  ExpectNear(RunImported(undeclared, x), SwapParts(relu, 3));
   OnnxTestGraph sizes = SplitAndSwap(13, 5, "");  // the `split` input of opsets 13 to 17
   sizes.IntInitializer("sizes", {2}, {1, 4});
   sizes.model().mutable_graph()->mutable_node(0)->add_input("sizes");
   ExpectNear(RunImported(sizes, x), SwapParts(x, 1));
+}
+
+// The model declares x [1, 4, 1, 2] (an even split); the input_shape option makes it
+// [1, 5, 1, 2], and the parts are cut from that shape: 3 and 2 channels.
+TEST(OnnxOpset18Test, SplitNumOutputsFollowsTheInputShapeOption) {
+  OnnxTestGraph g = SplitAndSwap(18, 4, "");
+  SetAttr(g.model().mutable_graph()->mutable_node(0), "num_outputs", int64_t{2});
+  RunSettings settings;
+  settings.import_options.input_shape = {1, 5, 1, 2};
+  const std::vector<float> x = TestValues(10, 38);
+  ExpectNear(RunImported(g, x, settings), SwapParts(x, 3));
 }
 
 TEST(OnnxOpset18Test, SplitNumOutputsBraidCannotCutAreRefused) {
@@ -187,11 +204,16 @@ TEST(OnnxOpset18Test, SplitNumOutputsBraidCannotCutAreRefused) {
   too_large.model().mutable_graph()->mutable_node(0)->add_input("sizes");
   ExpectErrorHas(too_large, {"split sizes [4611686018427387904,4611686018427387904] do not cut "
                              "dim 1 of [1,5,1,2] into 2 parts"});
-  // The Relu's output declares no shape, so the parts cannot be sized before shape inference.
-  OnnxTestGraph undeclared = SplitAndSwap(18, 5, "Relu");
-  SetAttr(undeclared.model().mutable_graph()->mutable_node(1), "num_outputs", int64_t{2});
-  ExpectErrorHas(undeclared, {"node #1 (Split 'Split_1'): an equal split of dim 1 of [1,5,1,2] "
-                              "into 2 parts"});
+  // 4 channels in 3 parts of ceil(4 / 3) = 2 leave the last part empty.
+  OnnxTestGraph empty_last(18);
+  empty_last.Input("x", {1, 4, 1, 2});
+  auto* split = empty_last.Node("Split", {"x"}, {"a", "b", "c"});
+  SetAttr(split, "axis", int64_t{1});
+  SetAttr(split, "num_outputs", int64_t{3});
+  SetAttr(empty_last.Node("Concat", {"c", "b", "a"}, {"y"}), "axis", int64_t{1});
+  empty_last.Output("y");
+  ExpectErrorHas(empty_last, {"node #0 (Split 'Split_0'): opset 18: attribute 'num_outputs' 3 "
+                              "leaves the last part of dim 1 (4) empty"});
 }
 
 // Pad-18's axes input: pads for H and W only, widened to NCHW and folded into the AveragePool.
@@ -199,14 +221,15 @@ TEST(OnnxOpset18Test, PadAxesInputWidensToEveryAxis) {
   const Nchw x{1, 1, 4, 4, TestValues(16, 36)};
   OnnxTestGraph g(18);
   g.Input("x", {1, 1, 4, 4});
-  g.IntInitializer("pads", {4}, {1, 1, 1, 1});
+  // H: 1 before, 0 after; W: 0 before, 2 after (so swapping begins and ends changes y).
+  g.IntInitializer("pads", {4}, {1, 0, 0, 2});
   g.IntInitializer("axes", {2}, {-2, 3});
   g.Node("Pad", {"x", "pads", "", "axes"}, {"padded"});
   auto* pool = g.Node("AveragePool", {"padded"}, {"y"});
   SetAttr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
   SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
   g.Output("y");
-  ExpectNear(RunImported(g, x.v), NaivePool(x, false, 3, 2, 1, 1, 1, 1, 2, 2, true).v);
+  ExpectNear(RunImported(g, x.v), NaivePool(x, false, 3, 2, 1, 0, 0, 2, 2, 2, true).v);
 }
 
 TEST(OnnxOpset18Test, PadModesOtherThanConstantAreRefused) {
@@ -220,12 +243,13 @@ TEST(OnnxOpset18Test, PadModesOtherThanConstantAreRefused) {
                      "only 'constant'"});
 }
 
-// x [1, 2, 2, 3] -> y [1, 2, 4, 6], y[.., i, j] = x[.., i / 2, j / 2] (nearest, asymmetric, floor).
-std::vector<float> Upsampled2x(const std::vector<float>& x) {
+// x [1, 2, 2, 3] -> y [1, 2, 4, 9], y[.., i, j] = x[.., i / 2, j / 3] (nearest, asymmetric,
+// floor): H scaled by 2, W by 3, so scales applied to the wrong axes give other values.
+std::vector<float> Upsampled2x3(const std::vector<float>& x) {
   std::vector<float> y;
   for (int c = 0; c < 2; ++c) {
     for (int i = 0; i < 4; ++i) {
-      for (int j = 0; j < 6; ++j) y.push_back(x[c * 6 + (i / 2) * 3 + j / 2]);
+      for (int j = 0; j < 9; ++j) y.push_back(x[c * 6 + (i / 2) * 3 + j / 3]);
     }
   }
   return y;
@@ -246,21 +270,21 @@ onnx::NodeProto* ResizeNode(OnnxTestGraph* g, const std::vector<std::string>& in
 TEST(OnnxOpset18Test, ResizeNearestByScalesSizesOrAxes) {
   const std::vector<float> x = TestValues(12, 37);
   OnnxTestGraph scales13(13), scales18(18), sizes18(18), axes18(18);
-  scales13.Initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  scales13.Initializer("scales", {4}, {1.f, 1.f, 2.f, 3.f});
   ResizeNode(&scales13, {"x", "", "scales"});
-  scales18.Initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  scales18.Initializer("scales", {4}, {1.f, 1.f, 2.f, 3.f});
   onnx::NodeProto* node = ResizeNode(&scales18, {"x", "", "scales"});
   SetAttr(node, "antialias", int64_t{0});
   SetAttr(node, "keep_aspect_ratio_policy", std::string("not_larger"));  // ignored with scales
-  sizes18.IntInitializer("sizes", {4}, {1, 2, 4, 6});
+  sizes18.IntInitializer("sizes", {4}, {1, 2, 4, 9});
   SetAttr(ResizeNode(&sizes18, {"x", "", "", "sizes"}), "keep_aspect_ratio_policy",
           std::string("stretch"));
-  axes18.Initializer("scales", {2}, {2.f, 2.f});
+  axes18.Initializer("scales", {2}, {2.f, 3.f});
   SetAttr(ResizeNode(&axes18, {"x", "", "scales"}), "axes", std::vector<int64_t>{2, -1});
   int index = 0;
   for (const OnnxTestGraph* g : {&scales13, &scales18, &sizes18, &axes18}) {
     SCOPED_TRACE("graph " + std::to_string(index++));
-    ExpectNear(RunImported(*g, x), Upsampled2x(x));
+    ExpectNear(RunImported(*g, x), Upsampled2x3(x));
   }
 }
 
@@ -297,7 +321,7 @@ TEST(OnnxOpset18Test, ResizeFeaturesBraidCannotComputeAreRefused) {
   huge.Initializer("scales", {4}, {1.f, 1.f, 1e13f, 2.f});
   ResizeNode(&huge, {"x", "", "scales"});
   ExpectErrorHas(huge,
-                 {"node #0 (Resize 'Resize_0'): resizing [1,2,2,3] by ", "gives dims beyond 1e12"});
+                 {"node #0 (Resize 'Resize_0'): opset 13: resizing [1,2,2,3] by ", "gives dims beyond 1e12"});
   OnnxTestGraph sizes(18);
   sizes.IntInitializer("sizes", {4}, {1, 2, 4, 6});
   SetAttr(ResizeNode(&sizes, {"x", "", "", "sizes"}), "keep_aspect_ratio_policy",
@@ -305,6 +329,57 @@ TEST(OnnxOpset18Test, ResizeFeaturesBraidCannotComputeAreRefused) {
   ExpectErrorHas(sizes, {"node #0 (Resize 'Resize_0'): opset 18: attribute "
                          "'keep_aspect_ratio_policy' 'not_smaller' with input 3 'sizes' is not "
                          "supported"});
+}
+
+TEST(OnnxOpset18Test, PadAndResizeAxesNamedTwiceAreRefused) {
+  OnnxTestGraph pad(18);
+  pad.Input("x", {1, 1, 4, 4});
+  pad.IntInitializer("pads", {4}, {1, 0, 0, 2});
+  pad.IntInitializer("axes", {2}, {3, -1});
+  pad.Node("Pad", {"x", "pads", "", "axes"}, {"padded"});
+  SetAttr(pad.Node("AveragePool", {"padded"}, {"y"}), "kernel_shape",
+          std::vector<int64_t>{3, 3});
+  pad.Output("y");
+  ExpectErrorHas(pad, {"node #0 (Pad 'Pad_0'): opset 18: input 3 'axes' names axis 3 twice "
+                       "[3,-1]"});
+  OnnxTestGraph resize(18);
+  resize.Initializer("scales", {2}, {2.f, 3.f});
+  SetAttr(ResizeNode(&resize, {"x", "", "scales"}), "axes", std::vector<int64_t>{2, -2});
+  ExpectErrorHas(resize, {"node #0 (Resize 'Resize_0'): opset 18: attribute 'axes' names axis 2 "
+                          "twice [2,-2]"});
+}
+
+// Every converter's refusal names the model's opset once, in the lowering's wording: a reduce's
+// axis (NormalizeAxis), a Split's axis, a Resize's scales, a Cast of a computed value.
+TEST(OnnxOpset18Test, ConverterRefusalsNameTheOpsetOnce) {
+  OnnxTestGraph reduce(13);
+  reduce.Input("x", {2, 3});
+  SetAttr(reduce.Node("ReduceMean", {"x"}, {"y"}), "axes", std::vector<int64_t>{5});
+  reduce.Output("y");
+  OnnxTestGraph split(13);
+  split.Input("x", {1, 4});
+  SetAttr(split.Node("Split", {"x"}, {"a", "b"}), "axis", int64_t{4});
+  split.Node("Concat", {"b", "a"}, {"y"});
+  split.Output("y");
+  OnnxTestGraph resize(13);
+  resize.Initializer("scales", {4}, {2.f, 1.f, 2.f, 2.f});
+  ResizeNode(&resize, {"x", "", "scales"});
+  OnnxTestGraph cast(13);
+  cast.Input("x", {1, 3});
+  SetAttr(cast.Node("Cast", {"x"}, {"i"}), "to", int64_t{onnx::TensorProto::INT64});
+  SetAttr(cast.Node("Cast", {"i"}, {"y"}), "to", int64_t{onnx::TensorProto::FLOAT});
+  cast.Output("y");
+  const std::vector<std::pair<const OnnxTestGraph*, std::string>> cases = {
+      {&reduce, "node #0 (ReduceMean 'ReduceMean_0'): opset 13: ReduceMean axis 5 is outside"},
+      {&split, "node #0 (Split 'Split_0'): opset 13: Split axis 4 is outside"},
+      {&resize, "node #0 (Resize 'Resize_0'): opset 13: scales [4 values] must be [1, 1, h, w]"},
+      {&cast, "node #0 (Cast 'Cast_0'): opset 13: Cast of a computed value to type 7"},
+  };
+  for (const auto& [graph, message] : cases) {
+    const std::string error = ImportError(*graph);
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+    EXPECT_EQ(error.find("opset"), error.rfind("opset")) << error;
+  }
 }
 
 // A constant cast to bool holds 0 or 1, whatever its magnitude; opset 19's `saturate` is accepted.
@@ -321,6 +396,29 @@ TEST(OnnxOpset18Test, CastOfAConstantToBoolGivesZeroOrOne) {
   ExpectNear(RunImported(g, {4.f, 5.f, 6.f}), {4.f, 0.f, 6.f});
 }
 
+// Integer casts of constants wrap modulo 2^bits as ONNX's reference and numpy do:
+// numpy.array([-1, 300, 200, -129]).astype(t) for t = uint8, int8, uint16, int16, int32.
+TEST(OnnxOpset18Test, CastOfAConstantToANarrowIntegerWraps) {
+  const std::vector<std::pair<int64_t, std::vector<float>>> cases = {
+      {onnx::TensorProto::UINT8, {255.f, 44.f, 200.f, 127.f}},
+      {onnx::TensorProto::INT8, {-1.f, 44.f, -56.f, 127.f}},
+      {onnx::TensorProto::UINT16, {65535.f, 300.f, 200.f, 65407.f}},
+      {onnx::TensorProto::INT16, {-1.f, 300.f, 200.f, -129.f}},
+      {onnx::TensorProto::INT32, {-1.f, 300.f, 200.f, -129.f}},
+  };
+  for (const auto& [to, expected] : cases) {
+    OnnxTestGraph g(19);
+    g.Input("x", {1, 4});
+    g.IntInitializer("c", {1, 4}, {-1, 300, 200, -129});
+    SetAttr(g.Node("Cast", {"c"}, {"n"}), "to", to);
+    SetAttr(g.Node("Cast", {"n"}, {"f"}), "to", int64_t{onnx::TensorProto::FLOAT});
+    g.Node("Mul", {"x", "f"}, {"y"});
+    g.Output("y");
+    SCOPED_TRACE("to " + std::to_string(to));
+    ExpectNear(RunImported(g, {1.f, 1.f, 1.f, 1.f}), expected);
+  }
+}
+
 TEST(OnnxOpset18Test, CastOfAConstantToATypeBraidDoesNotHoldIsRefused) {
   for (const int64_t to : {int64_t{onnx::TensorProto::FLOAT16}, int64_t{17} /* float8e4m3fn */}) {
     OnnxTestGraph g(21);
@@ -329,8 +427,8 @@ TEST(OnnxOpset18Test, CastOfAConstantToATypeBraidDoesNotHoldIsRefused) {
     SetAttr(g.Node("Cast", {"c"}, {"h"}), "to", to);
     g.Node("Mul", {"x", "h"}, {"y"});
     g.Output("y");
-    ExpectErrorHas(g, {"node #0 (Cast 'Cast_0'): attribute 'to' is ONNX type " +
-                       std::to_string(to) + " at opset 21, which braid does not fold"});
+    ExpectErrorHas(g, {"node #0 (Cast 'Cast_0'): opset 21: attribute 'to' is ONNX type " +
+                       std::to_string(to) + ", which braid does not fold"});
   }
 }
 

@@ -110,7 +110,7 @@ ModelFolder Import(const OnnxTestGraph& graph, const OnnxImportOptions& options)
 
 std::vector<float> RunImported(const OnnxTestGraph& graph, const std::vector<float>& input,
                                const RunSettings& settings) {
-  ModelFolder model = Import(graph);
+  ModelFolder model = Import(graph, settings.import_options);
   if (model.predict_net.external_output_size() == 0) return {};
   Workspace ws;
   EXPECT_TRUE(ws.RunNetOnce(model.init_net).ok());

@@ -50,6 +50,7 @@ struct RunSettings {
   std::string executor = "simple";  // or "dag"
   int workers = 2;
   bool plan_memory = false;
+  OnnxImportOptions import_options;  // e.g. an input_shape other than the model's
 };
 
 // Imports `graph`, runs its init net, feeds `input` and runs the predict net; returns its first
