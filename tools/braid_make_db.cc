@@ -147,6 +147,10 @@ void FromNpy() {
   for (std::string path; std::getline(list, path, ',');) {
     if (!path.empty()) paths.push_back(path);
   }
+  if (paths.empty()) {
+    throw Error(Status::InvalidArgument("braid_make_db: --npy '" + FLAGS_npy +
+                                        "' names no file (FILE.npy[,FILE.npy...])"));
+  }
   std::vector<Tensor> arrays(paths.size());
   for (size_t f = 0; f < paths.size(); ++f) {
     const Status read = ReadNpyFile(paths[f], &arrays[f]);

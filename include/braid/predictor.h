@@ -196,8 +196,9 @@ class Predictor {
 
   // Run, asynchronously: checks the inputs, queues the request and returns at once. The request
   // runs on the Predictor's own threads (max_concurrent_runs + 1, started by the first RunAsync;
-  // one of them watches the queue's deadlines while the others run): requests start in the order
-  // they came, each when a context is free, sharing the contexts with synchronous Runs. The map
+  // one of them watches the queue's deadlines while the others run): asynchronous requests start
+  // in the order they came, each when a context is free; synchronous Runs share the contexts in no
+  // promised order with them (a busy synchronous caller may take a freed context first). The map
   // is copied, but the memory its views point to stays the caller's: it must stay valid and
   // unchanged until the future is ready (on a cpu device the net reads it in place). The future's
   // RunResult holds the Status (an invalid input's at once) and owns the outputs. Never throws.

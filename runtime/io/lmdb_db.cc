@@ -126,14 +126,19 @@ class LmdbTransaction final : public DbTransaction {
   }
 
   void Put(std::string_view key, std::string_view value) override {
-    pending_.emplace_back(key, value);
-    if (PutOne(pending_.back()) == MDB_MAP_FULL) Grow();
+    CheckUsable();
+    std::pair<std::string, std::string> record(key, value);
+    const int rc = PutOne(record);  // throws (and leaves nothing pending) on another failure
+    pending_.push_back(std::move(record));
+    if (rc == MDB_MAP_FULL) Grow();
   }
   void Commit() override {
+    CheckUsable();
     for (;;) {
       const int rc = mdb_txn_commit(txn_);
       txn_ = nullptr;  // committed or, on failure, freed by LMDB
       if (rc != MDB_MAP_FULL) {
+        if (rc != MDB_SUCCESS) broken_ = true;  // the puts since the last commit are lost
         Check(path_, "mdb_txn_commit", rc);
         break;
       }
@@ -144,6 +149,13 @@ class LmdbTransaction final : public DbTransaction {
   }
 
  private:
+  // A commit that failed lost its puts: later calls refuse rather than write a partial DB.
+  void CheckUsable() const {
+    if (broken_ || txn_ == nullptr) {
+      throw Error(Status::FailedPrecondition(
+          DbName(path_) + ": an earlier commit failed; this transaction is over"));
+    }
+  }
   // mdb_put's result: success or a full map; any other failure throws.
   int PutOne(const std::pair<std::string, std::string>& record) {
     MDB_val k = Val(record.first), v = Val(record.second);
@@ -181,6 +193,7 @@ class LmdbTransaction final : public DbTransaction {
   const std::string path_;
   MDB_txn* txn_ = nullptr;
   std::vector<std::pair<std::string, std::string>> pending_;  // since the last commit
+  bool broken_ = false;                                       // a commit failed
 };
 
 class LmdbDb final : public Db {

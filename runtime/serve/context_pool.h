@@ -9,8 +9,9 @@
 // are watched by the pool's threads, of which there are size + 1, so that one is always free to
 // wake at the earliest deadline in the queue while `size` run. Each returned context wakes one
 // synchronous waiter and one thread (never all: with many waiters that would cost a wake-up each
-// per request); a waiter that leaves without the free context it was woken for wakes the next. Asynchronous requests start in the order they came (FIFO); a synchronous one
-// and the queue's first take whichever context comes free first, in no promised order.
+// per request); a waiter that leaves without the free context it was woken for wakes the next.
+// Asynchronous requests start in the order they came (FIFO); a synchronous one and the queue's
+// first take whichever context comes free first, in no promised order.
 //
 //   ContextPool pool(&parameters, &spec, /*size=*/4, "predictor 'p'", run_in_context);
 //   pool.Run(inputs, stop, &outputs);                           // throws braid::Error
