@@ -39,6 +39,16 @@ step import "$work/prefix/bin/braid_import" "$embed_dir/../data/onnx/small_cnn/m
 # a model builder's ResNet-20 data parallel on two.
 "$work/build/train_model"
 "$work/build/train_data_parallel" cpu:0 cpu:1
+# LMDBs written by the installed braid_make_db (8000 images of Fashion-MNIST's t10k set to train on,
+# the first 2000 of its training set to test on: small DBs, made in seconds), and an application
+# training from them.
+fmnist=/usr/share/datasets/fashion-mnist
+step make_db "$work/prefix/bin/braid_make_db" --images "$fmnist/t10k-images-idx3-ubyte.gz" \
+  --labels "$fmnist/t10k-labels-idx1-ubyte.gz" --limit 8000 --out "$work/train_lmdb"
+step make_test_db "$work/prefix/bin/braid_make_db" --images "$fmnist/train-images-idx3-ubyte.gz" \
+  --labels "$fmnist/train-labels-idx1-ubyte.gz" --limit 2000 --out "$work/test_lmdb"
+"$work/build/train_lmdb" "$work/train_lmdb" "$work/test_lmdb"
+
 # An ONNX export imported, written as a model folder, served; its answer saved as .npy and compared
 # with PyTorch's.
 fixture="$embed_dir/../data/onnx/small_cnn"
