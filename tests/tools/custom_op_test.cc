@@ -16,6 +16,7 @@
 #include "runtime/core/tensor.h"
 #include "runtime/core/workspace.h"
 #include "testing/gradient_checker.h"
+#include "testing/host_copies.h"
 #include "testing/net_text.h"
 
 namespace braid {
@@ -99,12 +100,6 @@ void Feed(Workspace* ws, const std::string& name, std::vector<int64_t> shape,
   std::copy(values.begin(), values.end(), t->mutable_data<float>());
 }
 
-std::vector<float> Fetch(const Workspace& ws, const std::string& name) {
-  Tensor host;
-  host.CopyFrom(*ws.GetBlob(name));
-  return {host.data<float>(), host.data<float>() + host.numel()};
-}
-
 TEST(CustomOpTest, RunsOnCpuAndSimWithItsArguments) {
   for (const char* device : {"", R"(device_option { device_type: 1000 device_id: 0 })"}) {
     SCOPED_TRACE(*device ? "sim:0" : "cpu:0");
@@ -116,7 +111,7 @@ TEST(CustomOpTest, RunsOnCpuAndSimWithItsArguments) {
         op { type: "TestLeakyScale" input: "x_here" output: "y" arg { name: "alpha" f: 0.25 } )" +
                                                device + " }"));
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(Fetch(ws, "y"), (std::vector<float>{1, -0.5f, 0.5f, -1}));
+    EXPECT_EQ(HostFloats(*ws.GetBlob("y")), (std::vector<float>{1, -0.5f, 0.5f, -1}));
   }
 }
 

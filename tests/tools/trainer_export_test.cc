@@ -20,6 +20,7 @@
 #include "runtime/io/model_folder.h"
 #include "runtime/train/model_export.h"
 #include "runtime/train/training_loop.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -42,16 +43,15 @@ class TrainerExportTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
+  // The shared small run, on one cpu device with the simple executor and no memory plan, so the
+  // test net's last batch stays readable after Evaluate.
   static TrainingLoopOptions SmallRun() {
-    TrainingLoopOptions o;
-    o.model = "resnet20";
-    o.data = "synthetic";
+    TrainingLoopOptions o = SmallSyntheticTraining({DeviceOption()});
     o.synthetic_examples = 96;
-    o.synthetic_test_examples = 32;
-    o.image_size = 12;
-    o.batch_size = 16;
-    o.test_batch_size = 16;
     o.iters = 6;
+    o.memory_plan = false;
+    o.executor = "simple";
+    o.threads = 0;
     o.optimizer.lr.policy = "fixed";
     o.optimizer.lr.base_lr = 0.05f;
     o.seed = 5;

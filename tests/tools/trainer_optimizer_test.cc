@@ -191,23 +191,25 @@ TEST_P(OptimizerLoopTest, AStepIsTheFormulaAppliedToTheNetsGradient) {
         Values(*loop.workspace().GetBlob(op.input(op.input_size() == 6 ? 3 : 2)));
     const std::vector<double> w = Values(*loop.workspace().GetBlob(param));
     const std::vector<double>& w0 = before[param];
+    const bool adagrad = op.type() == "Adagrad";
+    const std::vector<double>& moment = before.at(op.input(1));  // m1, or Adagrad's squared sum
+    const std::vector<double>& moment2 = adagrad ? moment : before.at(op.input(2));
     for (size_t i = 0; i < w.size(); ++i) {
       double expected = 0;
       double terms = 0;  // the step's size before any cancellation inside it
-      if (op.type() == "Adagrad") {
+      if (adagrad) {
         const double gi = g[i] + wd * w0[i];
-        const double h = before[op.input(1)][i] + gi * gi;
+        const double h = moment[i] + gi * gi;
         expected = w0[i] - lr * gi / (std::sqrt(h) + epsilon);
         terms = lr * (std::abs(g[i]) + std::abs(wd * w0[i])) / (std::sqrt(h) + epsilon);
       } else {
         const double gi = optimizer == "adamw" ? g[i] : g[i] + wd * w0[i];
-        const double m1 = beta1 * before[op.input(1)][i] + (1 - beta1) * gi;
-        const double m2 = beta2 * before[op.input(2)][i] + (1 - beta2) * gi * gi;
+        const double m1 = beta1 * moment[i] + (1 - beta1) * gi;
+        const double m2 = beta2 * moment2[i] + (1 - beta2) * gi * gi;
         expected = w0[i] - lr * correction * m1 / (std::sqrt(m2) + epsilon);
         // m1' sums two terms that may nearly cancel: float rounds each of them.
         terms = lr * correction *
-                (std::abs(beta1 * before[op.input(1)][i]) + std::abs((1 - beta1) * gi) +
-                 std::abs(wd * w0[i])) /
+                (std::abs(beta1 * moment[i]) + std::abs((1 - beta1) * gi) + std::abs(wd * w0[i])) /
                 (std::sqrt(m2) + epsilon);
         if (optimizer == "adamw") expected -= lr * wd * w0[i];
       }
