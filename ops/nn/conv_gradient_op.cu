@@ -1,6 +1,6 @@
 // ConvGradient on CUDA devices (ops/nn/conv_gradient_op.h): cuDNN's backward-filter and
 // backward-data convolutions with the algorithms the AlgorithmRegistry chose for every replica
-// (ops/nn/cudnn_conv.h), and dbias as a per-channel sum of dY in double by a deterministic kernel
+// (ops/nn/cudnn_conv.h), and dbias as a per-channel sum of dY in double by deterministic kernels
 // (ops/nn/cuda_channel_reduce.cuh; no atomics, unlike what cuDNN may use for
 // cudnnConvolutionBackwardBias).
 #include <algorithm>
@@ -17,11 +17,9 @@
 namespace braid {
 namespace {
 
-// db[m] = sum of dy[n, m, :, :] over n, in double; one block per output channel m.
-__global__ void BiasGradientKernel(const float* dy, int64_t n, int64_t m, int64_t s, float* db) {
-  __shared__ double partial[kCudaThreads];
-  const double total = ChannelSum(ValueTerm{dy}, blockIdx.x, n, m, s, partial);
-  if (threadIdx.x == 0) db[blockIdx.x] = static_cast<float>(total);
+// db[m] = sum of dy[n, m, :, :] over n, from the channels' block sums (in double).
+__global__ void BiasGradientKernel(const double* partials, int blocks, int64_t m, float* db) {
+  BRAID_CUDA_KERNEL_LOOP(ch, m) db[ch] = static_cast<float>(ChannelTotal(partials, ch, blocks));
 }
 
 class ConvGradientCudaOp final : public OperatorBase {
@@ -60,9 +58,13 @@ class ConvGradientCudaOp final : public OperatorBase {
                                      dx != nullptr ? data_algorithm_->workspace_bytes : 0));
     RunBackward(x, w, dy, workspace, dw, dx);
     if (db != nullptr) {
-      const int64_t s = p.y_dims[2] * p.y_dims[3];
-      BiasGradientKernel<<<static_cast<unsigned int>(p.out_channels()), kCudaThreads, 0,
-                           CurrentCudaStream()>>>(dy, p.y_dims[0], p.out_channels(), s, db);
+      const int64_t n = p.y_dims[0], m = p.out_channels(), s = p.y_dims[2] * p.y_dims[3];
+      const int blocks = ChannelReduceBlocks(n * s);
+      DeviceScratch partials(static_cast<size_t>(m * blocks) * sizeof(double));
+      double* sums = static_cast<double*>(partials.get());
+      LaunchChannelBlockSums(ValueTerms{dy}, n, m, s, sums, "BiasGradientSums");
+      BiasGradientKernel<<<CudaBlocks(m), kCudaThreads, 0, CurrentCudaStream()>>>(sums, blocks, m,
+                                                                                  db);
       CheckCudaLaunch("BiasGradientKernel");
     }
   }

@@ -253,10 +253,12 @@ std::vector<ArgSpec> ConvPoolWindowArgs(WindowKind kind) {
   }
   args.push_back({"order", ArgKind::kString});
   if (kind == WindowKind::kPool) args.push_back({"global_pooling", ArgKind::kInt});
-  // Caffe2's cuDNN engine hints, which published nets carry: the CUDA kernels read the first two
-  // (ops/nn/conv_search_options.h); the CPU kernels and shared_buffer ignore them.
+  // Caffe2's cuDNN engine hints, which published nets carry: the CUDA kernels read the first three
+  // (ops/nn/conv_search_options.h); the CPU kernels (deterministic already) and shared_buffer
+  // ignore them.
   if (kind == WindowKind::kConv) {
-    for (const char* name : {"exhaustive_search", "ws_nbytes_limit", "shared_buffer"}) {
+    for (const char* name :
+         {"exhaustive_search", "deterministic", "ws_nbytes_limit", "shared_buffer"}) {
       args.push_back({name, ArgKind::kInt});
     }
   }

@@ -12,6 +12,7 @@ ConvSearchOptions ConvSearchOptionsOf(const OperatorDef& def) {
   const ArgumentReader args(def.arg());
   ConvSearchOptions o;
   o.timed = args.Get<int64_t>("exhaustive_search", 1) != 0;
+  o.deterministic = args.Get<int64_t>("deterministic", 0) != 0;
   o.workspace_limit = args.Get<int64_t>("ws_nbytes_limit", kDefaultConvWorkspaceLimit);
   if (o.workspace_limit < 0) {
     ThrowInvalidArgument(def.type() + " '" + (def.output_size() > 0 ? def.output(0) : "") +

@@ -2,9 +2,14 @@
 // hints on Conv and ConvGradient, which published nets (the model zoo's) carry:
 //   exhaustive_search  0: cuDNN's heuristic decides (cudnnGetConvolution*Algorithm_v7's first
 //                      candidate that fits the workspace limit), nothing is timed;
-//                      1, or absent: the AlgorithmRegistry's mode (runtime/device/algorithm_registry.h):
-//                      cuDNN's timed find, unless BRAID_ALGORITHM_SEARCH=rule pins every search of
-//                      the process to the heuristic. (Caffe2 defaulted to the heuristic.)
+//                      1, or absent: the AlgorithmRegistry's mode
+//                      (runtime/device/algorithm_registry.h): cuDNN's timed find, unless
+//                      BRAID_ALGORITHM_SEARCH=rule pins every search of the process to the
+//                      heuristic. (Caffe2 defaulted to the heuristic.)
+//   deterministic      1: only algorithms that compute the same bits on every run (cuDNN's
+//                      backward-data ALGO_0 and backward-filter ALGO_0 and ALGO_3 add with
+//                      atomics), unless no other is supported; 0, or absent: any algorithm, the
+//                      fastest (Caffe2's default, and PyTorch's unless cudnn.deterministic)
 //   ws_nbytes_limit    the most bytes a candidate's workspace may take (default 1 GiB,
 //                      kDefaultConvWorkspaceLimit); never more than the device can give without
 //                      eating into its caching allocator's reserve (ConvWorkspaceLimit).
@@ -27,7 +32,8 @@ namespace braid {
 inline constexpr int64_t kDefaultConvWorkspaceLimit = int64_t{1} << 30;
 
 struct ConvSearchOptions {
-  bool timed = true;  // false: exhaustive_search = 0
+  bool timed = true;           // false: exhaustive_search = 0
+  bool deterministic = false;  // deterministic = 1
   int64_t workspace_limit = kDefaultConvWorkspaceLimit;
 };
 

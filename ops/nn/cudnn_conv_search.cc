@@ -192,9 +192,11 @@ class FindRun {
   std::map<int, double> ms_;  // algorithm -> its fastest successful time
 };
 
-// The heuristic's supported algorithms in its order, deterministic ones only unless there are none
-// (deterministic: neither in the documented table of atomic algorithms nor reported otherwise).
-std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direction direction) {
+// The heuristic's supported algorithms in its order; with `deterministic`, the deterministic ones
+// only unless there are none (deterministic: neither in the documented table of atomic algorithms
+// nor reported otherwise).
+std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direction direction,
+                                           bool deterministic_only) {
   std::vector<Supported> deterministic, any;
   for (const PerfResult& r : HeuristicResults(d, direction)) {
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
@@ -211,7 +213,7 @@ std::vector<Supported> SupportedAlgorithms(const CudnnConvDescriptors& d, Direct
       deterministic.push_back(any.back());
     }
   }
-  return deterministic.empty() ? any : deterministic;
+  return deterministic_only && !deterministic.empty() ? deterministic : any;
 }
 
 // With exhaustive_search = 0 the heuristic's first candidate that fits, alone (the registry
@@ -234,9 +236,9 @@ std::vector<AlgorithmCandidate> HeuristicCandidate(const std::vector<Supported>&
 
 std::vector<AlgorithmCandidate> FindCandidates(const CudnnConvDescriptors& d, Direction direction,
                                                const CudnnConvBuffers& buffers, int64_t limit,
-                                               bool timed) {
-  const std::vector<Supported> supported = SupportedAlgorithms(d, direction);
-  if (!timed) return HeuristicCandidate(supported, direction, limit);
+                                               const ConvSearchOptions& options) {
+  const std::vector<Supported> supported = SupportedAlgorithms(d, direction, options.deterministic);
+  if (!options.timed) return HeuristicCandidate(supported, direction, limit);
   const auto find = std::make_shared<FindRun>(d, direction, buffers, supported, limit);
   std::vector<AlgorithmCandidate> candidates;
   for (const Supported& s : supported) {
@@ -258,10 +260,11 @@ CudnnConvAlgorithm ChooseCudnnConvAlgorithm(const CudnnConvProblem& p,
   std::string key = CudnnConvAlgorithmKey(p, direction, CudnnGpuDescription(device),
                                          cudnnGetVersion(), CudaTf32Allowed());
   if (!options.timed) key += "|search=heuristic";  // exhaustive_search = 0 chooses otherwise
+  if (options.deterministic) key += "|deterministic";  // so does deterministic = 1
   const AlgorithmRequest request{
       key, device, ConvWorkspaceLimit(SearchWorkspaceLimit(device), options.workspace_limit)};
   const AlgorithmChoice choice = AlgorithmRegistry::Global().Choose(request, [&] {
-    return FindCandidates(d, direction, buffers, request.workspace_limit, options.timed);
+    return FindCandidates(d, direction, buffers, request.workspace_limit, options);
   });
   const int algo = CudnnConvAlgorithmNamed(direction, choice.algorithm);
   if (algo < 0) {

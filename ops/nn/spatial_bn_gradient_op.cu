@@ -4,13 +4,14 @@
 //   dbias = sum(dy),  dscale = sum(dy * xhat),
 //   dx = scale * saved_inv_var * (dy - dbias / m - xhat * dscale / m),
 // the gradient of training-mode batch norm, as oneDNN's backward (the CPU op) computes it. The
-// sums take one block per channel, in double, in a fixed order (ops/nn/cuda_channel_reduce.cuh; no
-// atomics), so every run computes the same bits.
+// sums take blocks of each channel, in double, in a fixed order (ops/nn/cuda_channel_reduce.cuh;
+// no atomics), so every run computes the same bits.
 #include <vector>
 
 #include "ops/common/cuda_kernel.h"
 #include "ops/common/op_checks.h"
 #include "ops/nn/cuda_channel_reduce.cuh"
+#include "ops/nn/spatial_bn_cuda.cuh"
 #include "runtime/core/op_registry.h"
 #include "runtime/core/op_schema.h"
 
@@ -47,18 +48,22 @@ struct BnGradientTerm {
   }
 };
 
-// One block per channel: dbias and dscale, summed in double.
-__global__ void BnGradientSumsKernel(BnGradientArgs a) {
-  __shared__ double partial[kCudaThreads];
-  const int64_t ch = blockIdx.x;
-  const BnGradientTerm term{a.x, a.dy, a.mean[ch], a.inv_std[ch]};
-  const BnGradientTerms mine = ChannelThreadSum(term, ch, a.n, a.channels, a.spatial,
-                                                static_cast<int>(threadIdx.x), kCudaThreads);
-  const double dbias = BlockSum(mine.dy, partial);
-  const double dscale = BlockSum(mine.dy_xhat, partial);
-  if (threadIdx.x == 0) {
-    a.dbias[ch] = static_cast<float>(dbias);
-    a.dscale[ch] = static_cast<float>(dscale);
+// BnGradientTerm of channel ch.
+struct BnGradientTermsOf {
+  const float* x;
+  const float* dy;
+  const float* mean;
+  const float* inv_std;
+  __device__ BnGradientTerm operator()(int64_t ch) const { return {x, dy, mean[ch], inv_std[ch]}; }
+};
+
+// dbias and dscale of each channel, from its block sums (in double).
+__global__ void BnGradientSumsKernel(BnGradientArgs a, const BnGradientTerms* partials,
+                                     int blocks) {
+  BRAID_CUDA_KERNEL_LOOP(ch, a.channels) {
+    const BnGradientTerms total = ChannelTotal(partials, ch, blocks);
+    a.dbias[ch] = static_cast<float>(total.dy);
+    a.dscale[ch] = static_cast<float>(total.dy_xhat);
   }
 }
 
@@ -66,7 +71,7 @@ __global__ void BnGradientInputKernel(BnGradientArgs a) {
   const int64_t total = a.n * a.channels * a.spatial;
   const float m = static_cast<float>(a.n * a.spatial);
   BRAID_CUDA_KERNEL_LOOP(i, total) {
-    const int64_t ch = (i / a.spatial) % a.channels;
+    const int64_t ch = BnChannelOf(i, a.spatial, a.channels, total);
     const float inv_std = a.inv_std[ch];
     const float xhat = (a.x[i] - a.mean[ch]) * inv_std;
     a.dx[i] = a.scale[ch] * inv_std * (a.dy[i] - a.dbias[ch] / m - xhat * a.dscale[ch] / m);
@@ -105,7 +110,12 @@ class SpatialBNGradientCudaOp final : public OperatorBase {
     cudaStream_t stream = CurrentCudaStream();
     if (c == 0) return;
     // An empty batch (N * spatial == 0) makes the sums zero, as on the CPU, and dx empty.
-    BnGradientSumsKernel<<<static_cast<unsigned int>(c), kCudaThreads, 0, stream>>>(a);
+    const int blocks = ChannelReduceBlocks(a.n * a.spatial);
+    DeviceScratch partials(static_cast<size_t>(c * blocks) * sizeof(BnGradientTerms));
+    auto* sums = static_cast<BnGradientTerms*>(partials.get());
+    LaunchChannelBlockSums(BnGradientTermsOf{a.x, a.dy, a.mean, a.inv_std}, a.n, c, a.spatial, sums,
+                           "BnGradientSums");
+    BnGradientSumsKernel<<<CudaBlocks(c), kCudaThreads, 0, stream>>>(a, sums, blocks);
     CheckCudaLaunch("BnGradientSumsKernel");
     const int64_t total = x.numel();
     if (total == 0) return;

@@ -6,9 +6,9 @@
 //             running = momentum * running + (1 - momentum) * batch (the variance unbiased by
 //             m / (m - 1), m = N * spatial), Y normalised with the batch statistics;
 //   is_test:  Y = scale * (X - running_mean) / sqrt(running_var + epsilon) + bias.
-// Statistics: one block per channel sums the channel in double (two passes: the mean, then the
-// squared deviations from it) in a fixed order (ops/nn/cuda_channel_reduce.cuh), so every run
-// computes the same bits.
+// Statistics: blocks of each channel sum it in double (two passes: the mean, then the squared
+// deviations from it) in a fixed order (ops/nn/cuda_channel_reduce.cuh), so every run computes
+// the same bits.
 #include <vector>
 
 #include "ops/common/cuda_kernel.h"
@@ -43,23 +43,33 @@ struct SquaredDeviationTerm {
   }
 };
 
-// One block per channel: its batch mean and biased variance (sums in double), then the four [C]
-// outputs from their float values, by the CPU op's float formulas.
-__global__ void BnStatisticsKernel(BnStatisticsArgs a) {
-  __shared__ double partial[kCudaThreads];
-  const int64_t ch = blockIdx.x;
+// SquaredDeviationTerm of channel ch, around its mean as BnMeanKernel left it.
+struct SquaredDeviationTerms {
+  const float* x;
+  const double* mean;
+  __device__ SquaredDeviationTerm operator()(int64_t ch) const { return {x, mean[ch]}; }
+};
+
+// Each channel's batch mean, from its block sums.
+__global__ void BnMeanKernel(const double* partials, int blocks, int64_t c, double m,
+                             double* mean) {
+  BRAID_CUDA_KERNEL_LOOP(ch, c) mean[ch] = ChannelTotal(partials, ch, blocks) / m;
+}
+
+// Each channel's biased variance from its block sums of squared deviations, then the four [C]
+// outputs from the float mean and variance, by the CPU op's float formulas.
+__global__ void BnStatisticsKernel(BnStatisticsArgs a, const double* partials, int blocks,
+                                   const double* mean) {
   const double m = static_cast<double>(a.n * a.spatial);
-  const double mean = ChannelSum(ValueTerm{a.x}, ch, a.n, a.channels, a.spatial, partial) / m;
-  const double var =
-      ChannelSum(SquaredDeviationTerm{a.x, mean}, ch, a.n, a.channels, a.spatial, partial) / m;
-  if (threadIdx.x != 0) return;
-  const float mean_f = static_cast<float>(mean);
-  const float var_f = static_cast<float>(var);
-  const float unbias = static_cast<float>(m / (m - 1));
-  a.saved_mean[ch] = mean_f;
-  a.saved_inv_std[ch] = 1.f / sqrtf(var_f + a.epsilon);
-  a.running_mean[ch] = a.momentum * a.running_mean_in[ch] + (1.f - a.momentum) * mean_f;
-  a.running_var[ch] = a.momentum * a.running_var_in[ch] + (1.f - a.momentum) * unbias * var_f;
+  BRAID_CUDA_KERNEL_LOOP(ch, a.channels) {
+    const float mean_f = static_cast<float>(mean[ch]);
+    const float var_f = static_cast<float>(ChannelTotal(partials, ch, blocks) / m);
+    const float unbias = static_cast<float>(m / (m - 1));
+    a.saved_mean[ch] = mean_f;
+    a.saved_inv_std[ch] = 1.f / sqrtf(var_f + a.epsilon);
+    a.running_mean[ch] = a.momentum * a.running_mean_in[ch] + (1.f - a.momentum) * mean_f;
+    a.running_var[ch] = a.momentum * a.running_var_in[ch] + (1.f - a.momentum) * unbias * var_f;
+  }
 }
 
 class SpatialBNCudaOp final : public OperatorBase {
@@ -120,8 +130,19 @@ class SpatialBNCudaOp final : public OperatorBase {
     stats.saved_inv_std = Output(4, DType::kFloat32, {c})->mutable_data<float>();
     affine->y = Output(0, DType::kFloat32, Input(0).shape())->mutable_data<float>();
     if (affine->total == 0) return;  // no channel (N * spatial > 1 is checked)
-    BnStatisticsKernel<<<static_cast<unsigned int>(c), kCudaThreads, 0, CurrentCudaStream()>>>(
-        stats);
+    const int blocks = ChannelReduceBlocks(stats.n * stats.spatial);
+    // The block sums, then each channel's mean.
+    DeviceScratch scratch(static_cast<size_t>(c * (blocks + 1)) * sizeof(double));
+    double* sums = static_cast<double*>(scratch.get());
+    double* mean = sums + c * blocks;
+    cudaStream_t stream = CurrentCudaStream();
+    LaunchChannelBlockSums(ValueTerms{stats.x}, stats.n, c, stats.spatial, sums, "BnMeanSums");
+    BnMeanKernel<<<CudaBlocks(c), kCudaThreads, 0, stream>>>(
+        sums, blocks, c, static_cast<double>(stats.n * stats.spatial), mean);
+    CheckCudaLaunch("BnMeanKernel");
+    LaunchChannelBlockSums(SquaredDeviationTerms{stats.x, mean}, stats.n, c, stats.spatial, sums,
+                           "BnVarianceSums");
+    BnStatisticsKernel<<<CudaBlocks(c), kCudaThreads, 0, stream>>>(stats, sums, blocks, mean);
     CheckCudaLaunch("BnStatisticsKernel");
     affine->mean = stats.saved_mean;
     affine->inv_std = stats.saved_inv_std;

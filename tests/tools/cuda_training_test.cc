@@ -45,6 +45,20 @@ TrainingLoopOptions TrainingOn(DeviceType type, int devices) {
   return SmallSyntheticTraining(on);
 }
 
+// `blobs` with the device prefix each starts with (TrainingNets::device_prefixes) removed.
+std::vector<std::string> WithoutDevicePrefixes(const TrainingNets& nets,
+                                               std::vector<std::string> blobs) {
+  for (std::string& blob : blobs) {
+    for (const std::string& prefix : nets.device_prefixes) {
+      if (blob.rfind(prefix, 0) == 0) {
+        blob.erase(0, prefix.size());
+        break;
+      }
+    }
+  }
+  return blobs;
+}
+
 // Trains cpu and cuda devices 4 steps from the same initial weights, the random fills having run
 // on the host for both (init_on_host; checked bit for bit before the first step), on the same
 // batches. Bounds:
@@ -54,32 +68,42 @@ TrainingLoopOptions TrainingOn(DeviceType type, int devices) {
 //   steps 2-4 and the parameters after them: each update carries the gradients' rounding
 //     differences (float sums in other orders, ~1e-5 relative); four steps at lr <= 0.1 with
 //     momentum 0.9 move a parameter by a few lr |g|, so the differences stay within 1e-3 of the
-//     loss and of each blob's largest magnitude. Four steps, not more: over a long trajectory
-//     rounding differences grow chaotically (STYLE.md), which the acceptance run's loss curves
-//     show instead of a test.
-void ExpectCloseTraining(int devices) {
+//     loss and of each blob's largest magnitude, or of 0.1 for a blob whose values are smaller
+//     (a bias or a momentum that started at 0: its gradient sums N·H·W terms of either sign that
+//     nearly cancel, so the sums' rounding, which depends on how many threads the cpu kernels
+//     split them over, is a large part of its value; the first GPU run measured 2.6e-5 against the
+//     cpu's on values of 1e-5, on 16 cores, and under 1e-8 on 2 cores). Four steps, not more: over
+//     a long trajectory rounding differences grow chaotically (STYLE.md), which the acceptance
+//     run's loss curves show instead of a test.
+void ExpectCloseTraining(int devices, DeviceType type = DeviceType::kCuda) {
   TrainingLoopOptions cpu_options = TrainingOn(DeviceType::kCpu, devices);
-  TrainingLoopOptions gpu_options = TrainingOn(DeviceType::kCuda, devices);
+  TrainingLoopOptions gpu_options = TrainingOn(type, devices);
   cpu_options.init_on_host = gpu_options.init_on_host = true;
   TrainingLoop cpu(cpu_options);
   TrainingLoop gpu(gpu_options);
-  const std::vector<std::string> blobs = cpu.nets().CheckpointBlobs();
-  ASSERT_EQ(blobs, gpu.nets().CheckpointBlobs());
-  for (const std::string& blob : blobs) {
-    ASSERT_EQ(HostBytes(*gpu.workspace().GetBlob(blob)), HostBytes(*cpu.workspace().GetBlob(blob)))
-        << blob << " starts from other values";
+  // The same blobs in the same order; data parallel, each name starts with its device's prefix
+  // (cpu_0/ against gpu_0/), which is all that may differ.
+  const std::vector<std::string> cpu_blobs = cpu.nets().CheckpointBlobs();
+  const std::vector<std::string> gpu_blobs = gpu.nets().CheckpointBlobs();
+  ASSERT_EQ(WithoutDevicePrefixes(cpu.nets(), cpu_blobs),
+            WithoutDevicePrefixes(gpu.nets(), gpu_blobs));
+  for (size_t b = 0; b < cpu_blobs.size(); ++b) {
+    ASSERT_EQ(HostBytes(*gpu.workspace().GetBlob(gpu_blobs[b])),
+              HostBytes(*cpu.workspace().GetBlob(cpu_blobs[b])))
+        << gpu_blobs[b] << " starts from other values";
   }
   for (int step = 0; step < 4; ++step) {
     const float want = cpu.Step();
     EXPECT_NEAR(gpu.Step(), want, (step == 0 ? 1e-4 : 1e-3) * std::abs(want)) << "step " << step;
   }
-  for (const std::string& blob : blobs) {
+  for (size_t b = 0; b < cpu_blobs.size(); ++b) {
+    const std::string& blob = gpu_blobs[b];
     const Tensor* on_gpu = gpu.workspace().GetBlob(blob);
     if (on_gpu->dtype() != DType::kFloat32) continue;
     const std::vector<float> g = HostFloats(*on_gpu);
-    const std::vector<float> c = HostFloats(*cpu.workspace().GetBlob(blob));
+    const std::vector<float> c = HostFloats(*cpu.workspace().GetBlob(cpu_blobs[b]));
     ASSERT_EQ(g.size(), c.size()) << blob;
-    float scale = 1e-6f, worst = 0;
+    float scale = 0.1f, worst = 0;
     for (size_t i = 0; i < c.size(); ++i) {
       scale = std::max(scale, std::abs(c[i]));
       worst = std::max(worst, std::abs(g[i] - c[i]));
@@ -127,6 +151,12 @@ TEST(CudaTrainingTest, OneGpuTrainsCloseToTheCpu) {
 TEST(CudaTrainingTest, TwoGpusTrainCloseToTwoCpuDevices) {
   BRAID_REQUIRE_GPUS(2);
   ExpectCloseTraining(2);
+}
+
+// The comparison itself, on braid's simulated GPUs, so that it runs on every machine (its blob
+// names differ by device prefix, which the first GPU run found it mistaking for a difference).
+TEST(CudaTrainingTest, TwoSimGpusTrainCloseToTwoCpuDevices) {
+  ExpectCloseTraining(2, DeviceType::kSim);
 }
 
 TEST(CudaTrainingTest, OnlyTheReaderIsOnTheHost) {

@@ -94,8 +94,7 @@ def step_cuda_op_tests(run):
         # Two logical GPUs on the one physical GPU for the tests of the device-side all-reduce.
         env = {"BRAID_ALGORITHM_SEARCH": mode, "BRAID_CUDA_DEVICES": "0,0"}
         figures[mode] = add_counts(
-            gtest(run, "braid_ops_cuda_tests", "Cuda*", env, f"ops_{mode}"),
-            gtest(run, "braid_ops_tests", "CublasLibrary*", env, f"cublas_{mode}"),
+            gtest(run, "braid_ops_cuda_tests", "Cuda*:CublasLibrary*", env, f"ops_{mode}"),
             gtest(run, "braid_runtime_tests", "CudaDevice*", env, f"runtime_{mode}"))
     figures["training"] = gtest(run, "braid_tools_tests", "CudaTraining*",
                                 {"BRAID_ALGORITHM_SEARCH": "rule", "BRAID_CUDA_DEVICES": "0,0"},
@@ -126,8 +125,11 @@ def step_memcheck(run):
     subset = ("CudaMath.*:CudaActivation.*:CudaLoss.*:CudaTensor.*:CudaKernel.*:CudaFill.*:"
               "CudaTrain.*:CudaNn.*Pool*:CudaDeviceAllreduce.*")
     xml = os.path.join(run.work, "memcheck.xml")
+    # Memory errors only: NCCL's communicator setup probes kernels its wheel lacks for the GPU
+    # (cudaErrorNoKernelImageForDevice from cudaFuncGetAttributes, which NCCL itself clears), and
+    # memcheck would report each probe as an API error; braid checks every CUDA call's result.
     out = run.command([sanitizer, "--tool", "memcheck", "--error-exitcode", "99",
-                       "--leak-check", "no", run.braid.find("braid_ops_cuda_tests"),
+                       "--leak-check", "no", "--report-api-errors", "no", run.braid.find("braid_ops_cuda_tests"),
                        f"--gtest_filter={subset}", f"--gtest_output=xml:{xml}"],
                       env={"BRAID_ALGORITHM_SEARCH": "rule", "BRAID_CUDA_DEVICES": "0,0"},
                       check=False)

@@ -8,11 +8,11 @@
 //    (any device's event), HostWait cudaEventSynchronize.
 //  - Memory: RawAllocate and RawFree are cudaMalloc and cudaFree (a failed cudaMalloc is
 //    ResourceExhausted, so the CachingAllocator releases its cache and retries); tensors take
-//    memory through the device's CachingAllocator (runtime/device/caching_allocator.h). capacity and free
-//    bytes come from cudaMemGetInfo.
+//    memory through the device's CachingAllocator (runtime/device/caching_allocator.h). capacity
+//    and free bytes come from cudaMemGetInfo.
 //  - Copies: CopyInKernel queues on the current stream: host to device and device to host through
-//    pinned staging buffers (runtime/device/cuda/pinned_host_pool.h), so the launching thread does not
-//    wait; the host side is read or written when the stream gets there, as on sim (a
+//    pinned staging buffers (runtime/device/cuda/pinned_host_pool.h), so the launching thread does
+//    not wait; the host side is read or written when the stream gets there, as on sim (a
 //    device-to-host copy lands in the host buffer then: readers wait for the stream's event, as
 //    the executors' host ops do; a host-to-device copy reads its source then, after the copies
 //    queued before it have delivered theirs); between physical GPUs
@@ -20,7 +20,8 @@
 //    allows it); otherwise cudaMemcpyAsync (device to device between logical devices of one GPU).
 //    CopyToHost and CopyFromHost synchronise the device first, then copy and wait for the copy
 //    (CopyToHost through pinned staging).
-//  - Logical devices (runtime/device/device_mapping.h): BRAID_CUDA_DEVICES, read once with the GPU count,
+//  - Logical devices (runtime/device/device_mapping.h): BRAID_CUDA_DEVICES, read once with the GPU
+//  count,
 //    lists the physical GPU of cuda:0, cuda:1, ... ("0,0": two logical GPUs on GPU 0; default:
 //    the identity over every GPU). A logical device has its own streams, caching allocator and
 //    pinned pool; every CUDA call runs with its physical GPU current; errors name both
@@ -28,7 +29,7 @@
 //    the physical GPU (every logical device on it). A malformed mapping or a GPU the machine
 //    lacks makes Get throw InvalidArgument naming BRAID_CUDA_DEVICES.
 // Get throws braid::Error carrying the CUDA error (e.g. "no CUDA-capable device is detected") for a
-// device that does not exist. No code in this file has run on a GPU yet (these machines have none).
+// device that does not exist. It first ran on an H200 in the GPU acceptance run of 2026-11-27.
 //
 // Thread safety: as runtime/core/device_context.h. Devices live for the whole process.
 #ifndef BRAID_RUNTIME_DEVICE_CUDA_CUDA_DEVICE_H_

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace braid {
@@ -55,6 +56,33 @@ TEST(ChannelReduceOrderTest, ThreadsPartitionTheChannel) {
   for (int64_t at = 0; at < n * c * s; ++at) {
     EXPECT_EQ(count[at], (at / s) % c == 1 ? 1 : 0) << at;
   }
+}
+
+// The blocks of a channel too large for one (ChannelReduceBlocks) and the steps of a thread whose
+// stride spans several samples reach every element of the channel exactly once, in sums of any
+// channel shape: tiny, 7x7 maps (strides of several samples), one large sample, many samples.
+TEST(ChannelReduceOrderTest, BlocksAndStridesCoverTheChannelOnce) {
+  struct CountTerm {
+    std::vector<int>* count;
+    double operator()(int64_t at) const {
+      ++(*count)[at];
+      return 1.0;
+    }
+  };
+  const int64_t c = 3;
+  for (const auto& [n, s] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {32, 49}, {2, 700}, {1, 100000}, {32, 56 * 56}, {5, 4097}}) {
+    std::vector<int> count(n * c * s, 0);
+    const double total = ChannelSumOnHost(CountTerm{&count}, 2, n, c, s);
+    EXPECT_EQ(total, static_cast<double>(n * s)) << n << "x" << s;
+    int64_t wrong = 0;
+    for (int64_t at = 0; at < n * c * s; ++at) wrong += count[at] != ((at / s) % c == 2 ? 1 : 0);
+    EXPECT_EQ(wrong, 0) << n << "x" << s;
+  }
+  EXPECT_EQ(ChannelReduceBlocks(0), 1);
+  EXPECT_EQ(ChannelReduceBlocks(32 * 49), 1);
+  EXPECT_EQ(ChannelReduceBlocks(32 * 56 * 56), 25);  // 100352 / (256 threads * 16)
+  EXPECT_EQ(ChannelReduceBlocks(int64_t{1} << 40), kChannelReduceMaxBlocks);
 }
 
 // float values that are multiples of 2^-16 in [offset - 2, offset + 2): their exact sum is an

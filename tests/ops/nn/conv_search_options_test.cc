@@ -18,7 +18,17 @@ TEST(ConvSearchOptionsTest, WithoutHintsASearchIsTimedWithinOneGiB) {
   const ConvSearchOptions o =
       ConvSearchOptionsOf(ParseOp(R"(type: "Conv" input: "X" input: "W" output: "Y")"));
   EXPECT_TRUE(o.timed);
+  EXPECT_FALSE(o.deterministic);  // every algorithm competes, as in Caffe2 and PyTorch
   EXPECT_EQ(o.workspace_limit, kGiB);
+}
+
+TEST(ConvSearchOptionsTest, DeterministicAsksForAlgorithmsWithoutAtomics) {
+  EXPECT_TRUE(ConvSearchOptionsOf(ParseOp(R"(type: "ConvGradient" input: "X" input: "W"
+      input: "dY" output: "dW" arg { name: "deterministic" i: 1 })"))
+                  .deterministic);
+  EXPECT_FALSE(ConvSearchOptionsOf(ParseOp(R"(type: "Conv" input: "X" input: "W" output: "Y"
+      arg { name: "deterministic" i: 0 })"))
+                   .deterministic);
 }
 
 TEST(ConvSearchOptionsTest, CaffesHintsChooseTheHeuristicAndTheLimit) {
