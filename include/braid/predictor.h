@@ -39,14 +39,15 @@
 //     if (answer.status.code() == braid::StatusCode::kDeadlineExceeded) std::cerr << "too late\n";
 //   }
 //
-// Serving controls (RunOptions): a request may carry a deadline and a std::stop_token. A request
-// still waiting for a context when its deadline passes returns DeadlineExceeded, and one whose
-// token is stopped returns Cancelled, at that moment and without running (the wait sleeps on a
-// condition variable, woken by a returned context, the deadline or the stop). A running request
-// is checked before each op: once its deadline passes or its token is stopped no further op starts
-// (the op running finishes; an op is never interrupted), and it returns DeadlineExceeded or
-// Cancelled naming the op it stopped before. OK means every op ran before the deadline and the
-// stop. RunAsync runs a request on the Predictor's own threads and returns a std::future at once.
+// Serving controls (RunOptions, <braid/run_options.h>): a request may carry a deadline and a
+// std::stop_token. A request still waiting for a context when its deadline passes returns
+// DeadlineExceeded, and one whose token is stopped returns Cancelled, at that moment and without
+// running (the wait sleeps on a condition variable, woken by a returned context, the deadline or
+// the stop). A running request is checked before each op: once its deadline passes or its token is
+// stopped no further op starts (the op running finishes; an op is never interrupted), and it
+// returns DeadlineExceeded or Cancelled naming the op it stopped before. OK means every op ran
+// before the deadline and the stop. RunAsync runs a request on the Predictor's own threads and
+// returns a std::future at once.
 //
 // Errors come back as a Status naming the predictor (its predict net), the input or the op; nothing
 // throws across this API. Thread safety: Run and RunAsync may be called concurrently from any
@@ -67,39 +68,14 @@
 #include <vector>
 
 #include "braid/dtype.h"
+#include "braid/run_options.h"
 #include "braid/status.h"
+#include "braid/tensor_view.h"
 
 namespace braid {
 
 class NetDef;  // proto/braid.pb.h, installed as <braid/braid.pb.h>
 struct ModelFolder;
-
-// One input: `shape` elements of `dtype` at `data`, caller-owned, read only during Run.
-struct InputView {
-  DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
-  const void* data = nullptr;
-
-  template <typename T>
-  static InputView Of(const T* data, std::vector<int64_t> shape) {
-    return InputView{DTypeOf<T>(), std::move(shape), data};
-  }
-};
-
-// One output, copied to the host.
-struct OutputTensor {
-  DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-
-  int64_t numel() const;
-  // The values as T; nullptr when the output holds another dtype, so check the pointer (or `dtype`)
-  // before reading. An empty output of T's dtype gives a pointer that must not be read either.
-  template <typename T>
-  const T* data() const {
-    return DTypeOf<T>() == dtype ? reinterpret_cast<const T*>(bytes.data()) : nullptr;
-  }
-};
 
 struct PredictorOptions {
   // Where the model runs: "cpu:0", "sim:N" (a simulated GPU) or "cuda:N".
@@ -129,17 +105,6 @@ struct PredictorOptions {
   // and passes over activations less per layer; outputs change by rounding only. (Folding needs the
   // parameters in host memory: a cpu device.)
   bool optimize_graph = true;
-};
-
-// How one request may end early. The defaults: no deadline, not cancellable.
-struct RunOptions {
-  // When the answer is no longer wanted (time_point::max(): never). Past it, a request waiting for
-  // a context returns DeadlineExceeded without running, and a running one stops before its next op
-  // with DeadlineExceeded.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  // The caller's cancellation: request_stop() on its std::stop_source, from any thread, ends the
-  // request as the deadline does, with Cancelled.
-  std::stop_token stop;
 };
 
 // What RunAsync's future holds: the Status Run would return and, when it is OK, every external
@@ -193,6 +158,10 @@ class Predictor {
              std::map<std::string, OutputTensor>* outputs) const {
     return Run(inputs, outputs, RunOptions{});
   }
+  // The same by position: inputs[i] is input_names()[i], and *outputs gets output_names()[i] at
+  // position i (resized; its elements' buffers are reused). InvalidArgument for another count.
+  Status Run(const std::vector<InputView>& inputs, std::vector<OutputTensor>* outputs,
+             const RunOptions& options = RunOptions{}) const;
 
   // Run, asynchronously: checks the inputs, queues the request and returns at once. The request
   // runs on the Predictor's own threads (max_concurrent_runs + 1, started by the first RunAsync;
@@ -205,6 +174,7 @@ class Predictor {
   std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs,
                                   const RunOptions& options = RunOptions{}) const;
 
+  // The inputs a Run takes and the outputs it gives, in the order positional Runs use.
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
   PredictorMemory memory() const;

@@ -17,6 +17,16 @@
 //   if (s.ok()) s = session.Fetch("softmax", &shape, &probs);
 //   if (!s.ok()) std::cerr << s.ToString() << "\n";
 //
+// Any dtype (<braid/tensor_view.h>), and a run that may end early (<braid/run_options.h>):
+//
+//   std::vector<int64_t> ids = {7, 2};
+//   s = session.Feed("ids", braid::InputView::Of(ids.data(), {2}));  // int64 [2], copied in
+//   braid::RunOptions options;
+//   options.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+//   if (s.ok()) s = session.RunNet(net_name, /*iterations=*/1, options);
+//   braid::OutputTensor out;
+//   if (s.ok()) s = session.Fetch("argmax", &out);                   // out.dtype says which
+//
 // Thread safety: every method may be called from any thread at any time, with these rules:
 //  - A net runs one Run at a time: a RunNet of a net that is running returns FailedPrecondition.
 //  - PlanMemory of a net, and LoadNet of a name already loaded, wait until that net's running Run
@@ -34,7 +44,9 @@
 #include <string>
 #include <vector>
 
+#include "braid/run_options.h"
 #include "braid/status.h"
+#include "braid/tensor_view.h"
 
 namespace braid {
 
@@ -56,8 +68,12 @@ class Session {
   Status RunNetOnce(const std::string& net_path);
   // Loads and builds a net kept in the session; its name is returned in *net_name.
   Status LoadNet(const std::string& net_path, std::string* net_name);
-  // Runs a loaded net `iterations` times, stopping at the first error.
+  // Runs a loaded net `iterations` times, stopping at the first error. With `options`, every
+  // iteration checks the one deadline and stop token before each op: once either fires, no further
+  // op starts and RunNet returns DeadlineExceeded or Cancelled naming the op it stopped before
+  // (the blobs then hold what the ops that ran wrote).
   Status RunNet(const std::string& net_name, int iterations = 1);
+  Status RunNet(const std::string& net_name, int iterations, const RunOptions& options);
   // Plans a loaded net's memory: blobs it only uses inside a run share one arena per device, sized
   // once, so later runs allocate nothing (proven safe for every schedule). Call it after feeding
   // the inputs (their shapes size the plan). Afterwards only the net's external outputs (and its
@@ -70,9 +86,15 @@ class Session {
   // data yet: the session's device).
   Status Feed(const std::string& name, const std::vector<int64_t>& shape,
               const std::vector<float>& values);
-  // Copies a float32 blob out, from whichever device it is on.
+  // Copies a float32 blob out, from whichever device it is on; InvalidArgument for another dtype.
   Status Fetch(const std::string& name, std::vector<int64_t>* shape,
                std::vector<float>* values) const;
+  // The same in any dtype: Feed copies the view's elements (read during the call only) into blob
+  // `name` on the device it is on (a blob without data yet: the session's device), as the view's
+  // dtype and shape; Fetch copies the blob, whatever its dtype, into *output (its buffer reused).
+  // InvalidArgument for a negative dim, a shape too large or without data.
+  Status Feed(const std::string& name, const InputView& input);
+  Status Fetch(const std::string& name, OutputTensor* output) const;
   // Names of the session's blobs, sorted.
   std::vector<std::string> BlobNames() const;
 

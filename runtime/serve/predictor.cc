@@ -22,8 +22,6 @@
 
 namespace braid {
 
-int64_t OutputTensor::numel() const { return ElementCount(shape); }
-
 struct Predictor::State {
   PredictorOptions options;
   Workspace parameters;  // written by the init net only, then read by every context
@@ -209,6 +207,28 @@ Status Predictor::Run(const std::map<std::string, InputView>& inputs,
     state_->CheckInputs(inputs);
     state_->pool->Run(inputs, RunStop{options.deadline, options.stop}, outputs);
   });
+}
+
+Status Predictor::Run(const std::vector<InputView>& inputs, std::vector<OutputTensor>* outputs,
+                      const RunOptions& options) const {
+  const std::vector<std::string>& in = state_->spec.input_names;
+  const std::vector<std::string>& out = state_->spec.output_names;
+  if (inputs.size() != in.size()) {
+    std::string names;
+    for (const std::string& n : in) names += (names.empty() ? "'" : ", '") + n + "'";
+    return Status::InvalidArgument(state_->label() + ": " + std::to_string(inputs.size()) +
+                                   " inputs given by position, the model takes " +
+                                   std::to_string(in.size()) + " (" + names + ")");
+  }
+  std::map<std::string, InputView> by_name;
+  for (size_t i = 0; i < in.size(); ++i) by_name.emplace(in[i], inputs[i]);
+  // The caller's outputs lend their buffers to the named run, and take them back filled.
+  outputs->resize(out.size());
+  std::map<std::string, OutputTensor> named;
+  for (size_t i = 0; i < out.size(); ++i) named[out[i]] = std::move((*outputs)[i]);
+  const Status status = Run(by_name, &named, options);
+  for (size_t i = 0; i < out.size(); ++i) (*outputs)[i] = std::move(named[out[i]]);
+  return status;
 }
 
 std::future<RunResult> Predictor::RunAsync(std::map<std::string, InputView> inputs,

@@ -1,7 +1,6 @@
 #include "runtime/serve/predictor_context.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <set>
 
@@ -11,6 +10,7 @@
 #include "runtime/exec/memory_planning.h"
 #include "runtime/exec/net.h"
 #include "runtime/models/blocked_layouts.h"
+#include "runtime/serve/tensor_views.h"
 
 namespace braid {
 namespace {
@@ -25,26 +25,6 @@ std::string Signature(const std::vector<std::string>& names,
     key += DimsText(view.shape) + ";";
   }
   return key;
-}
-
-// A host tensor over the caller's memory, which braid only reads.
-Tensor HostView(const InputView& view) {
-  Tensor host(view.dtype, view.shape);
-  host.SetExternalStorage(const_cast<void*>(view.data), host.nbytes());
-  return host;
-}
-
-void CopyOut(const Tensor& tensor, OutputTensor* out) {
-  Tensor host_copy;
-  const Tensor* host = &tensor;
-  if (!tensor.device().is_host()) {
-    host_copy.CopyFrom(tensor);
-    host = &host_copy;
-  }
-  out->dtype = host->dtype();
-  out->shape = host->shape();
-  out->bytes.resize(host->nbytes());
-  if (host->nbytes() > 0) std::memcpy(out->bytes.data(), host->raw_data(), host->nbytes());
 }
 
 }  // namespace
@@ -64,7 +44,7 @@ void PredictorContext::Feed(const std::map<std::string, InputView>& inputs,
       blob->Resize(view.dtype, view.shape);
       blob->SetExternalStorage(const_cast<void*>(view.data), blob->nbytes());
     } else {
-      blob->CopyFrom(HostView(view));
+      blob->CopyFrom(HostView(view, "input '" + name + "'"));
     }
   }
 }

@@ -7,10 +7,14 @@
 #include <shared_mutex>
 
 #include "runtime/core/device_context.h"
+#include "runtime/core/dims_text.h"
+#include "runtime/core/element_count.h"
 #include "runtime/core/workspace.h"
 #include "runtime/exec/memory_planning.h"
 #include "runtime/exec/net.h"
+#include "runtime/exec/run_stop.h"
 #include "runtime/io/proto_io.h"
+#include "runtime/serve/tensor_views.h"
 
 namespace braid {
 
@@ -127,6 +131,11 @@ Status Session::LoadNet(const std::string& net_path, std::string* net_name) {
 }
 
 Status Session::RunNet(const std::string& net_name, int iterations) {
+  return RunNet(net_name, iterations, RunOptions{});
+}
+
+Status Session::RunNet(const std::string& net_name, int iterations, const RunOptions& options) {
+  const RunStop stop{options.deadline, options.stop};
   for (;;) {
     const std::shared_ptr<LoadedNet> entry = FindNet(net_name);
     if (entry == nullptr) {
@@ -135,7 +144,7 @@ Status Session::RunNet(const std::string& net_name, int iterations) {
     std::shared_lock<WriterFirstMutex> in_use(entry->use);
     if (entry->retired) continue;  // replaced while this call waited: run the new one
     for (int i = 0; i < iterations; ++i) {
-      Status s = entry->net->Run();
+      Status s = entry->net->Run(stop);
       if (!s.ok()) return s;
     }
     return Status::OK();
@@ -162,15 +171,21 @@ Status Session::PlanMemory(const std::string& net_name, int64_t* planned_bytes,
 
 Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
                      const std::vector<float>& values) {
-  return StatusFromCall([&] {
-    Tensor host(DType::kFloat32, shape);
-    if (static_cast<size_t>(host.numel()) != values.size()) {
-      throw Error(Status::InvalidArgument("feeding blob '" + name + "': shape " +
-                                          host.ShapeString() + " needs " +
-                                          std::to_string(host.numel()) + " values, got " +
+  const Status counted = StatusFromCall([&] {
+    const int64_t numel = ElementCount(shape, DType::kFloat32);
+    if (static_cast<size_t>(numel) != values.size()) {
+      throw Error(Status::InvalidArgument("feeding blob '" + name + "': shape " + DimsText(shape) +
+                                          " needs " + std::to_string(numel) + " values, got " +
                                           std::to_string(values.size())));
     }
-    std::memcpy(host.mutable_data<float>(), values.data(), values.size() * sizeof(float));
+  });
+  if (!counted.ok()) return counted;
+  return Feed(name, InputView::Of(values.data(), shape));
+}
+
+Status Session::Feed(const std::string& name, const InputView& input) {
+  return StatusFromCall([&] {
+    const Tensor host = HostView(input, "feeding blob '" + name + "'");
     const std::string device = this->device();
     Tensor* t = workspace_->CreateBlob(name);
     if (!t->has_storage() && !device.empty()) *t = Tensor(ParseDevice(device));
@@ -180,15 +195,23 @@ Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
 
 Status Session::Fetch(const std::string& name, std::vector<int64_t>* shape,
                       std::vector<float>* values) const {
+  OutputTensor out;
+  const Status fetched = Fetch(name, &out);
+  if (!fetched.ok()) return fetched;
+  const float* data = out.data<float>();
+  if (data == nullptr) {
+    return Status::InvalidArgument("blob '" + name + "' is " + DTypeName(out.dtype) +
+                                   ", not float32: fetch it as an OutputTensor");
+  }
+  values->assign(data, data + out.numel());
+  *shape = std::move(out.shape);
+  return Status::OK();
+}
+
+Status Session::Fetch(const std::string& name, OutputTensor* output) const {
   const Tensor* t = workspace_->GetBlob(name);
   if (t == nullptr) return Status::NotFound("no blob named '" + name + "' in this session");
-  return StatusFromCall([&] {
-    Tensor host;
-    host.CopyFrom(*t);
-    const float* data = host.data<float>();
-    *shape = host.shape();
-    values->assign(data, data + host.numel());
-  });
+  return StatusFromCall([&] { CopyOut(*t, output); });
 }
 
 std::vector<std::string> Session::BlobNames() const { return workspace_->LocalBlobNames(); }

@@ -9,6 +9,7 @@
 #include <future>
 #include <iostream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -28,20 +29,21 @@ int main(int argc, char** argv) {
   const std::string output = predictor->output_names()[0];
   const std::vector<int64_t> shape = {2, 3, 16, 16};
 
-  // 16 different images, each answered once on this thread.
+  // 16 different images, each answered once on this thread, by position: the inputs in
+  // input_names() order, the outputs in output_names() order (moved out, not copied).
   std::vector<std::vector<float>> images(16, std::vector<float>(2 * 3 * 16 * 16));
   std::vector<braid::OutputTensor> expected(images.size());
   for (size_t i = 0; i < images.size(); ++i) {
     for (size_t j = 0; j < images[i].size(); ++j) {
       images[i][j] = ((i * 131 + j * 7) % 97) / 48.f - 1;
     }
-    std::map<std::string, braid::OutputTensor> outputs;
-    status = predictor->Run({{input, braid::InputView::Of(images[i].data(), shape)}}, &outputs);
+    std::vector<braid::OutputTensor> outputs;
+    status = predictor->Run({braid::InputView::Of(images[i].data(), shape)}, &outputs);
     if (!status.ok()) {
       std::cerr << status.ToString() << "\n";
       return 1;
     }
-    expected[i] = outputs[output];
+    expected[i] = std::move(outputs[0]);
   }
 
   // 8 client threads, 50 requests each, answers compared bit for bit.

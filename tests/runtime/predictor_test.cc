@@ -295,6 +295,41 @@ TEST(PredictorTest, InputsOfEveryDtypeAndOutputsOfTheirs) {
   EXPECT_EQ(outputs["ids_out"].data<float>(), nullptr);
 }
 
+// By position: inputs in input_names() order, outputs in output_names() order, the same answers
+// as by name; the caller's output buffers are reused; a wrong count names what the model takes.
+TEST(PredictorTest, InputsAndOutputsByPositionAnswerAsByName) {
+  std::unique_ptr<Predictor> predictor;
+  ASSERT_TRUE(Predictor::FromNetDefs(NetDef(), NetFromText(R"(name: "positions"
+      op { type: "Cast" input: "pixels" output: "f" arg { name: "to" i: 1 } }
+      op { type: "Copy" input: "ids" output: "ids_out" }
+      external_input: "pixels" external_input: "ids"
+      external_output: "ids_out" external_output: "f")"),
+                                     {}, &predictor)
+                  .ok());
+  ASSERT_EQ(predictor->input_names(), (std::vector<std::string>{"pixels", "ids"}));
+  ASSERT_EQ(predictor->output_names(), (std::vector<std::string>{"ids_out", "f"}));
+  const std::vector<uint8_t> pixels = {3, 200};
+  const std::vector<int64_t> ids = {-1, 9, int64_t{1} << 35};
+  std::vector<OutputTensor> outputs(2);
+  outputs[0].bytes.reserve(64);
+  const uint8_t* buffer = outputs[0].bytes.data();
+  Status status =
+      predictor->Run({InputView::Of(pixels.data(), {2}), InputView::Of(ids.data(), {3})}, &outputs);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].dtype, DType::kInt64);
+  EXPECT_EQ(std::vector<int64_t>(outputs[0].data<int64_t>(), outputs[0].data<int64_t>() + 3), ids);
+  EXPECT_EQ(outputs[0].bytes.data(), buffer) << "the caller's buffer was not reused";
+  EXPECT_EQ(std::vector<float>(outputs[1].data<float>(), outputs[1].data<float>() + 2),
+            (std::vector<float>{3, 200}));
+  status = predictor->Run({InputView::Of(pixels.data(), {2})}, &outputs);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      status.message().find("1 inputs given by position, the model takes 2 ('pixels', 'ids')"),
+      std::string::npos)
+      << status.message();
+}
+
 void ExpectRunRefused(const Predictor& predictor, const std::map<std::string, InputView>& inputs,
                       const std::string& fragment) {
   std::map<std::string, OutputTensor> outputs;

@@ -1,14 +1,18 @@
-// Session (include/braid/session.h, the embedding API): memory plans that meet larger inputs, and
-// the header's thread-safety rules under concurrent RunNet, LoadNet, PlanMemory and SetDevice.
+// Session (include/braid/session.h, the embedding API): memory plans that meet larger inputs, the
+// header's thread-safety rules under concurrent RunNet, LoadNet, PlanMemory and SetDevice, blobs of
+// every dtype in and out, and runs that end at a deadline or a cancellation.
 #include "braid/session.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
+#include <chrono>
+#include <cstring>
 #include <fstream>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace braid {
 namespace {
@@ -114,6 +118,91 @@ TEST(SessionTest, RunLoadPlanAndSetDeviceFromManyThreadsAtOnce) {
   ASSERT_TRUE(session.SetDevice("cpu:0").ok());
   ASSERT_TRUE(session.RunNet(name).ok());
   EXPECT_EQ(Fetched(session, "y"), std::vector<float>(64, 9.f));
+}
+
+// Every dtype a view can hold goes in and comes back with its bits, on the host and on a sim
+// device; a net computes on typed blobs; the float Fetch refuses another dtype by name.
+TEST(SessionTest, BlobsOfEveryDtypeGoInAndComeBackWithTheirBits) {
+  for (const std::string device : {"", "sim:0"}) {
+    Session session;
+    if (!device.empty()) {
+      ASSERT_TRUE(session.SetDevice(device).ok());
+    }
+    const std::vector<int64_t> ids = {int64_t{1} << 40, -3};
+    const std::vector<int32_t> counts = {7, -8, 9};
+    const std::vector<uint8_t> pixels = {0, 128, 255};
+    const std::vector<double> precise = {0.1, -1e300};
+    const bool flags[] = {true, false};
+    const std::vector<std::pair<std::string, InputView>> inputs = {
+        {"ids", InputView::Of(ids.data(), {2})},
+        {"counts", InputView::Of(counts.data(), {3, 1})},
+        {"pixels", InputView::Of(pixels.data(), {1, 3})},
+        {"precise", InputView::Of(precise.data(), {2})},
+        {"flags", InputView::Of(flags, {2})}};
+    for (const auto& [name, view] : inputs) {
+      ASSERT_TRUE(session.Feed(name, view).ok()) << name << " on " << device;
+      OutputTensor out;
+      const Status fetched = session.Fetch(name, &out);
+      ASSERT_TRUE(fetched.ok()) << fetched.ToString();
+      EXPECT_EQ(out.dtype, view.dtype) << name;
+      EXPECT_EQ(out.shape, view.shape) << name;
+      ASSERT_EQ(out.bytes.size(), out.numel() * DTypeSize(view.dtype)) << name;
+      EXPECT_EQ(std::memcmp(out.bytes.data(), view.data, out.bytes.size()), 0) << name;
+    }
+    std::string net_name;
+    ASSERT_TRUE(session
+                    .LoadNet(WriteNet("typed", R"(name: "typed"
+                       op { type: "Cast" input: "pixels" output: "f" arg { name: "to" i: 1 } }
+                       external_input: "pixels" external_output: "f")"),
+                             &net_name)
+                    .ok());
+    ASSERT_TRUE(session.RunNet(net_name).ok());
+    EXPECT_EQ(Fetched(session, "f"), (std::vector<float>{0, 128, 255}));
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+    const Status refused = session.Fetch("ids", &shape, &values);
+    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.message().find("blob 'ids' is int64, not float32"), std::string::npos)
+        << refused.message();
+  }
+}
+
+TEST(SessionTest, ABadViewIsAnErrorNamingTheBlob) {
+  Session session;
+  const float one = 1.f;
+  Status s = session.Feed("x", InputView::Of(&one, {2, -1}));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("feeding blob 'x'"), std::string::npos) << s.message();
+  s = session.Feed("x", InputView{DType::kInt32, {4}, nullptr});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("feeding blob 'x' has no data"), std::string::npos) << s.message();
+  EXPECT_TRUE(session.Feed("empty", InputView{DType::kInt32, {0, 3}, nullptr}).ok());
+  s = session.Feed("x", {2}, {1.f, 2.f, 3.f});
+  EXPECT_NE(s.message().find("shape [2] needs 2 values, got 3"), std::string::npos) << s.message();
+}
+
+// RunNet with RunOptions: a deadline already past stops the run before its first op, a stopped
+// token cancels it, both naming the op; later runs without them run every op.
+TEST(SessionTest, ARunEndsAtItsDeadlineOrItsCancellationNamingTheOp) {
+  Session session;
+  std::string net_name;
+  ASSERT_TRUE(session.LoadNet(WriteNet("stoppable", kNet), &net_name).ok());
+  ASSERT_TRUE(session.Feed("x", {2}, {1.f, -2.f}).ok());
+  RunOptions late;
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  Status s = session.RunNet(net_name, 3, late);
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("Relu"), std::string::npos) << s.message();
+  std::stop_source cancel;
+  cancel.request_stop();
+  RunOptions cancelled;
+  cancelled.stop = cancel.get_token();
+  s = session.RunNet(net_name, 1, cancelled);
+  EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
+  RunOptions generous;
+  generous.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  ASSERT_TRUE(session.RunNet(net_name, 2, generous).ok());
+  EXPECT_EQ(Fetched(session, "y"), (std::vector<float>{1.f, 0.f}));
 }
 
 }  // namespace
