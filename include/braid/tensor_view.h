@@ -6,7 +6,8 @@
 //   std::vector<int64_t> ids = {3, 1, 4};
 //   braid::InputView in = braid::InputView::Of(ids.data(), {3});  // int64 [3], read in place
 //   braid::OutputTensor out;                                      // filled by a Run or Fetch
-//   if (const float* p = out.data<float>()) std::cout << p[0];     // null unless out is float32
+//   const float* p = out.data<float>();                           // null unless out is float32
+//   if (p != nullptr && out.numel() > 0) std::cout << p[0];
 //   std::vector<uint8_t> bytes = std::move(out.bytes);             // taken without a copy
 //
 // Thread safety: values; InputView's memory is the caller's, and must stay valid and unchanged for
@@ -42,7 +43,8 @@ struct OutputTensor {
 
   int64_t numel() const;
   // The values as T; nullptr when the output holds another dtype, so check the pointer (or `dtype`)
-  // before reading. An empty output of T's dtype gives a pointer that must not be read either.
+  // before reading. An empty output of T's dtype gives a pointer (null or not) that must not be
+  // read either: check numel().
   template <typename T>
   const T* data() const {
     return DTypeOf<T>() == dtype ? reinterpret_cast<const T*>(bytes.data()) : nullptr;

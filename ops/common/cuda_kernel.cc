@@ -11,6 +11,7 @@
 
 #include "braid/status.h"
 #include "ops/common/cublas_library.h"
+#include "ops/common/env_switch.h"
 #include "runtime/core/device_context.h"
 #include "runtime/device/caching_allocator.h"
 #include "runtime/device/device_lock.h"
@@ -91,14 +92,7 @@ void CheckCurand(curandStatus_t status, const char* call) {
 
 size_t CublasWorkspaceBytes(int major) { return (major >= 9 ? size_t{32} : size_t{4}) << 20; }
 
-bool ParseCudaTf32(const char* value) {
-  const std::string v = value == nullptr ? "" : value;
-  if (v == "1" || v == "on" || v == "true") return true;
-  if (!v.empty() && v != "0" && v != "off" && v != "false") {
-    LOG(WARNING) << "BRAID_CUDA_TF32='" << v << "' is neither 1 nor 0; TF32 stays off";
-  }
-  return false;
-}
+bool ParseCudaTf32(const char* value) { return ParseEnvSwitch("BRAID_CUDA_TF32", value); }
 
 bool CudaTf32Allowed() {
   static const bool allowed = ParseCudaTf32(std::getenv("BRAID_CUDA_TF32"));

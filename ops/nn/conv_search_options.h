@@ -8,8 +8,10 @@
 //                      heuristic. (Caffe2 defaulted to the heuristic.)
 //   deterministic      1: only algorithms that compute the same bits on every run (cuDNN's
 //                      backward-data ALGO_0 and backward-filter ALGO_0 and ALGO_3 add with
-//                      atomics), unless no other is supported; 0, or absent: any algorithm, the
-//                      fastest (Caffe2's default, and PyTorch's unless cudnn.deterministic)
+//                      atomics), unless no other is supported; 0: any algorithm, the fastest
+//                      (Caffe2's default, and PyTorch's unless cudnn.deterministic); absent: 1
+//                      where the environment has BRAID_CUDNN_DETERMINISTIC=1 when it is first
+//                      read (ops/common/env_switch.h), else 0
 //   ws_nbytes_limit    the most bytes a candidate's workspace may take (default 1 GiB,
 //                      kDefaultConvWorkspaceLimit); never more than the device can give without
 //                      eating into its caching allocator's reserve (ConvWorkspaceLimit).
@@ -19,7 +21,8 @@
 //   const ConvSearchOptions o = ConvSearchOptionsOf(def);
 //   const int64_t limit = ConvWorkspaceLimit(SearchWorkspaceLimit(device), o.workspace_limit);
 //
-// Pure functions; thread-safe. Built with or without the CUDA backend.
+// Thread-safe functions of their arguments (and of BRAID_CUDNN_DETERMINISTIC, read once). Built
+// with or without the CUDA backend.
 #ifndef BRAID_OPS_NN_CONV_SEARCH_OPTIONS_H_
 #define BRAID_OPS_NN_CONV_SEARCH_OPTIONS_H_
 

@@ -198,12 +198,13 @@ Status Session::Fetch(const std::string& name, std::vector<int64_t>* shape,
   OutputTensor out;
   const Status fetched = Fetch(name, &out);
   if (!fetched.ok()) return fetched;
-  const float* data = out.data<float>();
-  if (data == nullptr) {
+  if (out.dtype != DType::kFloat32) {
     return Status::InvalidArgument("blob '" + name + "' is " + DTypeName(out.dtype) +
                                    ", not float32: fetch it as an OutputTensor");
   }
-  values->assign(data, data + out.numel());
+  const int64_t numel = out.numel();
+  const float* data = out.data<float>();
+  values->assign(data, data + numel);
   *shape = std::move(out.shape);
   return Status::OK();
 }

@@ -177,6 +177,13 @@ TEST(SessionTest, ABadViewIsAnErrorNamingTheBlob) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("feeding blob 'x' has no data"), std::string::npos) << s.message();
   EXPECT_TRUE(session.Feed("empty", InputView{DType::kInt32, {0, 3}, nullptr}).ok());
+  ASSERT_TRUE(session.Feed("none", InputView{DType::kFloat32, {0, 10}, nullptr}).ok());
+  std::vector<int64_t> shape;
+  std::vector<float> values = {1.f};
+  s = session.Fetch("none", &shape, &values);  // an empty float32 blob is float32 all the same
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(shape, (std::vector<int64_t>{0, 10}));
+  EXPECT_TRUE(values.empty());
   s = session.Feed("x", {2}, {1.f, 2.f, 3.f});
   EXPECT_NE(s.message().find("shape [2] needs 2 values, got 3"), std::string::npos) << s.message();
 }

@@ -68,13 +68,13 @@ std::vector<std::string> WithoutDevicePrefixes(const TrainingNets& nets,
 //   steps 2-4 and the parameters after them: each update carries the gradients' rounding
 //     differences (float sums in other orders, ~1e-5 relative); four steps at lr <= 0.1 with
 //     momentum 0.9 move a parameter by a few lr |g|, so the differences stay within 1e-3 of the
-//     loss and of each blob's largest magnitude, or of 0.1 for a blob whose values are smaller
-//     (a bias or a momentum that started at 0: its gradient sums N·H·W terms of either sign that
-//     nearly cancel, so the sums' rounding, which depends on how many threads the cpu kernels
-//     split them over, is a large part of its value; the first GPU run measured 2.6e-5 against the
-//     cpu's on values of 1e-5, on 16 cores, and under 1e-8 on 2 cores). Four steps, not more: over
-//     a long trajectory rounding differences grow chaotically (STYLE.md), which the acceptance
-//     run's loss curves show instead of a test.
+//     loss and of each blob's largest magnitude, or of 0.1 (so 1e-4 absolute) for a blob whose
+//     values are smaller (a bias or a momentum that started at 0: its gradient sums N·H·W terms of
+//     either sign that nearly cancel, so the sums' rounding, which depends on how many threads the
+//     cpu kernels split them over, is a large part of its value; the first GPU run measured 2.6e-5
+//     against the cpu's on values of 1e-5, on 16 cores, and under 1e-8 on 2 cores). Four steps, not
+//     more: over a long trajectory rounding differences grow chaotically (STYLE.md), which the
+//     acceptance run's loss curves show instead of a test.
 void ExpectCloseTraining(int devices, DeviceType type = DeviceType::kCuda) {
   TrainingLoopOptions cpu_options = TrainingOn(DeviceType::kCpu, devices);
   TrainingLoopOptions gpu_options = TrainingOn(type, devices);

@@ -123,7 +123,7 @@ def step_memcheck(run):
     if sanitizer is None:
         raise Skipped("compute-sanitizer not found")
     subset = ("CudaMath.*:CudaActivation.*:CudaLoss.*:CudaTensor.*:CudaKernel.*:CudaFill.*:"
-              "CudaTrain.*:CudaNn.*Pool*:CudaDeviceAllreduce.*")
+              "CudaTrain.*:CudaNn.*Pool*:CudaNn.SpatialBN*:CudaDeviceAllreduce.*")
     xml = os.path.join(run.work, "memcheck.xml")
     # Memory errors only: NCCL's communicator setup probes kernels its wheel lacks for the GPU
     # (cudaErrorNoKernelImageForDevice from cudaFuncGetAttributes, which NCCL itself clears), and
