@@ -71,7 +71,9 @@ class Session {
   // Runs a loaded net `iterations` times, stopping at the first error. With `options`, every
   // iteration checks the one deadline and stop token before each op: once either fires, no further
   // op starts and RunNet returns DeadlineExceeded or Cancelled naming the op it stopped before
-  // (the blobs then hold what the ops that ran wrote).
+  // (the blobs then hold what the ops that ran wrote). They bound the run, not the wait for a
+  // PlanMemory or LoadNet of the net that holds it. A net with collectives across processes must
+  // not be stopped on one rank alone: its peers would wait in the collective it never joins.
   Status RunNet(const std::string& net_name, int iterations = 1);
   Status RunNet(const std::string& net_name, int iterations, const RunOptions& options);
   // Plans a loaded net's memory: blobs it only uses inside a run share one arena per device, sized
