@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/common/op_checks.h"
+#include "ops/data/reader_args.h"
 #include "runtime/core/op_registry.h"
 #include "runtime/core/op_schema.h"
 
@@ -66,17 +67,11 @@ std::shared_ptr<const LabeledImages> LoadImages(const OperatorDef& def, const Ba
 }
 
 BatchPrefetcher::Options PrefetchOptions(const OperatorDef& def, const BatchShape& shape) {
+  BatchPrefetcher::Options o =
+      ReaderPrefetchOptions(def, shape.batch_size, /*shuffle_default=*/true);
   const ArgumentReader args(def.arg());
-  BatchPrefetcher::Options o;
-  o.batch_size = shape.batch_size;
-  o.shuffle = args.Get<bool>("shuffle", true);
-  o.seed = static_cast<uint64_t>(args.Get<int64_t>("seed", 0));
   o.mean = args.Get<float>("mean", 0.f);
   o.std = args.Get<float>("std", 1.f);
-  o.queue_capacity = args.Get<int>("prefetch", 4);
-  o.start_example = args.Get<int64_t>("start_example", 0);
-  o.num_shards = args.Get<int>("num_shards", 1);
-  o.shard_id = args.Get<int>("shard_id", 0);
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include "ops/common/op_checks.h"
 #include "ops/data/db_example_source.h"
 #include "ops/data/db_reader_blob.h"
+#include "ops/data/reader_args.h"
 #include "runtime/core/op_registry.h"
 #include "runtime/core/op_schema.h"
 #include "runtime/io/tensor_protos_record.h"
@@ -39,19 +40,6 @@ std::optional<PixelNormalisation> Normalisation(const OperatorDef& def) {
   return PixelNormalisation(args.Get<float>("mean", 0.f), args.Get<float>("std", 1.f));
 }
 
-BatchPrefetcher::Options PrefetchOptions(const OperatorDef& def, int64_t batch_size) {
-  const ArgumentReader args(def.arg());
-  BatchPrefetcher::Options o;
-  o.batch_size = batch_size;
-  o.shuffle = args.Get<bool>("shuffle", false);
-  o.seed = static_cast<uint64_t>(args.Get<int64_t>("seed", 0));
-  o.queue_capacity = args.Get<int>("prefetch", 4);
-  o.start_example = args.Get<int64_t>("start_example", 0);
-  o.num_shards = args.Get<int>("num_shards", 1);
-  o.shard_id = args.Get<int>("shard_id", 0);
-  return o;
-}
-
 void CheckOutputCount(const OperatorDef& def, size_t tensors, const std::string& db) {
   if (static_cast<size_t>(def.output_size()) != tensors) {
     ThrowInvalidArgument("the records of DB '" + db + "' hold " + std::to_string(tensors) +
@@ -76,8 +64,9 @@ void TensorProtosDbInputOp::Start(const OperatorDef& def) {
   auto source = std::make_unique<DbExampleSource>(
       ArgumentReader(def.arg()).Get<std::string>("db_type", "lmdb"), db, Normalisation(def));
   CheckOutputCount(def, source->outputs().size(), db);
-  prefetcher_ =
-      std::make_unique<BatchPrefetcher>(std::move(source), PrefetchOptions(def, batch_size_));
+  prefetcher_ = std::make_unique<BatchPrefetcher>(std::move(source),
+                                                  ReaderPrefetchOptions(def, batch_size_,
+                                                                        /*shuffle_default=*/false));
 }
 
 void TensorProtosDbInputOp::Run() {

@@ -48,17 +48,19 @@ const std::vector<int64_t>& AdagradOp::CheckInputs() {
   return Input(kParam).shape();
 }
 
+AdagradOp::Outputs AdagradOp::ShapedOutputs(const std::vector<int64_t>& shape) {
+  const auto output = [&](int i) {
+    return OutputSize() > i ? Output(i, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
+  };
+  return {output(0), output(1), output(2), output(3)};
+}
+
 void AdagradOp::Run() {
   const std::vector<int64_t> shape = CheckInputs();
   const int64_t n = Input(kParam).numel();
   const float lr = Input(kLr).data<float>()[0];
-  float* new_param = Output(0, DType::kFloat32, shape)->mutable_data<float>();
-  float* new_moment = Output(1, DType::kFloat32, shape)->mutable_data<float>();
-  float* effective_lr =
-      OutputSize() > 2 ? Output(2, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
-  float* update =
-      OutputSize() > 3 ? Output(3, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
-  // Read after mutable_data: the outputs are normally the inputs.
+  const Outputs out = ShapedOutputs(shape);
+  // Read after the outputs: they are normally the inputs.
   const float* param = Input(kParam).data<float>();
   const float* moment = Input(kMoment).data<float>();
   const float* grad = Input(kGrad).data<float>();
@@ -66,10 +68,10 @@ void AdagradOp::Run() {
   ParallelFor(n, [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const AdagradElement e = AdagradUpdate(a, lr, param[i], grad[i], moment[i]);
-      new_param[i] = e.param;
-      new_moment[i] = e.moment;
-      if (effective_lr != nullptr) effective_lr[i] = e.effective_lr;
-      if (update != nullptr) update[i] = e.step;
+      out.param[i] = e.param;
+      out.moment[i] = e.moment;
+      if (out.effective_lr != nullptr) out.effective_lr[i] = e.effective_lr;
+      if (out.update != nullptr) out.update[i] = e.step;
     }
   });
 }

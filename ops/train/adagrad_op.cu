@@ -31,16 +31,11 @@ class AdagradCudaOp final : public AdagradOp {
   void Run() override {
     const std::vector<int64_t> shape = CheckInputs();
     const int64_t n = Input(kParam).numel();
-    float* new_param = Output(0, DType::kFloat32, shape)->mutable_data<float>();
-    float* new_moment = Output(1, DType::kFloat32, shape)->mutable_data<float>();
-    float* effective_lr =
-        OutputSize() > 2 ? Output(2, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
-    float* update =
-        OutputSize() > 3 ? Output(3, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
+    const Outputs out = ShapedOutputs(shape);
     AdagradKernel<<<CudaBlocks(n), kCudaThreads, 0, CurrentCudaStream()>>>(
         args_, Input(kParam).data<float>(), Input(kMoment).data<float>(),
-        Input(kGrad).data<float>(), Input(kLr).data<float>(), n, new_param, new_moment,
-        effective_lr, update);
+        Input(kGrad).data<float>(), Input(kLr).data<float>(), n, out.param, out.moment,
+        out.effective_lr, out.update);
     CheckCudaLaunch("AdagradKernel");
   }
 };

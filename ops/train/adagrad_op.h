@@ -36,6 +36,15 @@ class AdagradOp : public OperatorBase {
  protected:
   // Checks the inputs and returns the elements' shape.
   const std::vector<int64_t>& CheckInputs();
+  // The outputs as `shape`; the optional ones null where the op lacks them. Take them before
+  // reading the inputs: they are normally the same blobs.
+  struct Outputs {
+    float* param;
+    float* moment;
+    float* effective_lr;
+    float* update;
+  };
+  Outputs ShapedOutputs(const std::vector<int64_t>& shape);
   const AdagradArgs args_;
 };
 

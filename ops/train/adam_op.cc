@@ -58,17 +58,20 @@ const std::vector<int64_t>& AdamOp::CheckInputs() {
   return Input(kParam).shape();
 }
 
+AdamOp::Outputs AdamOp::ShapedOutputs(const std::vector<int64_t>& shape) {
+  const auto output = [&](int i) {
+    return OutputSize() > i ? Output(i, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
+  };
+  return {output(0), output(1), output(2), output(3)};
+}
+
 void AdamOp::Run() {
   const std::vector<int64_t> shape = CheckInputs();
   const int64_t n = Input(kParam).numel();
   const float lr = Input(kLr).data<float>()[0];
   const float correction = AdamCorrection(args_, Input(kIter).data<int64_t>()[0]);
-  float* new_param = Output(0, DType::kFloat32, shape)->mutable_data<float>();
-  float* new_m1 = Output(1, DType::kFloat32, shape)->mutable_data<float>();
-  float* new_m2 = Output(2, DType::kFloat32, shape)->mutable_data<float>();
-  float* step =
-      OutputSize() > 3 ? Output(3, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
-  // Read after mutable_data: the outputs are normally the inputs.
+  const Outputs out = ShapedOutputs(shape);
+  // Read after the outputs: they are normally the inputs.
   const float* param = Input(kParam).data<float>();
   const float* m1 = Input(kMoment1).data<float>();
   const float* m2 = Input(kMoment2).data<float>();
@@ -77,10 +80,10 @@ void AdamOp::Run() {
   ParallelFor(n, [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const AdamElement e = AdamUpdate(a, lr, correction, param[i], grad[i], m1[i], m2[i]);
-      new_param[i] = e.param;
-      new_m1[i] = e.moment1;
-      new_m2[i] = e.moment2;
-      if (step != nullptr) step[i] = e.direction;
+      out.param[i] = e.param;
+      out.m1[i] = e.moment1;
+      out.m2[i] = e.moment2;
+      if (out.step != nullptr) out.step[i] = e.direction;
     }
   });
 }

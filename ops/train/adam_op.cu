@@ -33,15 +33,11 @@ class AdamCudaOp final : public AdamOp {
   void Run() override {
     const std::vector<int64_t> shape = CheckInputs();
     const int64_t n = Input(kParam).numel();
-    float* new_param = Output(0, DType::kFloat32, shape)->mutable_data<float>();
-    float* new_m1 = Output(1, DType::kFloat32, shape)->mutable_data<float>();
-    float* new_m2 = Output(2, DType::kFloat32, shape)->mutable_data<float>();
-    float* step =
-        OutputSize() > 3 ? Output(3, DType::kFloat32, shape)->mutable_data<float>() : nullptr;
+    const Outputs out = ShapedOutputs(shape);
     AdamKernel<<<CudaBlocks(n), kCudaThreads, 0, CurrentCudaStream()>>>(
         args_, Input(kParam).data<float>(), Input(kMoment1).data<float>(),
         Input(kMoment2).data<float>(), Input(kGrad).data<float>(), Input(kLr).data<float>(),
-        Input(kIter).data<int64_t>(), n, new_param, new_m1, new_m2, step);
+        Input(kIter).data<int64_t>(), n, out.param, out.m1, out.m2, out.step);
     CheckCudaLaunch("AdamKernel");
   }
 };

@@ -45,6 +45,15 @@ class AdamOp : public OperatorBase {
  protected:
   // Checks the inputs and returns the elements' shape.
   const std::vector<int64_t>& CheckInputs();
+  // The outputs as `shape`; the optional step null where the op lacks it. Take them before
+  // reading the inputs: they are normally the same blobs.
+  struct Outputs {
+    float* param;
+    float* m1;
+    float* m2;
+    float* step;
+  };
+  Outputs ShapedOutputs(const std::vector<int64_t>& shape);
   const AdamArgs args_;
 };
 
