@@ -53,12 +53,12 @@
 #include <string>
 #include <vector>
 
+#include "braid/process_group.h"
 #include "braid/status.h"
 #include "braid/trainer.h"
 #include "runtime/core/device.h"
 #include "runtime/device/caching_allocator.h"
 #include "runtime/device/sim/sim_device.h"
-#include "runtime/dist/process_group.h"
 #include "runtime/io/proto_io.h"
 #include "tools/algorithm_cache.h"
 #include "tools/command_line.h"
@@ -226,10 +226,8 @@ void ConnectProcesses(const TrainerProcesses& processes) {
   options.job_name = FLAGS_job_name;
   options.hostname = FLAGS_hostname;
   options.timeout = std::chrono::seconds(FLAGS_rendezvous_timeout);
-  std::unique_ptr<ProcessGroup> group;
-  const Status connected = ProcessGroup::Connect(options, &group);
+  const Status connected = ConnectProcessGroup(options);
   if (!connected.ok()) throw Error(connected);
-  SetProcessGroup(std::move(group));
 }
 
 void DumpNets(const Trainer& trainer, const std::string& dir) {

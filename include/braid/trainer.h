@@ -4,7 +4,8 @@
 // ResNet named by `model`, or the application's own model given as two NetDefs (`net`: an init
 // net filling the parameters, a forward net from the images to the logits). It adds the loss, the
 // gradients and the optimizer, trains on Fashion-MNIST (IDX files), a DB of Caffe2 records (LMDB,
-// written by braid_make_db) or synthetic images, on one device or data parallel over several of
+// written by braid_make_db), the application's own data (a DataSource, <braid/data_source.h>) or
+// synthetic images, on one device or data parallel over several of
 // this process's devices (the global batch split evenly, gradients averaged by all-reduce),
 // evaluates the test set after each epoch, writes atomic checkpoints and resumes from them, and
 // exports what it trained as a model folder the Predictor serves. braid_train is a command over
@@ -38,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "braid/data_source.h"
 #include "braid/status.h"
 
 namespace braid {
@@ -101,6 +103,19 @@ struct DbData {
   float std = 0.3530f;
 };
 
+// data = "source": the application's own data sets (<braid/data_source.h>), read as braid reads
+// the others: batched, reshuffled every epoch from `seed`, sharded over a job's processes, read
+// ahead on a background thread. Each example is two fields, in this order: an image, float32
+// [C, S, S] (used as Read writes it: normalise it there), and its label, an int32 scalar below
+// `classes`. The test set's fields must match the train set's; one object may serve both (braid
+// never calls its Read twice at once). Create registers both sources under names of its own
+// (<braid/data_source.h>); the Trainer shares their ownership until it is destroyed.
+struct SourceData {
+  std::shared_ptr<DataSource> train;
+  std::shared_ptr<DataSource> test;
+  int64_t classes = 10;
+};
+
 // The learning rate at iteration t = 1, 2, ... of T, as a multiple of learning_rate (Caffe2's
 // LearningRate policies):
 //   "cosine"     (1 + cos(pi t / T)) / 2: from 1 down to 0 over the run
@@ -154,11 +169,11 @@ struct TrainerLog {
   bool progress_bar = false;
 };
 
-// One rank of a multi-process job (world_size > 1), whose process group braid_train connects
-// before Create (--rendezvous). batch_size stays the job's global batch; this rank reads its shard
-// of every batch and of the test set; gradients are averaged over the rank's devices and then over
-// the ranks, each weighing alike (in buckets of at most allreduce_bucket_bytes); only rank 0
-// writes checkpoints.
+// One rank of a multi-process job (world_size > 1), whose process group is connected before
+// Create (ConnectProcessGroup, <braid/process_group.h>; braid_train --rendezvous does it).
+// batch_size stays the job's global batch; this rank reads its shard of every batch and of the test
+// set; gradients are averaged over the rank's devices and then over the ranks, each weighing alike
+// (in buckets of at most allreduce_bucket_bytes); only rank 0 writes checkpoints.
 struct TrainerProcesses {
   int rank = 0;
   int world_size = 1;
@@ -172,10 +187,12 @@ struct TrainerOptions {
   // "resnet50"; ignored when net.forward is set.
   std::string model = "resnet20";
   TrainerNets net;
-  // "fashion-mnist" (the IDX files in data_dir), "lmdb" (the DBs of `db`) or "synthetic".
+  // "fashion-mnist" (the IDX files in data_dir), "lmdb" (the DBs of `db`), "source" (the
+  // application's, `source`) or "synthetic".
   std::string data = "fashion-mnist";
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   DbData db;
+  SourceData source;
   SyntheticData synthetic;
   // One device, or several of this process's for data parallel training: "cpu:0", "sim:1",
   // "cuda:0".

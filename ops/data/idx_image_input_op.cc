@@ -91,22 +91,17 @@ void IdxImageInputOp::Run() {
 }
 
 BRAID_OPERATOR_SCHEMA(IdxImageInput)
+    .Args(ReaderArgSpecs())
     .Arg("images", ArgKind::kString)
     .Arg("labels", ArgKind::kString)
-    .Arg("batch_size", ArgKind::kInt)
     .Arg("channels", ArgKind::kInt)
     .Arg("height", ArgKind::kInt)
     .Arg("width", ArgKind::kInt)
     .Arg("num_classes", ArgKind::kInt)
     .Arg("synthetic", ArgKind::kInt)
     .Arg("synthetic_examples", ArgKind::kInt)
-    .Arg("shuffle", ArgKind::kInt)
     .Arg("mean", ArgKind::kFloat)
     .Arg("std", ArgKind::kFloat)
-    .Arg("prefetch", ArgKind::kInt)
-    .Arg("start_example", ArgKind::kInt)
-    .Arg("num_shards", ArgKind::kInt)
-    .Arg("shard_id", ArgKind::kInt)
     .NumInputs(0)
     .NumOutputs(2)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>&) {

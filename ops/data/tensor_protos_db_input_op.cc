@@ -15,16 +15,6 @@
 namespace braid {
 namespace {
 
-int64_t BatchSize(const OperatorDef& def) {
-  const ArgumentReader args(def.arg());
-  if (!args.Has("batch_size")) ThrowInvalidArgument("argument 'batch_size' is required");
-  const int64_t batch_size = args.Get<int64_t>("batch_size", 0);
-  if (batch_size <= 0) {
-    ThrowInvalidArgument("batch_size must be positive, got " + std::to_string(batch_size));
-  }
-  return batch_size;
-}
-
 std::string DbPath(const OperatorDef& def) {
   const std::string db = ArgumentReader(def.arg()).Get<std::string>("db", "");
   if (db.empty()) {
@@ -51,7 +41,7 @@ void CheckOutputCount(const OperatorDef& def, size_t tensors, const std::string&
 }  // namespace
 
 TensorProtosDbInputOp::TensorProtosDbInputOp(const OperatorDef& def, Workspace* ws)
-    : OperatorBase(def, ws), batch_size_(BatchSize(def)) {
+    : OperatorBase(def, ws), batch_size_(ReaderBatchSize(def)) {
   if (InputSize() == 0) {
     Start(def);
   } else if (Input(0).has_storage()) {
@@ -73,32 +63,19 @@ void TensorProtosDbInputOp::Run() {
   if (prefetcher_ == nullptr) {
     Start(WithDbReaderArgs(def(), ReadDbReaderBlob(Input(0), def().input(0))));
   }
-  const std::vector<ExampleOutput>& outputs = prefetcher_->source().outputs();
-  std::vector<void*> data(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::vector<int64_t> dims = {batch_size_};
-    dims.insert(dims.end(), outputs[i].dims.begin(), outputs[i].dims.end());
-    Tensor* output = Output(static_cast<int>(i), outputs[i].dtype, dims);
-    data[i] = output->raw_mutable_data(outputs[i].dtype);
-  }
-  prefetcher_->NextBatch(data);
+  ServeNextBatch(prefetcher_.get(), batch_size_, this);
 }
 
 BRAID_OPERATOR_SCHEMA(TensorProtosDBInput)
-    .Arg("batch_size", ArgKind::kInt)
+    .Args(ReaderArgSpecs())
     .Arg("db_type", ArgKind::kString)
     .Arg("db", ArgKind::kString)
-    .Arg("shuffle", ArgKind::kInt)
     .Arg("mean", ArgKind::kFloat)
     .Arg("std", ArgKind::kFloat)
-    .Arg("prefetch", ArgKind::kInt)
-    .Arg("start_example", ArgKind::kInt)
-    .Arg("num_shards", ArgKind::kInt)
-    .Arg("shard_id", ArgKind::kInt)
     .NumInputs(0, 1)
     .NumOutputs(1, 64)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>&) {
-      const int64_t batch_size = BatchSize(def);
+      const int64_t batch_size = ReaderBatchSize(def);
       std::vector<ShapeInfo> out(static_cast<size_t>(def.output_size()));
       if (def.input_size() > 0) return out;  // the DB is known once CreateDB has run: unknown
       const std::string db = DbPath(def);

@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "braid/process_group.h"
 #include "braid/status.h"
 #include "runtime/dist/peer_addresses.h"
 #include "runtime/dist/peer_loss_reports.h"
@@ -53,25 +54,8 @@ class Context;
 
 namespace braid {
 
-struct ProcessGroupOptions {
-  int rank = 0;
-  int world_size = 1;
-  // "file:///path/to/dir" (created if missing) or "redis://HOST:PORT".
-  std::string rendezvous;
-  // Prefix of this job's keys in the store.
-  std::string job_name = "braid";
-  // The address or host name to bind (Gloo's tcp attr hostname); empty: `interface`, else loopback.
-  std::string hostname;
-  // A network interface to bind (e.g. "eth0"); used when `hostname` is empty.
-  std::string interface;
-  // Bounds the rendezvous and every collective.
-  std::chrono::milliseconds timeout = std::chrono::seconds(60);
-};
-
-enum class AllreduceAlgorithm {
-  kRing,             // Gloo's ring (bandwidth-optimal, 2(n-1) steps)
-  kHalvingDoubling,  // Gloo's bcube with base 2: recursive halving/doubling for 2^k ranks
-};
+// ProcessGroupOptions and AllreduceAlgorithm: <braid/process_group.h>, whose functions act on the
+// current group (CurrentProcessGroup below).
 
 // "ring" or "halving_doubling"; InvalidArgument naming the value otherwise.
 Status ParseAllreduceAlgorithm(const std::string& name, AllreduceAlgorithm* algorithm);

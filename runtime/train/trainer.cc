@@ -50,6 +50,11 @@ void SetData(const TrainerOptions& options, TrainingLoopOptions* loop) {
     loop->pixel_mean = options.db.mean;
     loop->pixel_std = options.db.std;
   }
+  if (options.data == "source") {
+    loop->train_source = options.source.train;
+    loop->test_source = options.source.test;
+    loop->num_classes = options.source.classes;
+  }
   loop->batch_size = options.batch_size;
   loop->test_batch_size = options.test_batch_size;
   loop->seed = options.seed;

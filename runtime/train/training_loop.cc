@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "braid/status.h"
+#include "runtime/core/dims_text.h"
 #include "runtime/dist/process_group.h"
 #include "runtime/io/checkpoint.h"
 #include "runtime/io/idx_file.h"
@@ -76,11 +77,15 @@ void SetExecutor(const TrainingLoopOptions& o, NetDef* net) {
 }
 
 void CheckOptions(const TrainingLoopOptions& o) {
-  if (o.data != "fashion-mnist" && o.data != "synthetic" && o.data != "lmdb") {
-    ThrowInvalid("data must be fashion-mnist, lmdb or synthetic, got '" + o.data + "'");
+  if (o.data != "fashion-mnist" && o.data != "synthetic" && o.data != "lmdb" &&
+      o.data != "source") {
+    ThrowInvalid("data must be fashion-mnist, lmdb, source or synthetic, got '" + o.data + "'");
   }
   if (o.data == "lmdb" && (o.db.empty() || o.test_db.empty())) {
     ThrowInvalid("data lmdb needs the train and test DBs' paths");
+  }
+  if (o.data == "source" && (o.train_source == nullptr || o.test_source == nullptr)) {
+    ThrowInvalid("data source needs the train and test sources (TrainerOptions::source)");
   }
   if (o.executor != "simple" && o.executor != "dag") {
     ThrowInvalid("executor must be simple or dag, got '" + o.executor + "'");
@@ -130,6 +135,8 @@ TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(option
     test_examples_ = IdxFile::Load(IdxPath(options_, false, "labels-idx1")).dim(0);
   } else if (options_.data == "lmdb") {
     DescribeDbs();
+  } else if (options_.data == "source") {
+    RegisterSources();
   } else {
     train_examples_ = options_.synthetic_examples;
     test_examples_ = options_.synthetic_test_examples;
@@ -247,6 +254,52 @@ void TrainingLoop::DescribeDbs() {
   test_examples_ = test.count;
 }
 
+namespace {
+
+// A source as the Trainer reads it: an image (float32 [C,S,S]) and an int32 scalar label.
+const std::vector<DataField>& CheckedImageSource(const ScopedDataSource& scoped,
+                                                 const std::string& which) {
+  const std::vector<DataField>& f = FindDataSource(scoped.name())->fields;
+  const bool image = f.size() == 2 && f[0].dtype == DType::kFloat32 && f[0].dims.size() == 3 &&
+                     f[0].dims[1] == f[0].dims[2] && f[0].dims[0] > 0 && f[0].dims[1] > 0;
+  if (!image || f[1].dtype != DType::kInt32 || !f[1].dims.empty()) {
+    std::string held;
+    for (const DataField& field : f) {
+      held += (held.empty() ? "" : ", ") + field.name + " " + DTypeName(field.dtype) +
+              DimsText(field.dims);
+    }
+    ThrowInvalid("the " + which + " source: the trainer reads examples of two fields, an image " +
+                 "(float32 [C,S,S]) and an int32 scalar label, but its fields are " + held);
+  }
+  return f;
+}
+
+std::unique_ptr<ScopedDataSource> Registered(const std::shared_ptr<DataSource>& source,
+                                             const std::string& which) {
+  try {
+    return std::make_unique<ScopedDataSource>("trainer/" + which, source);
+  } catch (const Error& e) {
+    ThrowInvalid("the " + which + " source: " + e.status().message());
+  }
+}
+
+}  // namespace
+
+void TrainingLoop::RegisterSources() {
+  train_source_ = Registered(options_.train_source, "train");
+  test_source_ = Registered(options_.test_source, "test");
+  const std::vector<DataField>& train = CheckedImageSource(*train_source_, "train");
+  const std::vector<DataField>& test = CheckedImageSource(*test_source_, "test");
+  if (test[0].dims != train[0].dims) {
+    ThrowInvalid("the test source's images are " + DimsText(test[0].dims) +
+                 " but the train source's are " + DimsText(train[0].dims));
+  }
+  options_.channels = train[0].dims[0];
+  options_.image_size = train[0].dims[1];
+  train_examples_ = FindDataSource(train_source_->name())->size;
+  test_examples_ = FindDataSource(test_source_->name())->size;
+}
+
 void TrainingLoop::AddReaderArgs(bool train, int64_t start_example, OperatorDef* op) const {
   const TrainingLoopOptions& o = options_;
   op->set_name(train ? "train_reader" : "test_reader");
@@ -272,6 +325,12 @@ OperatorDef TrainingLoop::ReaderOp(bool train, int64_t start_example) const {
       AddFloatArg(&op, "mean", o.pixel_mean);
       AddFloatArg(&op, "std", o.pixel_std);
     }
+    return op;
+  }
+  if (o.data == "source") {
+    op.set_type("DataSourceInput");
+    AddReaderArgs(train, start_example, &op);
+    AddStringArg(&op, "source", (train ? train_source_ : test_source_)->name());
     return op;
   }
   op.set_type("IdxImageInput");

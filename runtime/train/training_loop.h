@@ -2,7 +2,8 @@
 //
 // The constructor builds the model's init, train and test nets (runtime/models/training_nets.h;
 // a model builder's ResNet or the application's NetModel) with IdxImageInput readers
-// (ops/data/idx_image_input_op.h; TensorProtosDBInput for data = "lmdb") in front, runs the
+// (ops/data/idx_image_input_op.h; TensorProtosDBInput for data = "lmdb", DataSourceInput for
+// data = "source") in front, runs the
 // init net, loads a checkpoint when resuming, then builds the train net in its workspace and the
 // test net in a child workspace that reads the same parameter blobs. Run trains for the configured
 // epochs (or iterations), logging one line every log_every iterations, evaluating the whole test
@@ -53,6 +54,7 @@
 #include "runtime/exec/chrome_trace.h"
 #include "runtime/exec/memory_planning.h"
 #include "runtime/exec/net.h"
+#include "runtime/io/data_source_registry.h"
 #include "runtime/models/data_parallel.h"
 #include "runtime/models/net_model.h"
 #include "runtime/models/training_footprint.h"  // RecomputeBudgetReport
@@ -64,7 +66,7 @@ struct TrainingLoopOptions {
   std::string model = "resnet20";  // a model builder's (runtime/models/resnet.h)
   // The application's own model instead (runtime/models/net_model.h); `model` becomes its name.
   std::optional<NetModel> net_model;
-  std::string data = "fashion-mnist";  // fashion-mnist | lmdb | synthetic
+  std::string data = "fashion-mnist";  // fashion-mnist | lmdb | source | synthetic
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   // lmdb: DBs of TensorProtos records (an image, uint8 or float32 [C, S, S], and an int32 scalar
   // label), read by TensorProtosDBInput (ops/data/tensor_protos_db_input_op.h); channels and
@@ -75,6 +77,12 @@ struct TrainingLoopOptions {
   std::string test_db;
   float pixel_mean = 0.2860f;
   float pixel_std = 0.3530f;
+  // source: the application's data sets (<braid/data_source.h>), each example an image
+  // (float32 [C, S, S]) and an int32 scalar label; registered under fresh names while the loop
+  // lives, read by DataSourceInput (ops/data/data_source_input_op.h); channels and image_size
+  // come from the train set's fields, num_classes stays as given.
+  std::shared_ptr<DataSource> train_source;
+  std::shared_ptr<DataSource> test_source;
   // synthetic data: the training set's size and the image shape; the test set is its first
   // synthetic_test_examples examples.
   int64_t synthetic_examples = 1024;
@@ -187,6 +195,8 @@ class TrainingLoop {
   OperatorDef ReaderOp(bool train, int64_t start_example) const;
   // data = "lmdb": the DBs' sizes and the image shape, from the DBs.
   void DescribeDbs();
+  // data = "source": registers the sources; their sizes and the image shape.
+  void RegisterSources();
   // The reader arguments both data sources share: batch, shards, order.
   void AddReaderArgs(bool train, int64_t start_example, OperatorDef* op) const;
   // Multi-process: every rank's device-0 replica takes rank 0's non-trainable state (batch-norm
@@ -206,6 +216,8 @@ class TrainingLoop {
   TrainingLoopOptions options_;
   int64_t train_examples_ = 0;
   bool db_images_uint8_ = true;  // data = "lmdb": the records hold uint8 images (normalised)
+  std::unique_ptr<ScopedDataSource> train_source_;  // data = "source": the sources' names
+  std::unique_ptr<ScopedDataSource> test_source_;
   int64_t test_examples_ = 0;
   int64_t test_batch_size_ = 0;
   int64_t iterations_per_epoch_ = 0;

@@ -48,6 +48,13 @@ step make_db "$work/prefix/bin/braid_make_db" --images "$fmnist/t10k-images-idx3
 step make_test_db "$work/prefix/bin/braid_make_db" --images "$fmnist/train-images-idx3-ubyte.gz" \
   --labels "$fmnist/train-labels-idx1-ubyte.gz" --limit 2000 --out "$work/test_lmdb"
 "$work/build/train_lmdb" "$work/train_lmdb" "$work/test_lmdb"
+# The application's own data (a braid::DataSource), data parallel on two devices.
+"$work/build/train_source"
+# A job of two processes, each connecting through <braid/process_group.h>.
+"$work/build/train_processes" 0 2 "file://$work/rendezvous" &
+rank0=$!
+"$work/build/train_processes" 1 2 "file://$work/rendezvous"
+wait "$rank0"
 
 # An ONNX export imported, written as a model folder, served; its answer saved as .npy and compared
 # with PyTorch's.

@@ -1,5 +1,7 @@
-// ProcessGroup (runtime/dist/process_group.h): ranks in separate processes (copies of this binary
-// running ProcessGroupChild.DISABLED_Rank) meet through a Gloo store on loopback and all-reduce.
+// ProcessGroup (runtime/dist/process_group.h) and the public functions over the current group
+// (include/braid/process_group.h): ranks in separate processes (copies of this binary running
+// ProcessGroupChild.DISABLED_Rank or PublicProcessGroupChild.DISABLED_Rank) meet through a Gloo
+// store on loopback and all-reduce.
 #include "runtime/dist/process_group.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "braid/process_group.h"
 #include "testing/child_processes.h"
 
 namespace braid {
@@ -157,13 +160,13 @@ std::map<std::string, std::string> RankEnv(int rank, int world, const std::strin
           {"BRAID_PG_SCENARIO", scenario}};
 }
 
-// Runs `world` ranks of `scenario` and expects each to exit with `expected(rank)`.
+// Runs `world` ranks of `scenario` (of `child`) and expects each to exit with `expected(rank)`.
 void RunRanks(int world, const std::string& url, const std::string& scenario, int timeout_ms,
-              const std::function<int(int)>& expected) {
+              const std::function<int(int)>& expected, const char* child = kChildTest) {
   ChildProcesses children;
   std::vector<pid_t> pids;
   for (int r = 0; r < world; ++r) {
-    pids.push_back(children.Spawn(kChildTest, RankEnv(r, world, url, scenario, timeout_ms)));
+    pids.push_back(children.Spawn(child, RankEnv(r, world, url, scenario, timeout_ms)));
   }
   const auto deadline = Clock::now() + seconds(25);
   for (int r = 0; r < world; ++r) {
@@ -187,6 +190,61 @@ TEST_P(ProcessGroupRanksTest, KilledPeerIsAnErrorForTheOthersWithinTheTimeout) {
   RunRanks(world, "file://" + dir, "peer_dies", 3000,
            [world](int r) { return r == world - 1 ? 128 + SIGKILL : 0; });
   std::filesystem::remove_all(dir);
+}
+
+// A rank through <braid/process_group.h> alone: connect, a second connect refused, rank and size,
+// an exact sum, rank 0's value shared, a barrier, disconnect.
+TEST(PublicProcessGroupChild, DISABLED_Rank) {
+  const ProcessGroupOptions options = OptionsFromEnv();
+  Status s = ConnectProcessGroup(options);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const Status again = ConnectProcessGroup(options);
+  EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
+  EXPECT_NE(again.message().find("of job 'pg_test' is connected"), std::string::npos)
+      << again.ToString();
+  ASSERT_EQ(ProcessRank(), options.rank);
+  ASSERT_EQ(ProcessWorldSize(), options.world_size);
+  std::vector<float> data = {float(options.rank + 1), 2.f};
+  s = ProcessAllreduceSum(data.data(), data.size(), 3, AllreduceAlgorithm::kHalvingDoubling);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const int n = options.world_size;
+  EXPECT_EQ(data, (std::vector<float>{float(n * (n + 1) / 2), 2.f * n}));
+  std::string value = "rank " + std::to_string(options.rank);
+  s = ProcessShareFromRankZero("public_value", &value);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(value, "rank 0");
+  s = ProcessBarrier(4);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(DisconnectProcessGroup().ok());
+  EXPECT_EQ(ProcessWorldSize(), 1);
+}
+
+TEST(PublicProcessGroupTest, RanksConnectSumShareAndDisconnectThroughThePublicApi) {
+  const std::string dir = MakeTempDir("pg_public");
+  RunRanks(
+      3, "file://" + dir, "public", 20000, [](int) { return 0; },
+      "PublicProcessGroupChild.DISABLED_Rank");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PublicProcessGroupTest, WithoutAGroupCollectivesAreAFailedPrecondition) {
+  ASSERT_EQ(CurrentProcessGroup(), nullptr);
+  EXPECT_EQ(ProcessRank(), 0);
+  EXPECT_EQ(ProcessWorldSize(), 1);
+  float x = 1.f;
+  const Status s = ProcessAllreduceSum(&x, 1, 0);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("ProcessAllreduceSum: no process group is connected"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(ProcessBarrier(0).code(), StatusCode::kFailedPrecondition);
+  std::string value;
+  EXPECT_EQ(ProcessShareFromRankZero("k", &value).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(DisconnectProcessGroup().code(), StatusCode::kFailedPrecondition);
+  ProcessGroupOptions bad;
+  bad.rank = 2;  // of 1
+  EXPECT_EQ(ConnectProcessGroup(bad).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CurrentProcessGroup(), nullptr);
 }
 
 TEST(ProcessGroupTest, StuckPeerIsATimeoutThatDoesNotGuessTheRank) {
