@@ -138,6 +138,10 @@ void AddSlice(const Tensor& array, int64_t i, TensorProtos* record) {
       t->set_data_type(TensorProto::BOOL);
       for (int64_t k = 0; k < n; ++k) t->add_int32_data(slice(array.data<bool>())[k] ? 1 : 0);
       break;
+    case DType::kFloat16:  // Caffe2's: each element's bits in int32_data
+      t->set_data_type(TensorProto::FLOAT16);
+      for (int64_t k = 0; k < n; ++k) t->add_int32_data(slice(array.data<Float16>())[k].bits());
+      break;
   }
 }
 

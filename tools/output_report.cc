@@ -43,6 +43,9 @@ void SumElements(const Tensor& tensor, double* sum, double* abs_sum) {
     case DType::kBool:
       SumValues<bool>(tensor, sum, abs_sum);
       break;
+    case DType::kFloat16:
+      SumValues<Float16>(tensor, sum, abs_sum);
+      break;
   }
 }
 

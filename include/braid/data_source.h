@@ -39,21 +39,24 @@
 //     next epoch. The op runs on the host; its outputs' shapes are known before it runs.
 //
 // The contract braid relies on:
-//   - size() (> 0) and fields() (at least one, each with a non-empty name, a dtype and dims of
-//     sizes >= 0) do not change while the source is registered or trained on.
+//   - size() (> 0) and fields() (1 to 64 of them, each with a non-empty name, a dtype and dims
+//     of sizes >= 0, an example's bytes within int64) are asked once, when the source is
+//     registered; braid keeps what they said.
 //   - Read(index, slots) writes example `index` (in [0, size())) into slots[i], field i's place
 //     in a batch: DTypeSize(dtype) * (the product of its dims) bytes, suitably aligned for the
 //     dtype. It returns OK, or a Status that ends the run: the net's Run (or the Trainer's)
 //     returns it, naming the net, the op, the source and the example. An exception thrown by
 //     Read is reported the same way. A bool field is written as bytes of 0 or 1.
 //   - Threads: Read is called on braid's reader threads, never two calls on one source object
-//     at once (braid serialises them, even when one object is registered under several names or
-//     is both the Trainer's train and test set), so a source needs no lock of its own; it must
-//     not assume the thread that created it.
+//     at once (braid serialises them, and the registration's size() and fields() with them,
+//     even when one object is registered under several names or is both the Trainer's train and
+//     test set), so a source needs no lock of its own; it must not assume the thread that
+//     created it.
 //   - Lifetime: braid shares ownership. Unregistering a name stops new nets from finding it;
 //     ops already built keep the source alive until they are destroyed.
 // Errors: RegisterDataSource returns InvalidArgument, registering nothing, for an empty name, a
-// name already registered, a null source or one that breaks the contract's first point;
+// name already registered, a null source or one that breaks the contract's first point (or
+// whose size() or fields() throws);
 // UnregisterDataSource returns NotFound for a name not registered. A net naming an unregistered
 // source fails to build, naming the source. Both functions are thread-safe.
 #ifndef BRAID_DATA_SOURCE_H_

@@ -19,7 +19,7 @@
 // or in a side file such as model.onnx.data) into such nets: the init net of GivenTensorFills, the
 // predict net of braid's Caffe2 ops; README "ONNX models" lists the ops covered.
 //
-// .npy files: C-order little-endian float32, float64, int32, int64, uint8 and bool arrays.
+// .npy files: C-order little-endian float32, float64, float16, int32, int64, uint8 and bool arrays.
 //
 // Errors come back as a Status naming the file and what was wrong with it (a missing file, a
 // malformed NetDef or value_info.json, an unsupported ONNX op with the node that uses it, an npy

@@ -38,8 +38,12 @@
 // is. Connecting makes the process ignore SIGPIPE (a peer's death must fail a collective, not
 // kill this rank).
 //
-// Threads: every function is thread-safe; collectives with distinct tags (or keys) may run at
-// once. DisconnectProcessGroup must not race a collective (its own, or a net's or Trainer's).
+// Threads: Connect and Disconnect are serialised (a second Connect waits for the first, then
+// returns FailedPrecondition); ProcessRank and ProcessWorldSize may be called at any time.
+// Collectives with distinct tags (or keys) may run at once, from any threads. Disconnect destroys
+// the group: it must not race a collective (the application's, or a net's or Trainer's), and a
+// Trainer built for the group must not run after it (the Trainer checks the group's rank and size
+// when it is created, not at every step).
 #ifndef BRAID_PROCESS_GROUP_H_
 #define BRAID_PROCESS_GROUP_H_
 
@@ -69,7 +73,8 @@ struct ProcessGroupOptions {
 
 enum class AllreduceAlgorithm {
   kRing,             // Gloo's ring (bandwidth-optimal, 2(n-1) steps)
-  kHalvingDoubling,  // Gloo's bcube with base 2: recursive halving/doubling for 2^k ranks
+  kHalvingDoubling,  // Gloo's bcube with base 2: recursive halving/doubling (any number of
+                     // ranks; its advantage is at 2^k)
 };
 
 // Connects this rank to its job and makes the group the process's current one.

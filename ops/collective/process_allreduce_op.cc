@@ -143,9 +143,9 @@ void ProcessAllreduceOp::Run() {
   CheckInputs();
   ProcessGroup* group = CurrentProcessGroup();
   if (group == nullptr) {
-    throw Error(
-        Status::FailedPrecondition(ProcessAllreduceLabel(def()) +
-                                   " needs a process group: none is set (braid::SetProcessGroup)"));
+    throw Error(Status::FailedPrecondition(
+        ProcessAllreduceLabel(def()) +
+        " needs a process group: none is connected (braid::ConnectProcessGroup)"));
   }
   if (a_.average && a_.weight * int64_t{group->size()} > kMaxWeights) {
     throw Error(Status::InvalidArgument(ProcessAllreduceLabel(def()) + ": weight " +

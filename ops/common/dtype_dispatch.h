@@ -41,6 +41,8 @@ void DispatchAnyDType(DType dtype, Fn&& fn) {
       return fn(uint8_t{});
     case DType::kBool:
       return fn(bool{});
+    case DType::kFloat16:
+      return fn(Float16{});
   }
 }
 

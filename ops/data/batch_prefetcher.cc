@@ -7,6 +7,7 @@
 
 #include "braid/status.h"
 #include "ops/data/labeled_images_source.h"
+#include "runtime/core/element_count.h"
 
 namespace braid {
 namespace {
@@ -45,6 +46,16 @@ int64_t CheckedCount(const ExampleSource& source, const BatchPrefetcher::Options
   if (o.num_shards < 1 || o.shard_id < 0 || o.shard_id >= o.num_shards) {
     problem = "shard_id must be in [0, num_shards), got shard " + std::to_string(o.shard_id) +
               " of " + std::to_string(o.num_shards);
+  }
+  for (const ExampleOutput& output : source.outputs()) {
+    if (!problem.empty()) break;
+    std::vector<int64_t> batch = {o.batch_size};
+    batch.insert(batch.end(), output.dims.begin(), output.dims.end());
+    try {
+      ElementCount(batch, output.dtype);  // a batch buffer's bytes fit int64
+    } catch (const Error& e) {
+      problem = "a batch of " + std::to_string(o.batch_size) + ": " + e.status().message();
+    }
   }
   if (!problem.empty()) throw Error(Status::InvalidArgument("batch prefetcher: " + problem));
   return source.count();

@@ -74,7 +74,7 @@ BRAID_OPERATOR_SCHEMA(DataSourceInput)
     .Args(ReaderArgSpecs())
     .Arg("source", ArgKind::kString)
     .NumInputs(0)
-    .NumOutputs(1, 64)
+    .NumOutputs(1, kMaxDataFields)
     .TensorInference([](const OperatorDef& def, const std::vector<ShapeInfo>&) {
       const int64_t batch_size = ReaderBatchSize(def);
       const std::shared_ptr<const RegisteredDataSource> source = NamedSource(def);

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "ops/common/op_checks.h"
-#include "ops/common/tensor_proto_dtype.h"
 #include "runtime/core/argument.h"
 #include "runtime/core/op_registry.h"
+#include "runtime/core/tensor_proto_dtype.h"
 
 namespace braid {
 namespace {
@@ -100,6 +100,8 @@ void ConstantFillOp::Fill(Tensor* output) {
       return FillWith(output, static_cast<uint8_t>(int_value_));
     case DType::kBool:
       return FillWith(output, int_value_ != 0 || float_value_ != 0);
+    case DType::kFloat16:
+      return FillWith(output, Float16(static_cast<float>(float_value_)));
   }
 }
 

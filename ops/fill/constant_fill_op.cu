@@ -31,6 +31,9 @@ class ConstantFillCudaOp final : public ConstantFillOp {
       case DType::kBool:
         return QueueConstant(output->mutable_data<bool>(), n,
                              int_value_ != 0 || float_value_ != 0);
+      case DType::kFloat16:  // the same 16 bits, filled as integers
+        return QueueConstant(reinterpret_cast<uint16_t*>(output->mutable_data<Float16>()), n,
+                             Float16(static_cast<float>(float_value_)).bits());
     }
   }
 };

@@ -111,5 +111,6 @@ template void QueueConstant<int32_t>(int32_t*, int64_t, int32_t);
 template void QueueConstant<int64_t>(int64_t*, int64_t, int64_t);
 template void QueueConstant<uint8_t>(uint8_t*, int64_t, uint8_t);
 template void QueueConstant<bool>(bool*, int64_t, bool);
+template void QueueConstant<uint16_t>(uint16_t*, int64_t, uint16_t);  // float16 bits
 
 }  // namespace braid

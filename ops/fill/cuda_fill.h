@@ -55,7 +55,8 @@ void QueueNormal(curandGenerator_t generator, float* out, int64_t n, float mean,
 void QueueUniform(curandGenerator_t generator, float* out, int64_t n, float lo, float hi);
 // n integers uniform in [lo, hi], both included (64 random bits per sample: a bias below 2^-32).
 void QueueUniformInt(curandGenerator_t generator, int32_t* out, int64_t n, int32_t lo, int32_t hi);
-// out[0, n) = value; instantiated for float, double, int32_t, int64_t, uint8_t and bool.
+// out[0, n) = value; instantiated for float, double, int32_t, int64_t, uint8_t, bool and uint16_t
+// (float16 bits).
 template <typename T>
 void QueueConstant(T* out, int64_t n, T value);
 

@@ -37,9 +37,11 @@ GivenValues GivenValuesFromDTypeArgument(const OperatorDef& def) {
       return {DType::kInt64, ValueField::kInts};
     case TensorProto::BOOL:
       return {DType::kBool, ValueField::kInts};
+    case TensorProto::FLOAT16:  // floats, rounded to half precision
+      return {DType::kFloat16, ValueField::kFloats};
   }
   ThrowInvalidArgument(def.type() + " does not support dtype " + std::to_string(dtype) +
-                       " (supported: FLOAT=1, INT32=2, BOOL=5, INT64=10, DOUBLE=13)");
+                       " (supported: FLOAT=1, INT32=2, BOOL=5, INT64=10, FLOAT16=12, DOUBLE=13)");
 }
 
 GivenValues GivenValuesOf(const OperatorDef& def) {
@@ -147,6 +149,8 @@ void ConvertGivenValues(const OperatorDef& def, Tensor* out) {
       return ConvertField(def, given.field, DataOrNull<uint8_t>(out));
     case DType::kBool:
       return ConvertField(def, given.field, DataOrNull<bool>(out));
+    case DType::kFloat16:
+      return ConvertField(def, given.field, DataOrNull<Float16>(out));
   }
 }
 

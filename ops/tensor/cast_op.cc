@@ -8,10 +8,10 @@
 
 #include "ops/common/dtype_dispatch.h"
 #include "ops/common/op_checks.h"
-#include "ops/common/tensor_proto_dtype.h"
 #include "runtime/core/gradient.h"
 #include "runtime/core/op_registry.h"
 #include "runtime/core/shape_inference.h"
+#include "runtime/core/tensor_proto_dtype.h"
 
 namespace braid {
 namespace {
@@ -36,8 +36,8 @@ void CheckFromType(const OperatorDef& def, const ShapeInfo& x) {
 
 template <typename To, typename From>
 To Convert(From value, const OperatorBase& op, int64_t index) {
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
-                !std::is_same_v<To, bool>) {
+  constexpr bool kFromFloating = std::is_floating_point_v<From> || std::is_same_v<From, Float16>;
+  if constexpr (kFromFloating && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
     const double v = static_cast<double>(value);
     const double low = static_cast<double>(std::numeric_limits<To>::lowest()) - 1;
     const double high = static_cast<double>(std::numeric_limits<To>::max()) + 1;
@@ -98,24 +98,6 @@ std::optional<DType> CastTypeArgument(const OperatorDef& def, const std::string&
                          kTensorProtoDTypes + ")");
   }
   return dtype;
-}
-
-int TensorProtoDataType(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return TensorProto::FLOAT;
-    case DType::kFloat64:
-      return TensorProto::DOUBLE;
-    case DType::kInt32:
-      return TensorProto::INT32;
-    case DType::kInt64:
-      return TensorProto::INT64;
-    case DType::kUInt8:
-      return TensorProto::UINT8;
-    case DType::kBool:
-      return TensorProto::BOOL;
-  }
-  return TensorProto::UNDEFINED;
 }
 
 void CastOp::Run() {

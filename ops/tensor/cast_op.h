@@ -1,11 +1,12 @@
 // Cast: Y = X converted to the type `to` (Caffe2's Cast), elementwise, any dtype to any dtype.
 //
 // `to` is Caffe2's TensorProto.DataType, as its number (FLOAT=1, INT32=2, BOOL=5, UINT8=6,
-// INT64=10, DOUBLE=13) or its name in any case ("float", "INT64"); other types are refused. An
-// optional `from_type` (same forms) states X's type: it is checked, and the gradient needs it.
-// Conversions follow C++: floats to integers truncate toward zero (a NaN or a value outside the
-// target's range is refused, naming the element), integers narrow modulo 2^bits, anything nonzero
-// becomes true, bools become 0 or 1. Y is a new blob.
+// INT64=10, FLOAT16=12, DOUBLE=13) or its name in any case ("float", "INT64"); other types are
+// refused. An optional `from_type` (same forms) states X's type: it is checked, and the gradient
+// needs it. Conversions follow C++: floats to integers truncate toward zero (a NaN or a value
+// outside the target's range is refused, naming the element), integers narrow modulo 2^bits,
+// anything nonzero becomes true, bools become 0 or 1; to float16 rounds to nearest even (beyond
+// 65504: infinity, include/braid/dtype.h). Y is a new blob.
 //
 // Gradient (Caffe2's): Cast(dY) with to = `from_type`, from_type = `to`; building it without
 // `from_type` throws.
@@ -26,8 +27,6 @@ namespace braid {
 // The dtype the type argument `name` of `def` names (number or name), nullopt when absent; throws
 // braid::Error when it names no dtype braid has.
 std::optional<DType> CastTypeArgument(const OperatorDef& def, const std::string& name);
-// Caffe2's TensorProto.DataType number of `dtype`.
-int TensorProtoDataType(DType dtype);
 
 class CastOp final : public OperatorBase {
  public:

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "braid/status.h"
 #include "runtime/core/dims_text.h"
@@ -28,7 +29,13 @@ void AppendValues(const std::string& name, const Tensor& tensor, Field* field) {
   }
   const T* data = tensor.data<T>();
   field->Reserve(static_cast<int>(tensor.numel()));
-  for (int64_t i = 0; i < tensor.numel(); ++i) field->Add(data[i]);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    if constexpr (std::is_same_v<T, Float16>) {
+      field->Add(data[i].bits());  // Caffe2's float16: each element's bits in int32_data
+    } else {
+      field->Add(data[i]);
+    }
+  }
 }
 
 std::string ShapeOfProto(const TensorProto& proto) {
@@ -50,7 +57,19 @@ void CopyValues(const TensorProto& proto, const Field& field, DType dtype, Tenso
                  std::to_string(field.size()) + " values, not " + std::to_string(count));
   }
   tensor->Resize(dtype, dims);
-  std::copy(field.begin(), field.end(), tensor->mutable_data<T>());
+  T* out = tensor->mutable_data<T>();
+  if constexpr (std::is_same_v<T, Float16>) {
+    for (int i = 0; i < field.size(); ++i) {
+      const int32_t bits = field.Get(i);
+      if (bits < 0 || bits > 0xffff) {
+        ThrowInvalid("tensor '" + proto.name() + "' (FLOAT16) holds " + std::to_string(bits) +
+                     " at " + std::to_string(i) + ", not the 16 bits of a half");
+      }
+      out[i] = Float16::FromBits(static_cast<uint16_t>(bits));
+    }
+  } else {
+    std::copy(field.begin(), field.end(), out);
+  }
 }
 
 }  // namespace
@@ -87,6 +106,10 @@ TensorProto ToTensorProto(const std::string& name, const Tensor& on_device) {
       proto.set_data_type(TensorProto::BOOL);
       AppendValues<bool>(name, tensor, proto.mutable_int32_data());
       break;
+    case DType::kFloat16:
+      proto.set_data_type(TensorProto::FLOAT16);
+      AppendValues<Float16>(name, tensor, proto.mutable_int32_data());
+      break;
   }
   return proto;
 }
@@ -105,6 +128,8 @@ void FromTensorProto(const TensorProto& proto, Tensor* tensor) {
       return CopyValues<uint8_t>(proto, proto.int32_data(), DType::kUInt8, tensor);
     case TensorProto::BOOL:
       return CopyValues<bool>(proto, proto.int32_data(), DType::kBool, tensor);
+    case TensorProto::FLOAT16:
+      return CopyValues<Float16>(proto, proto.int32_data(), DType::kFloat16, tensor);
     default:
       ThrowInvalid("tensor '" + proto.name() + "' has unsupported data_type " +
                    std::to_string(proto.data_type()));

@@ -8,6 +8,7 @@
 //
 //   ScopedDataSource train("trainer/train", source);  // throws braid::Error for a bad source
 //   train.name();                                       // "trainer/train/3", unregistered with it
+//   train.entry().fields;                               // held, whoever unregisters the name
 //
 // Ownership and threads: the registry (one per process) maps names to shared entries under its
 // mutex; an entry shares ownership of the source and of the source object's read mutex (one per
@@ -27,6 +28,9 @@
 
 namespace braid {
 
+// The most fields a source may have (DataSourceInput's outputs).
+inline constexpr int kMaxDataFields = 64;
+
 struct RegisteredDataSource {
   std::string name;
   std::shared_ptr<DataSource> source;
@@ -34,7 +38,8 @@ struct RegisteredDataSource {
   std::vector<DataField> fields;
   std::shared_ptr<std::mutex> read_mu;  // the source object's, shared by all its names
 
-  // source->Read under read_mu; an exception it throws becomes an Internal Status with its text.
+  // source->Read under read_mu; an exception it throws becomes a Status (a braid::Error's own, or
+  // Internal with the exception's text).
   Status Read(int64_t index, const std::vector<void*>& slots) const;
   // "data source 'NAME'".
   std::string Describe() const;
@@ -43,7 +48,8 @@ struct RegisteredDataSource {
 // The entry registered as `name`, or null.
 std::shared_ptr<const RegisteredDataSource> FindDataSource(const std::string& name);
 
-// A registration under a name no other holds ("PREFIX/N"), undone by the destructor.
+// A registration under a name no other holds ("PREFIX/N"), undone by the destructor. It holds its
+// entry: entry() stays valid even if the application unregisters the name.
 class ScopedDataSource {
  public:
   ScopedDataSource(const std::string& prefix, std::shared_ptr<DataSource> source);
@@ -52,9 +58,11 @@ class ScopedDataSource {
   ScopedDataSource& operator=(const ScopedDataSource&) = delete;
 
   const std::string& name() const { return name_; }
+  const RegisteredDataSource& entry() const { return *entry_; }
 
  private:
   std::string name_;
+  std::shared_ptr<const RegisteredDataSource> entry_;
 };
 
 }  // namespace braid

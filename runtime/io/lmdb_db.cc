@@ -3,6 +3,7 @@
 #include <lmdb.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -57,10 +58,14 @@ void PrepareDirectory(const std::string& path, DbMode mode) {
 }
 
 // An open environment and its database; cursors and transactions share it with their Db, so
-// that each keeps it open as long as it lives.
+// that each keeps it open as long as it lives. It counts them, for what LMDB forbids: a second
+// write transaction (it would wait for the first forever, a hang in one thread) and growing the
+// map while any transaction (a cursor's) is open.
 struct LmdbEnv {
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;
+  mutable std::atomic<int> cursors{0};       // LmdbCursors alive
+  mutable std::atomic<bool> writing{false};  // an LmdbTransaction is alive
   ~LmdbEnv() {
     if (env != nullptr) mdb_env_close(env);
   }
@@ -76,10 +81,12 @@ class LmdbCursor final : public DbCursor {
       mdb_txn_abort(txn_);
       ThrowLmdb(path_, "mdb_cursor_open", rc);
     }
+    ++env_->cursors;
   }
   ~LmdbCursor() override {
     mdb_cursor_close(cursor_);
     mdb_txn_abort(txn_);
+    --env_->cursors;
   }
 
   void SeekToFirst() override { Move(MDB_FIRST); }
@@ -119,10 +126,21 @@ class LmdbTransaction final : public DbTransaction {
  public:
   LmdbTransaction(std::shared_ptr<const LmdbEnv> env, std::string path)
       : env_(std::move(env)), path_(std::move(path)) {
-    Begin();
+    if (env_->writing.exchange(true)) {
+      throw Error(Status::FailedPrecondition(
+          DbName(path_) + ": a transaction of this DB is open; LMDB writes through one at a " +
+          "time (commit and destroy it first)"));
+    }
+    try {
+      Begin();
+    } catch (...) {
+      env_->writing = false;
+      throw;
+    }
   }
   ~LmdbTransaction() override {
     if (txn_ != nullptr) mdb_txn_abort(txn_);
+    env_->writing = false;
   }
 
   void Put(std::string_view key, std::string_view value) override {
@@ -169,6 +187,13 @@ class LmdbTransaction final : public DbTransaction {
   // The map is full: doubles it (only while no transaction is open) and replays the puts since the
   // last commit into a new transaction, until they fit.
   void Grow() {
+    if (const int cursors = env_->cursors; cursors > 0) {
+      broken_ = true;  // the full transaction cannot go on; its puts since the commit are lost
+      throw Error(Status::FailedPrecondition(
+          DbName(path_) + ": the map is full and must grow, which LMDB allows only while no " +
+          "cursor of this DB is open (" + std::to_string(cursors) + " are); the puts since the " +
+          "last commit are lost"));
+    }
     for (;;) {
       if (txn_ != nullptr) mdb_txn_abort(txn_);
       txn_ = nullptr;
@@ -229,7 +254,10 @@ class LmdbDb final : public Db {
     Check(path_, "mdb_env_set_mapsize",
           mdb_env_set_mapsize(env->env,
                               mode_ == DbMode::kRead ? kReaderMapBytes : kWriterMapBytes));
-    const unsigned flags = mode_ == DbMode::kRead ? MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK : 0u;
+    // MDB_NOTLS: a cursor's read transaction may move between threads (db.h lets any thread use
+    // it, one at a time).
+    const unsigned flags =
+        mode_ == DbMode::kRead ? MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK : unsigned{MDB_NOTLS};
     Check(path_, "mdb_env_open", mdb_env_open(env->env, path_.c_str(), flags, 0664));
     MDB_txn* txn = nullptr;
     Check(path_, "mdb_txn_begin",

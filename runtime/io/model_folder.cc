@@ -1,11 +1,14 @@
 #include "runtime/io/model_folder.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "braid/status.h"
+#include "runtime/core/tensor_proto_dtype.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/proto_io.h"
 
@@ -13,16 +16,6 @@ namespace braid {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Caffe2's TensorProto.DataType codes for the dtypes braid has.
-struct DataTypeCode {
-  int64_t code;
-  DType dtype;
-};
-constexpr DataTypeCode kDataTypes[] = {
-    {1, DType::kFloat32}, {2, DType::kInt32},  {5, DType::kBool},
-    {6, DType::kUInt8},   {10, DType::kInt64}, {13, DType::kFloat64},
-};
 
 // Reads the whole file, or returns NotFound/IoError naming it.
 Status ReadTextFile(const std::string& path, std::string* text) {
@@ -53,24 +46,16 @@ Status ParseEntry(const std::string& name, const Json& value, const std::string&
     info->shape.push_back(dim.get<int64_t>());
   }
   const int64_t code = value[0].get<int64_t>();
-  for (const DataTypeCode& known : kDataTypes) {
-    if (known.code == code) {
-      info->dtype = known.dtype;
-      return Status::OK();
-    }
+  const std::optional<DType> dtype = code >= 0 && code <= INT32_MAX
+                                         ? DTypeOfTensorProtoType(static_cast<int>(code))
+                                         : std::nullopt;
+  if (!dtype) {
+    return Status::InvalidArgument(source + ": input '" + name + "' has element type " +
+                                   std::to_string(code) + ", which braid lacks (" +
+                                   kTensorProtoDTypes + ")");
   }
-  return Status::InvalidArgument(source + ": input '" + name + "' has element type " +
-                                 std::to_string(code) +
-                                 ", which braid lacks (1 FLOAT, 2 INT32, 5 BOOL, 6 UINT8, 10 "
-                                 "INT64, 13 DOUBLE)");
-}
-
-int64_t DataTypeCodeOf(DType dtype) {
-  for (const DataTypeCode& known : kDataTypes) {
-    if (known.dtype == dtype) return known.code;
-  }
-  throw Error(Status::InvalidArgument(std::string("value_info.json has no code for dtype ") +
-                                      DTypeName(dtype)));
+  info->dtype = *dtype;
+  return Status::OK();
 }
 
 }  // namespace
@@ -124,7 +109,7 @@ std::string ValueInfoJson(const std::vector<ValueInfo>& inputs) {
   std::string json = "{";  // spaced as the zoo's files are
   for (size_t i = 0; i < inputs.size(); ++i) {
     json += (i ? ", " : "") + Json(inputs[i].name).dump() + ": [" +
-            std::to_string(DataTypeCodeOf(inputs[i].dtype)) + ", [";
+            std::to_string(TensorProtoDataType(inputs[i].dtype)) + ", [";
     for (size_t d = 0; d < inputs[i].shape.size(); ++d) {
       json += (d ? ", " : "") + std::to_string(inputs[i].shape[d]);
     }

@@ -26,6 +26,7 @@ struct DescrName {
 constexpr DescrName kDescrs[] = {
     {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"<i4", DType::kInt32},
     {"<i8", DType::kInt64},   {"|u1", DType::kUInt8},   {"|b1", DType::kBool},
+    {"<f2", DType::kFloat16},
 };
 
 // A cursor over the header's dict literal; every failure names the source and the header.
@@ -176,7 +177,7 @@ Status DTypeOfDescr(const NpyHeader& header, const std::string& source, DType* d
   return Status::InvalidArgument(
       source + ": .npy dtype '" + header.descr +
       "' is not supported (little-endian float32 '<f4', float64 "
-      "'<f8', int32 '<i4', int64 '<i8', uint8 '|u1' and bool '|b1' are)");
+      "'<f8', float16 '<f2', int32 '<i4', int64 '<i8', uint8 '|u1' and bool '|b1' are)");
 }
 
 const char* DescrOf(DType dtype) {

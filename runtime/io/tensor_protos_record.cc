@@ -30,19 +30,24 @@ void CopySame(const Field& field, const RecordTensor& t, uint8_t* out, const cha
   if (field.size() > 0) std::memcpy(out, field.data(), static_cast<size_t>(t.bytes()));
 }
 
-// uint8 and bool values that Caffe2 stores widened to int32.
+// uint8 and bool values that Caffe2 stores widened to int32, and float16 values' bits.
 template <typename T>
 void CopyNarrowed(const google::protobuf::RepeatedField<int32_t>& field, const RecordTensor& t,
                   uint8_t* out, const std::string& where) {
   CheckCount(field.size(), t, "int32_data", where);
   T* values = reinterpret_cast<T*>(out);
+  constexpr int32_t kMax = std::is_same_v<T, bool> ? 1 : std::is_same_v<T, Float16> ? 0xffff : 255;
   for (int i = 0; i < field.size(); ++i) {
     const int32_t v = field.Get(i);
-    if (v < 0 || v > (std::is_same_v<T, bool> ? 1 : 255)) {
+    if (v < 0 || v > kMax) {
       ThrowInvalid(where, "value " + std::to_string(v) + " at " + std::to_string(i) +
                               " does not fit " + DTypeName(t.dtype));
     }
-    values[i] = static_cast<T>(v);
+    if constexpr (std::is_same_v<T, Float16>) {
+      values[i] = Float16::FromBits(static_cast<uint16_t>(v));
+    } else {
+      values[i] = static_cast<T>(v);
+    }
   }
 }
 
@@ -72,11 +77,14 @@ RecordTensor RecordTensorOf(const TensorProto& proto, const std::string& where) 
     case TensorProto::BYTE:
     case TensorProto::UINT8: t.dtype = DType::kUInt8; break;
     case TensorProto::BOOL: t.dtype = DType::kBool; break;
+    case TensorProto::FLOAT16:
+      t.dtype = DType::kFloat16;
+      break;
     default:
       ThrowInvalid(where, "data_type " + std::to_string(proto.data_type()) + " (" +
                               TensorProto::DataType_Name(proto.data_type()) +
                               ") is not one braid reads (FLOAT, DOUBLE, INT32, INT64, BYTE, " +
-                              "UINT8, BOOL)");
+                              "UINT8, BOOL, FLOAT16)");
   }
   try {
     ElementCount(t.dims, t.dtype);
@@ -101,6 +109,9 @@ void CopyRecordValues(const TensorProto& proto, const RecordTensor& t, uint8_t* 
       }
       return CopyNarrowed<uint8_t>(proto.int32_data(), t, out, where);
     case DType::kBool: return CopyNarrowed<bool>(proto.int32_data(), t, out, where);
+    case DType::kFloat16:
+      if (proto.has_byte_data()) return CopyBytes(proto.byte_data(), t, out, "byte_data", where);
+      return CopyNarrowed<Float16>(proto.int32_data(), t, out, where);
   }
 }
 

@@ -127,6 +127,15 @@ std::string IdxPath(const TrainingLoopOptions& o, bool train, const char* kind) 
 
 TrainingLoop::TrainingLoop(const TrainingLoopOptions& options) : options_(options) {
   CheckOptions(options_);
+  if (options_.world_size > 1) {
+    const ProcessGroup* group = RequireProcessGroup();
+    if (group->rank() != options_.rank || group->size() != options_.world_size) {
+      ThrowInvalid("processes say rank " + std::to_string(options_.rank) + " of " +
+                   std::to_string(options_.world_size) + ", but the connected process group is " +
+                   "rank " + std::to_string(group->rank()) + " of " +
+                   std::to_string(group->size()));
+    }
+  }
   if (options_.data == "fashion-mnist") {
     options_.channels = 1;
     options_.image_size = 28;
@@ -259,7 +268,7 @@ namespace {
 // A source as the Trainer reads it: an image (float32 [C,S,S]) and an int32 scalar label.
 const std::vector<DataField>& CheckedImageSource(const ScopedDataSource& scoped,
                                                  const std::string& which) {
-  const std::vector<DataField>& f = FindDataSource(scoped.name())->fields;
+  const std::vector<DataField>& f = scoped.entry().fields;
   const bool image = f.size() == 2 && f[0].dtype == DType::kFloat32 && f[0].dims.size() == 3 &&
                      f[0].dims[1] == f[0].dims[2] && f[0].dims[0] > 0 && f[0].dims[1] > 0;
   if (!image || f[1].dtype != DType::kInt32 || !f[1].dims.empty()) {
@@ -296,8 +305,8 @@ void TrainingLoop::RegisterSources() {
   }
   options_.channels = train[0].dims[0];
   options_.image_size = train[0].dims[1];
-  train_examples_ = FindDataSource(train_source_->name())->size;
-  test_examples_ = FindDataSource(test_source_->name())->size;
+  train_examples_ = train_source_->entry().size;
+  test_examples_ = test_source_->entry().size;
 }
 
 void TrainingLoop::AddReaderArgs(bool train, int64_t start_example, OperatorDef* op) const {

@@ -7,7 +7,8 @@ set -euo pipefail
 
 readonly build_dir=$1 embed_dir=$2 cxx=$3 sanitizer=${4:-}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+rank0=""  # a background rank of train_processes, killed if the script stops first
+trap '[[ -n $rank0 ]] && kill "$rank0" 2>/dev/null; rm -rf "$work"' EXIT
 
 step() {
   local name=$1
@@ -55,6 +56,7 @@ step make_test_db "$work/prefix/bin/braid_make_db" --images "$fmnist/train-image
 rank0=$!
 "$work/build/train_processes" 1 2 "file://$work/rendezvous"
 wait "$rank0"
+rank0=""
 
 # An ONNX export imported, written as a model folder, served; its answer saved as .npy and compared
 # with PyTorch's.

@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ops/data/batch_prefetcher.h"
@@ -25,8 +27,8 @@
 namespace braid {
 namespace {
 
-// Example i: "x" float32 [2] = {i, -i}, "id" int64 [] = i. Read fails at fail_at (a Status, or an
-// exception with throw_instead) and, with check_overlap, fails if another Read of this object is
+// Example i: "x" float32 [2] = {i, -i}, "id" int64 [] = i. Read fails at fail_at (a Status, or
+// what `failure` says to throw) and, with check_overlap, notes when another Read of this object is
 // running (a Read sleeps a little so that overlaps would be seen).
 class Numbers final : public DataSource {
  public:
@@ -38,7 +40,9 @@ class Numbers final : public DataSource {
   }
   Status Read(int64_t index, const std::vector<void*>& slots) override {
     if (index == fail_at) {
-      if (throw_instead) throw std::runtime_error("disk on fire");
+      if (failure == Failure::kStdException) throw std::runtime_error("disk on fire");
+      if (failure == Failure::kBraidError) throw Error(Status::NotFound("no such record"));
+      if (failure == Failure::kAnything) throw 7;
       return Status::IoError("record " + std::to_string(index) + " is unreadable");
     }
     if (check_overlap && inside_.exchange(true)) overlapped_ = true;
@@ -52,8 +56,9 @@ class Numbers final : public DataSource {
     return Status::OK();
   }
 
+  enum class Failure { kStatus, kStdException, kBraidError, kAnything };
   int64_t fail_at = -1;
-  bool throw_instead = false;
+  Failure failure = Failure::kStatus;
   bool check_overlap = false;
   std::atomic<int64_t> reads{0};
   bool overlapped() const { return overlapped_; }
@@ -64,11 +69,16 @@ class Numbers final : public DataSource {
   std::atomic<bool> overlapped_{false};
 };
 
-// A source whose size() and fields() are whatever the test says.
+// A source whose size() and fields() are whatever the test says (size -1: size() throws a
+// std::exception, -2: something else).
 class Shaped final : public DataSource {
  public:
   Shaped(int64_t size, std::vector<DataField> fields) : size_(size), fields_(std::move(fields)) {}
-  int64_t size() const override { return size_; }
+  int64_t size() const override {
+    if (size_ == -1) throw std::length_error("unknown length");
+    if (size_ == -2) throw "unknown";
+    return size_;
+  }
   std::vector<DataField> fields() const override { return fields_; }
   Status Read(int64_t, const std::vector<void*>&) override { return Status::OK(); }
 
@@ -126,6 +136,29 @@ TEST(DataSourceTest, RegistrationRefusesBadSourcesAndNamesWithAStatus) {
           .message()
           .find("field 0 ('v') has a negative dim"),
       std::string::npos);
+  const auto shaped = [](int64_t size, std::vector<DataField> fields) {
+    return std::make_shared<Shaped>(size, std::move(fields));
+  };
+  const std::vector<DataField> one = {{"v", DType::kInt32, {}}};
+  std::vector<std::pair<Status, std::string>> refusals = {
+      {RegisterDataSource("typeless", shaped(1, {{"v", static_cast<DType>(99), {}}})),
+       "field 0 ('v') has no dtype braid knows (99)"},
+      {RegisterDataSource(
+           "huge", shaped(1, {{"v", DType::kFloat32, {int64_t{1} << 40, int64_t{1} << 40}}})),
+       "field 0 ('v'): "},
+      {RegisterDataSource("wide", shaped(1, std::vector<DataField>(65, one[0]))),
+       "has 65 fields; at most 64"},
+      {RegisterDataSource("throws", shaped(-1, one)),
+       "'throws': size() or fields() threw: unknown length"},
+      {RegisterDataSource("throws_else", shaped(-2, one)), "size() or fields() threw"}};
+  for (const auto& [status, text] : refusals) {
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+    EXPECT_NE(status.message().find(text), std::string::npos)
+        << text << " in " << status.ToString();
+  }
+  for (const char* name : {"typeless", "huge", "wide", "throws", "throws_else", "null"}) {
+    EXPECT_EQ(UnregisterDataSource(name).code(), StatusCode::kNotFound) << name;
+  }
   ASSERT_TRUE(RegisterDataSource("numbers", good).ok());
   const Status twice = RegisterDataSource("numbers", good);
   EXPECT_EQ(twice.code(), StatusCode::kInvalidArgument);
@@ -195,16 +228,24 @@ TEST(DataSourceTest, AFailingReadFailsTheRunNamingNetOpSourceAndExample) {
     EXPECT_NE(s.message().find(part), std::string::npos) << part << " in " << s.ToString();
   }
 
-  auto throwing = std::make_shared<Numbers>(6);
-  throwing->fail_at = 0;
-  throwing->throw_instead = true;
-  Registration t("throwing", throwing);
-  Workspace ws2;
-  const Status thrown = ws2.CreateNet(ReaderNet("throwing", 2))->Run();
-  EXPECT_EQ(thrown.code(), StatusCode::kInternal) << thrown.ToString();
-  EXPECT_NE(thrown.message().find("data source 'throwing' example 0: Read threw: disk on fire"),
-            std::string::npos)
-      << thrown.ToString();
+  // What Read throws is reported as a Status returned would be.
+  const std::vector<std::tuple<Numbers::Failure, StatusCode, std::string>> thrown_cases = {
+      {Numbers::Failure::kStdException, StatusCode::kInternal,
+       "example 0: Read threw: disk on fire"},
+      {Numbers::Failure::kBraidError, StatusCode::kNotFound, "example 0: no such record"},
+      {Numbers::Failure::kAnything, StatusCode::kInternal,
+       "example 0: Read threw an exception that is no std::exception"}};
+  for (const auto& [failure, code, text] : thrown_cases) {
+    auto throwing = std::make_shared<Numbers>(6);
+    throwing->fail_at = 0;
+    throwing->failure = failure;
+    Registration t("throwing", throwing);
+    Workspace ws2;
+    const Status thrown = ws2.CreateNet(ReaderNet("throwing", 2))->Run();
+    EXPECT_EQ(thrown.code(), code) << thrown.ToString();
+    EXPECT_NE(thrown.message().find("data source 'throwing' " + text), std::string::npos)
+        << thrown.ToString();
+  }
 }
 
 TEST(DataSourceTest, NetsNamingAnUnknownSourceOrTooFewOutputsFailToBuild) {
@@ -257,6 +298,27 @@ TEST(DataSourceTest, ReadsOfOneObjectNeverOverlapAcrossNamesAndNets) {
   tb.join();
   EXPECT_FALSE(source->overlapped());
   EXPECT_GE(source->reads.load(), 200);  // 2 x 20 batches of 5, and what was read ahead
+}
+
+// An op keeps reading an object whose name was unregistered; registering the object again (under
+// the same name) must give the new readers the same serialisation, not a lock of their own.
+TEST(DataSourceTest, AnObjectRegisteredAgainWhileAnOpReadsItKeepsOneReadAtATime) {
+  auto source = std::make_shared<Numbers>(50);
+  source->check_overlap = true;
+  ASSERT_TRUE(RegisterDataSource("again", source).ok());
+  Workspace ws_a, ws_b;
+  Net* net_a = ws_a.CreateNet(ReaderNet("again", 5, "arg { name: 'prefetch' i: 8 }"));
+  ASSERT_TRUE(UnregisterDataSource("again").ok());
+  ASSERT_TRUE(RegisterDataSource("again", source).ok());
+  Net* net_b = ws_b.CreateNet(ReaderNet("again", 5, "arg { name: 'prefetch' i: 8 }"));
+  auto run = [](Net* net) {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(net->Run().ok());
+  };
+  std::thread ta(run, net_a), tb(run, net_b);
+  ta.join();
+  tb.join();
+  EXPECT_FALSE(source->overlapped());
+  ASSERT_TRUE(UnregisterDataSource("again").ok());
 }
 
 }  // namespace

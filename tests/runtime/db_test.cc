@@ -112,6 +112,49 @@ TEST_F(DbTest, GrowsTheMapPastItsFirstSizeWithoutLosingPuts) {
   EXPECT_EQ(i, 320);
 }
 
+// What LMDB forbids is an error, never a hang or undefined behaviour: a second writer of one DB
+// (LMDB would wait for the first forever), and growing the map under an open cursor.
+TEST_F(DbTest, ASecondWriterOrAGrowthUnderAnOpenCursorIsRefused) {
+  const std::string path = Path("guarded");
+  std::unique_ptr<Db> db = OpenDb("lmdb", path, DbMode::kNew);
+  {
+    std::unique_ptr<DbTransaction> first = db->NewTransaction();
+    try {
+      db->NewTransaction();
+      ADD_FAILURE() << "a second transaction was opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status().code(), StatusCode::kFailedPrecondition);
+      EXPECT_NE(e.status().message().find("a transaction of this DB is open"), std::string::npos)
+          << e.status().ToString();
+    }
+    first->Put("a", "1");
+    first->Commit();
+  }
+  std::unique_ptr<DbCursor> cursor = db->NewCursor();  // from here on, the map cannot grow
+  std::unique_ptr<DbTransaction> txn = db->NewTransaction();
+  Status failed;
+  for (int i = 0; i < 320 && failed.ok(); ++i) {
+    try {
+      txn->Put("k" + std::to_string(1000 + i), std::string(size_t{1} << 20, 'x'));
+    } catch (const Error& e) {
+      failed = e.status();
+    }
+  }
+  EXPECT_EQ(failed.code(), StatusCode::kFailedPrecondition) << failed.ToString();
+  EXPECT_NE(failed.message().find("the map is full and must grow"), std::string::npos)
+      << failed.ToString();
+  EXPECT_THROW(txn->Commit(), Error);  // the transaction is over
+  cursor->SeekToFirst();
+  ASSERT_TRUE(cursor->Valid());
+  EXPECT_EQ(cursor->key(), "a");
+  cursor.reset();
+  txn.reset();
+  std::unique_ptr<DbTransaction> after = db->NewTransaction();  // the old one is gone
+  after->Put("b", "2");
+  after->Commit();
+  EXPECT_EQ(db->Count(), 2);
+}
+
 TEST_F(DbTest, ErrorsNameThePathAndWhatIsWrong) {
   Status s = StatusFromCall([&] { OpenDb("lmdb", Path("missing"), DbMode::kRead); });
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();

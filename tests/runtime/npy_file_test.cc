@@ -107,8 +107,8 @@ TEST(NpyFileTest, RefusesWhatItCannotReadNamingTheFile) {
       NumpyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", four, sizeof(four)),
       "dtype '>f4' is not supported");
   ExpectRefused(
-      NumpyBytes("{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }", four, sizeof(four)),
-      "dtype '<f2' is not supported");
+      NumpyBytes("{'descr': '<u2', 'fortran_order': False, 'shape': (8,), }", four, sizeof(four)),
+      "dtype '<u2' is not supported");
   ExpectRefused(
       NumpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four, sizeof(four)),
       "holds 16 bytes, but float32[5] needs 20");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,8 @@ namespace fs = std::filesystem;
 const char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
 
 // Examples [first, first + count) of a LabeledImages set, pixels normalised as the IDX reader
-// does; Read fails from example fail_from on.
+// does; Read fails from example fail_from on, adds label_offset to the labels, and notes when
+// another Read of this object is running.
 class ImagesSource final : public DataSource {
  public:
   ImagesSource(std::shared_ptr<const LabeledImages> images, int64_t first, int64_t count)
@@ -40,19 +42,29 @@ class ImagesSource final : public DataSource {
             {"label", DType::kInt32, {}}};
   }
   Status Read(int64_t index, const std::vector<void*>& slots) override {
-    if (index >= fail_from) return Status::IoError("lost example " + std::to_string(index));
+    if (inside_.exchange(true)) overlapped = true;
+    if (index >= fail_from) {
+      inside_ = false;
+      return Status::IoError("lost example " + std::to_string(index));
+    }
     const int64_t i = first_ + index;
     normalise_.Apply(images_->Image(i), images_->image_size(), static_cast<float*>(slots[0]));
-    *static_cast<int32_t*>(slots[1]) = images_->labels[static_cast<size_t>(i)];
+    *static_cast<int32_t*>(slots[1]) = images_->labels[static_cast<size_t>(i)] + label_offset;
+    ++reads;
+    inside_ = false;
     return Status::OK();
   }
 
   int64_t fail_from = INT64_MAX;
+  int32_t label_offset = 0;
+  std::atomic<bool> overlapped{false};
+  std::atomic<int64_t> reads{0};
 
  private:
   std::shared_ptr<const LabeledImages> images_;
   int64_t first_, count_;
   PixelNormalisation normalise_;
+  std::atomic<bool> inside_{false};
 };
 
 // Writes examples [first, first + count) of `set` as raw IDX files (IdxFile reads them ungzipped).
@@ -166,6 +178,63 @@ TEST_F(DataSourceTrainingTest, SourcesTheTrainerCannotReadAreAStatusNamingTheSet
   EXPECT_NE(s.message().find("the test source: data source 'trainer/test/"), std::string::npos)
       << s.ToString();
   EXPECT_NE(s.message().find("holds 0 examples"), std::string::npos) << s.ToString();
+  class Smaller final : public DataSource {  // 1x14x14 images beside the train set's 1x28x28
+   public:
+    int64_t size() const override { return 4; }
+    std::vector<DataField> fields() const override {
+      return {{"image", DType::kFloat32, {1, 14, 14}}, {"label", DType::kInt32, {}}};
+    }
+    Status Read(int64_t, const std::vector<void*>&) override { return Status::OK(); }
+  };
+  o.source.test = std::make_shared<Smaller>();
+  s = Trainer::Create(o, &trainer);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("the test source's images are [1,14,14] but the train source's are "
+                             "[1," +
+                             std::to_string(images_->height) + ","),
+            std::string::npos)
+      << s.ToString();
+}
+
+TEST_F(DataSourceTrainingTest, ALabelBeyondTheClassesStopsTheStepNamingIt) {
+  auto source = std::make_shared<ImagesSource>(images_, 0, 40);
+  source->label_offset = 10;  // Fashion-MNIST's 0..9 become 10..19, of 10 classes
+  TrainerOptions o;
+  o.data = "source";
+  o.source = {source, std::make_shared<ImagesSource>(images_, 0, 40), 10};
+  o.model = "resnet20";
+  o.batch_size = 8;
+  o.iterations = 1;
+  o.execution.intra_op_threads = 1;
+  std::unique_ptr<Trainer> trainer;
+  ASSERT_TRUE(Trainer::Create(o, &trainer).ok());
+  const Status s = trainer->Step();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("] = 1"), std::string::npos) << s.ToString();  // 10..19
+  EXPECT_NE(s.message().find(" is not in [0, 10)"), std::string::npos) << s.ToString();
+}
+
+// One object as the train and the test set: the train reader reads ahead while Evaluate reads the
+// test set, and braid must still call Read one at a time.
+TEST_F(DataSourceTrainingTest, OneObjectAsBothSetsIsNeverReadTwiceAtOnce) {
+  auto source = std::make_shared<ImagesSource>(images_, 0, 64);
+  TrainerOptions o;
+  o.data = "source";
+  o.source = {source, source, 10};
+  o.model = "resnet20";
+  o.batch_size = 8;
+  o.test_batch_size = 16;
+  o.iterations = 2;
+  o.execution.intra_op_threads = 1;
+  std::unique_ptr<Trainer> trainer;
+  ASSERT_TRUE(Trainer::Create(o, &trainer).ok());
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(trainer->Step().ok());
+    double accuracy = 0, loss = 0;
+    ASSERT_TRUE(trainer->Evaluate(&accuracy, &loss).ok());
+  }
+  EXPECT_FALSE(source->overlapped);
+  EXPECT_GE(source->reads.load(), 3 * (8 + 64));
 }
 
 TEST_F(DataSourceTrainingTest, AReadFailingMidRunStopsTheStepWithItsStatus) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "braid/dtype.h"
 #include "braid/status.h"
 #include "runtime/core/element_count.h"
 
@@ -134,10 +135,21 @@ ConstantTensor ConstantFromOnnx(const onnx::TensorProto& tensor) {
       return IntConstant(dims, ReadElements<uint8_t, int64_t>(tensor, tensor.int32_data(), count));
     case T::BOOL:
       return IntConstant(dims, ReadElements<uint8_t, int64_t>(tensor, tensor.int32_data(), count));
+    case T::FLOAT16: {  // widened to float, exactly (ONNX keeps the bits in int32_data)
+      std::vector<float> values;
+      for (int64_t bits : ReadElements<uint16_t, int64_t>(tensor, tensor.int32_data(), count)) {
+        if (bits < 0 || bits > 0xffff) {
+          Throw("tensor '" + tensor.name() + "' (float16) holds " + std::to_string(bits) +
+                ", not the 16 bits of a half");
+        }
+        values.push_back(HalfBitsToFloat(static_cast<uint16_t>(bits)));
+      }
+      return FloatConstant(dims, std::move(values));
+    }
     default:
       Throw("tensor '" + tensor.name() + "' has ONNX data type " +
             std::to_string(tensor.data_type()) +
-            ", braid reads float, double, int8, uint8, int32, int64 and bool");
+            ", braid reads float, float16, double, int8, uint8, int32, int64 and bool");
   }
 }
 

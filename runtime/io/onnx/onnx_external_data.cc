@@ -65,6 +65,8 @@ int64_t ElementBytes(const onnx::TensorProto& tensor, const std::string& what) {
     case T::DOUBLE:
     case T::INT64:
       return 8;
+    case T::FLOAT16:
+      return 2;
     case T::INT8:
     case T::UINT8:
     case T::BOOL:
@@ -72,8 +74,8 @@ int64_t ElementBytes(const onnx::TensorProto& tensor, const std::string& what) {
     default:
       Throw(Status::InvalidArgument(what + ": ONNX data type " +
                                     std::to_string(tensor.data_type()) +
-                                    " is not one braid reads (float, double, int8, uint8, "
-                                    "int32, int64, bool)"));
+                                    " is not one braid reads (float, float16, double, int8, "
+                                    "uint8, int32, int64, bool)"));
   }
 }
 

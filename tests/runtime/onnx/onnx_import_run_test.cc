@@ -2,6 +2,7 @@
 // float32 sums of at most a few hundred terms of magnitude <= 1).
 #include <gtest/gtest.h>
 
+#include "braid/dtype.h"
 #include "runtime/core/argument.h"
 #include "runtime/core/workspace.h"
 #include "runtime/onnx/naive_reference.h"
@@ -147,6 +148,38 @@ TEST(OnnxImportRunTest, BroadcastAddAndMulMatchNumpyRules) {
       }
     }
   ExpectNear(RunImported(g, x.v), expected);
+}
+
+// Weights stored as float16 (raw bytes, or bits in int32_data) and cast to float by the graph, as
+// exports that keep fp16 weights and compute in fp32 do: widened exactly at import.
+TEST(OnnxImportRunTest, Float16WeightsAreWidenedExactly) {
+  const std::vector<float> weights = {0.1f, -2.f, 65504.f};
+  for (bool raw : {true, false}) {
+    OnnxTestGraph g(13);
+    g.Input("x", {1, 3});
+    onnx::TensorProto* w = g.model().mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->add_dims(1);
+    w->add_dims(3);
+    w->set_data_type(onnx::TensorProto::FLOAT16);
+    std::string bytes;
+    for (float v : weights) {
+      const uint16_t bits = FloatToHalfBits(v);
+      if (raw) {
+        bytes.push_back(static_cast<char>(bits & 0xff));
+        bytes.push_back(static_cast<char>(bits >> 8));
+      } else {
+        w->add_int32_data(bits);
+      }
+    }
+    if (raw) w->set_raw_data(bytes);
+    SetAttr(g.Node("Cast", {"w"}, {"wf"}), "to", int64_t{onnx::TensorProto::FLOAT});
+    g.Node("Add", {"x", "wf"}, {"y"});
+    g.Output("y");
+    const std::vector<float> y = RunImported(g, {1.f, 2.f, 3.f});
+    EXPECT_EQ(y, (std::vector<float>{1.f + static_cast<float>(Float16(0.1f)), 0.f, 65507.f}))
+        << (raw ? "raw_data" : "int32_data");
+  }
 }
 
 // Gemm with transB=0, alpha and beta, and MatMul by a constant: both become FC with the weight
