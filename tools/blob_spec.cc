@@ -8,7 +8,7 @@ namespace {
 
 bool ParseDType(const std::string& name, DType* dtype) {
   for (DType candidate : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
-                          DType::kUInt8, DType::kBool}) {
+                          DType::kUInt8, DType::kBool, DType::kFloat16}) {
     if (name == DTypeName(candidate)) {
       *dtype = candidate;
       return true;

@@ -1,8 +1,8 @@
 // BlobSpec: a blob's name, dtype and shape as given on a command line, "NAME=DIMS[:DTYPE]".
 //
 // DIMS is a comma-separated list of non-negative integers (empty for a scalar); DTYPE is one of
-// include/braid/dtype.h's names (float32, float64, int32, int64, uint8, bool), float32 when
-// omitted.
+// include/braid/dtype.h's names (float32, float64, float16, int32, int64, uint8, bool), float32
+// when omitted.
 //
 //   std::string error;
 //   BlobSpec data = ParseBlobSpec("data=64,1,28,28", &error);  // float32 [64, 1, 28, 28]

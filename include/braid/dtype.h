@@ -27,6 +27,7 @@ const char* DTypeName(DType dtype);
 // IEEE 754 binary16 bits from a float, rounded to the nearest (ties to even); beyond the largest
 // half (65504) by half an ulp or more: infinity; NaN stays NaN. And back (exact).
 uint16_t FloatToHalfBits(float value);
+uint16_t DoubleToHalfBits(double value);  // rounded once, from the double (not via a float)
 float HalfBitsToFloat(uint16_t bits);
 
 // A float16 element: its bits, converted from float explicitly and to float implicitly.

@@ -47,7 +47,11 @@ To Convert(From value, const OperatorBase& op, int64_t index) {
                            DTypeName(DTypeOf<To>()) + " cannot represent");
     }
   }
-  return static_cast<To>(value);
+  if constexpr (std::is_same_v<To, Float16> && std::is_same_v<From, double>) {
+    return Float16::FromBits(DoubleToHalfBits(value));  // one rounding, not two through float
+  } else {
+    return static_cast<To>(value);
+  }
 }
 
 template <typename To, typename From>

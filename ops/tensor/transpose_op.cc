@@ -1,13 +1,12 @@
 #include "ops/tensor/transpose_op.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
 #include <utility>
 
+#include "braid/status.h"
 #include "ops/common/op_checks.h"
 #include "runtime/core/argument.h"
 #include "runtime/core/gradient.h"
@@ -183,15 +182,18 @@ void TransposeTensor(const Tensor& x, const std::vector<int>& perm, Tensor* y) {
     case 1:
       return TransposeTyped(m, static_cast<const uint8_t*>(from), x.numel(),
                             static_cast<uint8_t*>(to));
+    case 2:
+      return TransposeTyped(m, static_cast<const uint16_t*>(from), x.numel(),
+                            static_cast<uint16_t*>(to));
     case 4:
       return TransposeTyped(m, static_cast<const uint32_t*>(from), x.numel(),
                             static_cast<uint32_t*>(to));
-    default:
-      // Invariant: braid's dtypes are 1, 4 or 8 bytes.
-      CHECK_EQ(DTypeSize(x.dtype()), 8u);
+    case 8:
       return TransposeTyped(m, static_cast<const uint64_t*>(from), x.numel(),
                             static_cast<uint64_t*>(to));
   }
+  throw Error(Status::InvalidArgument(std::string("transpose of ") + DTypeName(x.dtype()) +
+                                      " elements: no element size braid moves"));
 }
 
 void TransposeOp::Run() {

@@ -36,10 +36,11 @@ const char* DTypeName(DType dtype) {
 namespace {
 
 // `value` >> shift, rounded to the nearest integer, ties to even.
-uint32_t ShiftRoundingToEven(uint32_t value, int shift) {
-  const uint32_t kept = value >> shift;
-  const uint32_t rest = value & ((1u << shift) - 1);
-  const uint32_t half = 1u << (shift - 1);
+template <typename Bits>
+Bits ShiftRoundingToEven(Bits value, int shift) {
+  const Bits kept = value >> shift;
+  const Bits rest = value & ((Bits{1} << shift) - 1);
+  const Bits half = Bits{1} << (shift - 1);
   return kept + ((rest > half || (rest == half && (kept & 1))) ? 1 : 0);
 }
 
@@ -66,6 +67,27 @@ uint16_t FloatToHalfBits(float value) {
   const uint32_t mantissa = (x & 0x7fffffu) | 0x800000u;
   return static_cast<uint16_t>(sign |
                                ShiftRoundingToEven(mantissa, static_cast<int>(126 - exponent)));
+}
+
+uint16_t DoubleToHalfBits(double value) {  // FloatToHalfBits on a double's 64 bits
+  uint64_t x;
+  std::memcpy(&x, &value, sizeof(x));
+  const uint16_t sign = static_cast<uint16_t>((x >> 48) & 0x8000u);
+  x &= 0x7fffffffffffffffull;
+  if (x >= 0x7ff0000000000000ull) {
+    return x == 0x7ff0000000000000ull
+               ? sign | 0x7c00u
+               : static_cast<uint16_t>(sign | 0x7e00u | ((x >> 42) & 0x3ffu));
+  }
+  if (x >= 0x40effe0000000000ull) return sign | 0x7c00u;  // 65520 and above
+  if (x >= 0x3f10000000000000ull) {                       // 2^-14 and above: normal
+    return static_cast<uint16_t>(sign | (ShiftRoundingToEven(x, 42) - (uint64_t{1008} << 10)));
+  }
+  if (x <= 0x3e60000000000000ull) return sign;  // at most 2^-25
+  const uint64_t exponent = x >> 52;
+  const uint64_t mantissa = (x & 0xfffffffffffffull) | (uint64_t{1} << 52);
+  return static_cast<uint16_t>(sign |
+                               ShiftRoundingToEven(mantissa, static_cast<int>(1051 - exponent)));
 }
 
 float HalfBitsToFloat(uint16_t bits) {

@@ -1,8 +1,10 @@
 // The functions of <braid/process_group.h>, over the process's current group
 // (runtime/dist/process_group.h). connect_mu serialises ConnectProcessGroup and
 // DisconnectProcessGroup (a second Connect waits for the first, then finds its group); the rank
-// and size are kept apart in atomics, so asking for them never touches a group being destroyed.
+// and size are kept apart, in one atomic word, so asking for them never touches a group being
+// destroyed nor sees one group's rank with another's size.
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -13,8 +15,12 @@ namespace braid {
 namespace {
 
 std::mutex connect_mu;
-std::atomic<int> connected_rank{0};
-std::atomic<int> connected_size{1};
+std::atomic<uint64_t> rank_and_size{uint64_t{1}
+                                    << 32};  // size in the high 32 bits, rank in the low
+
+uint64_t RankAndSize(int rank, int size) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(size)) << 32 | static_cast<uint32_t>(rank);
+}
 
 Status NoGroup(const char* call) {
   return Status::FailedPrecondition(std::string(call) +
@@ -33,8 +39,7 @@ Status ConnectProcessGroup(const ProcessGroupOptions& options) {
   std::unique_ptr<ProcessGroup> group;
   const Status connected = ProcessGroup::Connect(options, &group);
   if (!connected.ok()) return connected;
-  connected_rank = group->rank();
-  connected_size = group->size();
+  rank_and_size = RankAndSize(group->rank(), group->size());
   SetProcessGroup(std::move(group));
   return Status::OK();
 }
@@ -42,14 +47,13 @@ Status ConnectProcessGroup(const ProcessGroupOptions& options) {
 Status DisconnectProcessGroup() {
   std::lock_guard<std::mutex> lock(connect_mu);
   if (CurrentProcessGroup() == nullptr) return NoGroup("DisconnectProcessGroup");
-  connected_rank = 0;
-  connected_size = 1;
+  rank_and_size = RankAndSize(0, 1);
   SetProcessGroup(nullptr);
   return Status::OK();
 }
 
-int ProcessRank() { return connected_rank; }
-int ProcessWorldSize() { return connected_size; }
+int ProcessRank() { return static_cast<int>(rank_and_size.load() & 0xffffffffu); }
+int ProcessWorldSize() { return static_cast<int>(rank_and_size.load() >> 32); }
 
 Status ProcessAllreduceSum(float* data, size_t count, uint32_t tag, AllreduceAlgorithm algorithm) {
   ProcessGroup* group = CurrentProcessGroup();

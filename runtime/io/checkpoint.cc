@@ -1,6 +1,7 @@
 #include "runtime/io/checkpoint.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -72,6 +73,27 @@ void CopyValues(const TensorProto& proto, const Field& field, DType dtype, Tenso
   }
 }
 
+// A FLOAT16 proto whose byte_data holds the halves' little-endian bytes.
+void CopyHalfBytes(const TensorProto& proto, Tensor* tensor) {
+  const std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  int64_t count = 0;
+  try {
+    count = ElementCount(dims, DType::kFloat16);
+  } catch (const Error& e) {
+    ThrowInvalid("tensor '" + proto.name() + "': " + e.status().message());
+  }
+  if (static_cast<int64_t>(proto.byte_data().size()) != 2 * count) {
+    ThrowInvalid("tensor '" + proto.name() + "' " + ShapeOfProto(proto) + " (FLOAT16) holds " +
+                 std::to_string(proto.byte_data().size()) + " bytes, not " +
+                 std::to_string(2 * count));
+  }
+  tensor->Resize(DType::kFloat16, dims);
+  if (count > 0) {
+    std::memcpy(tensor->raw_mutable_data(DType::kFloat16), proto.byte_data().data(),
+                proto.byte_data().size());
+  }
+}
+
 }  // namespace
 
 TensorProto ToTensorProto(const std::string& name, const Tensor& on_device) {
@@ -129,6 +151,7 @@ void FromTensorProto(const TensorProto& proto, Tensor* tensor) {
     case TensorProto::BOOL:
       return CopyValues<bool>(proto, proto.int32_data(), DType::kBool, tensor);
     case TensorProto::FLOAT16:
+      if (proto.has_byte_data()) return CopyHalfBytes(proto, tensor);  // Caffe2's other form
       return CopyValues<Float16>(proto, proto.int32_data(), DType::kFloat16, tensor);
     default:
       ThrowInvalid("tensor '" + proto.name() + "' has unsupported data_type " +

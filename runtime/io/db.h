@@ -19,12 +19,14 @@
 //
 // Ownership and threads: a cursor or transaction keeps its DB open (it shares ownership of what
 // the Db opened), so it may outlive the Db object. A Db may be shared by
-// threads; each cursor or transaction is used by one thread at a time (any thread). A DB opened
-// for reading must not be written by anyone meanwhile (Caffe2's use: a tool writes it once, then
-// nets read it); several readers, in this process or others, are fine. A Db opened for writing
-// has at most one transaction at a time (a second NewTransaction is FailedPrecondition, not a
-// wait), and while one of its cursors is open a transaction whose map must grow fails
-// (FailedPrecondition, its puts since the last commit lost) instead of growing under the cursor.
+// threads; each cursor is used by one thread at a time (any thread), each transaction by the
+// thread that opened it, which also destroys it (LMDB's write lock belongs to that thread; Put or
+// Commit from another is FailedPrecondition). A DB opened for reading must not be written by
+// anyone meanwhile (Caffe2's use: a tool writes it once, then nets read it); several readers, in
+// this process or others, are fine. A Db opened for writing has at most one transaction at a
+// time (a second NewTransaction is FailedPrecondition, not a wait), and while one of its cursors
+// is open a transaction whose map must grow fails (FailedPrecondition, its puts since the last
+// commit lost) instead of growing under the cursor.
 #ifndef BRAID_RUNTIME_IO_DB_H_
 #define BRAID_RUNTIME_IO_DB_H_
 

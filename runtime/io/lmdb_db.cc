@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,11 +62,14 @@ void PrepareDirectory(const std::string& path, DbMode mode) {
 // An open environment and its database; cursors and transactions share it with their Db, so
 // that each keeps it open as long as it lives. It counts them, for what LMDB forbids: a second
 // write transaction (it would wait for the first forever, a hang in one thread) and growing the
-// map while any transaction (a cursor's) is open.
+// map while any transaction (a cursor's) is open. map_mu makes a growth and a cursor's start
+// exclude each other: a cursor counts itself, under map_mu, before its read transaction begins,
+// and a growth checks the count and resizes under map_mu.
 struct LmdbEnv {
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;
-  mutable std::atomic<int> cursors{0};       // LmdbCursors alive
+  mutable std::mutex map_mu;
+  mutable int cursors = 0;                   // LmdbCursors alive or starting; guarded by map_mu
   mutable std::atomic<bool> writing{false};  // an LmdbTransaction is alive
   ~LmdbEnv() {
     if (env != nullptr) mdb_env_close(env);
@@ -75,8 +80,10 @@ class LmdbCursor final : public DbCursor {
  public:
   LmdbCursor(std::shared_ptr<const LmdbEnv> env, std::string path)
       : env_(std::move(env)), path_(std::move(path)) {
-    Check(path_, "mdb_txn_begin", mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &txn_));
-    const int rc = mdb_cursor_open(txn_, env_->dbi, &cursor_);
+    std::lock_guard<std::mutex> lock(env_->map_mu);
+    int rc = mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &txn_);
+    if (rc != MDB_SUCCESS) ThrowLmdb(path_, "mdb_txn_begin", rc);
+    rc = mdb_cursor_open(txn_, env_->dbi, &cursor_);
     if (rc != MDB_SUCCESS) {
       mdb_txn_abort(txn_);
       ThrowLmdb(path_, "mdb_cursor_open", rc);
@@ -86,6 +93,7 @@ class LmdbCursor final : public DbCursor {
   ~LmdbCursor() override {
     mdb_cursor_close(cursor_);
     mdb_txn_abort(txn_);
+    std::lock_guard<std::mutex> lock(env_->map_mu);
     --env_->cursors;
   }
 
@@ -148,7 +156,7 @@ class LmdbTransaction final : public DbTransaction {
     std::pair<std::string, std::string> record(key, value);
     const int rc = PutOne(record);  // throws (and leaves nothing pending) on another failure
     pending_.push_back(std::move(record));
-    if (rc == MDB_MAP_FULL) Grow();
+    if (rc == MDB_MAP_FULL) GrowOrBreak();
   }
   void Commit() override {
     CheckUsable();
@@ -156,22 +164,47 @@ class LmdbTransaction final : public DbTransaction {
       const int rc = mdb_txn_commit(txn_);
       txn_ = nullptr;  // committed or, on failure, freed by LMDB
       if (rc != MDB_MAP_FULL) {
-        if (rc != MDB_SUCCESS) broken_ = true;  // the puts since the last commit are lost
-        Check(path_, "mdb_txn_commit", rc);
+        if (rc != MDB_SUCCESS) {
+          Break(std::string("a commit failed: ") + mdb_strerror(rc));
+          Check(path_, "mdb_txn_commit", rc);
+        }
         break;
       }
-      Grow();
+      GrowOrBreak();
     }
     pending_.clear();
     Begin();
   }
 
  private:
-  // A commit that failed lost its puts: later calls refuse rather than write a partial DB.
+  // A transaction that lost puts (a failed commit or growth) refuses later calls rather than
+  // write a partial DB. LMDB's write lock belongs to the thread that began the transaction, so
+  // the transaction stays on the thread that opened it.
   void CheckUsable() const {
-    if (broken_ || txn_ == nullptr) {
+    if (!broken_.empty()) {
+      throw Error(Status::FailedPrecondition(DbName(path_) + ": " + broken_ +
+                                             "; this transaction is over"));
+    }
+    if (std::this_thread::get_id() != owner_) {
       throw Error(Status::FailedPrecondition(
-          DbName(path_) + ": an earlier commit failed; this transaction is over"));
+          DbName(path_) + ": a transaction is used on the thread that opened it (LMDB's write " +
+          "lock belongs to that thread)"));
+    }
+  }
+  // Ends the transaction: its puts since the last commit are dropped, later calls refused.
+  void Break(std::string why) {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+    txn_ = nullptr;
+    pending_.clear();
+    pending_.shrink_to_fit();
+    broken_ = std::move(why);
+  }
+  void GrowOrBreak() {
+    try {
+      Grow();
+    } catch (const Error& e) {
+      Break("the map could not grow: " + e.status().message());
+      throw;
     }
   }
   // mdb_put's result: success or a full map; any other failure throws.
@@ -184,22 +217,25 @@ class LmdbTransaction final : public DbTransaction {
     }
     return rc;
   }
-  // The map is full: doubles it (only while no transaction is open) and replays the puts since the
-  // last commit into a new transaction, until they fit.
+  // The map is full: doubles it (only while no transaction is open: none of this env's cursors,
+  // checked under map_mu) and replays the puts since the last commit into a new transaction,
+  // until they fit.
   void Grow() {
-    if (const int cursors = env_->cursors; cursors > 0) {
-      broken_ = true;  // the full transaction cannot go on; its puts since the commit are lost
-      throw Error(Status::FailedPrecondition(
-          DbName(path_) + ": the map is full and must grow, which LMDB allows only while no " +
-          "cursor of this DB is open (" + std::to_string(cursors) + " are); the puts since the " +
-          "last commit are lost"));
-    }
     for (;;) {
       if (txn_ != nullptr) mdb_txn_abort(txn_);
       txn_ = nullptr;
-      MDB_envinfo info;
-      Check(path_, "mdb_env_info", mdb_env_info(env_->env, &info));
-      Check(path_, "mdb_env_set_mapsize", mdb_env_set_mapsize(env_->env, info.me_mapsize * 2));
+      {
+        std::lock_guard<std::mutex> lock(env_->map_mu);
+        if (env_->cursors > 0) {
+          throw Error(Status::FailedPrecondition(
+              DbName(path_) + ": the map is full and must grow, which LMDB allows only while no " +
+              "cursor of this DB is open (" + std::to_string(env_->cursors) + " are); the puts " +
+              "since the last commit are lost"));
+        }
+        MDB_envinfo info;
+        Check(path_, "mdb_env_info", mdb_env_info(env_->env, &info));
+        Check(path_, "mdb_env_set_mapsize", mdb_env_set_mapsize(env_->env, info.me_mapsize * 2));
+      }
       Begin();
       bool full = false;
       for (const auto& record : pending_) {
@@ -216,9 +252,10 @@ class LmdbTransaction final : public DbTransaction {
 
   const std::shared_ptr<const LmdbEnv> env_;
   const std::string path_;
+  const std::thread::id owner_ = std::this_thread::get_id();
   MDB_txn* txn_ = nullptr;
   std::vector<std::pair<std::string, std::string>> pending_;  // since the last commit
-  bool broken_ = false;                                       // a commit failed
+  std::string broken_;  // why the transaction is over; empty while it is usable
 };
 
 class LmdbDb final : public Db {

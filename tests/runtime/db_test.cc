@@ -1,17 +1,19 @@
 // Tests of runtime/io/db.h over LMDB and of the TensorProtos records it holds
 // (runtime/io/tensor_protos_record.h): round trips, batched commits, and errors that name the DB,
 // LMDB's text and the record's key.
+#include "runtime/io/db.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "braid/status.h"
 #include "proto/braid.pb.h"
-#include "runtime/io/db.h"
 #include "runtime/io/tensor_protos_record.h"
 
 namespace braid {
@@ -143,7 +145,13 @@ TEST_F(DbTest, ASecondWriterOrAGrowthUnderAnOpenCursorIsRefused) {
   EXPECT_EQ(failed.code(), StatusCode::kFailedPrecondition) << failed.ToString();
   EXPECT_NE(failed.message().find("the map is full and must grow"), std::string::npos)
       << failed.ToString();
-  EXPECT_THROW(txn->Commit(), Error);  // the transaction is over
+  try {
+    txn->Commit();
+    ADD_FAILURE() << "a transaction that lost its puts committed";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().message().find("the map could not grow"), std::string::npos)
+        << e.status().ToString();
+  }
   cursor->SeekToFirst();
   ASSERT_TRUE(cursor->Valid());
   EXPECT_EQ(cursor->key(), "a");
@@ -153,6 +161,27 @@ TEST_F(DbTest, ASecondWriterOrAGrowthUnderAnOpenCursorIsRefused) {
   after->Put("b", "2");
   after->Commit();
   EXPECT_EQ(db->Count(), 2);
+}
+
+// LMDB's write lock belongs to the thread that began the transaction: another thread's Put is
+// refused instead of unlocking a mutex it does not own.
+TEST_F(DbTest, ATransactionIsUsedOnTheThreadThatOpenedIt) {
+  std::unique_ptr<Db> db = OpenDb("lmdb", Path("threads"), DbMode::kNew);
+  std::unique_ptr<DbTransaction> txn = db->NewTransaction();
+  Status other;
+  std::thread([&] {
+    try {
+      txn->Put("a", "1");
+    } catch (const Error& e) {
+      other = e.status();
+    }
+  }).join();
+  EXPECT_EQ(other.code(), StatusCode::kFailedPrecondition) << other.ToString();
+  EXPECT_NE(other.message().find("used on the thread that opened it"), std::string::npos)
+      << other.ToString();
+  txn->Put("b", "2");
+  txn->Commit();
+  EXPECT_EQ(db->Count(), 1);
 }
 
 TEST_F(DbTest, ErrorsNameThePathAndWhatIsWrong) {

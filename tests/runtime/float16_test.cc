@@ -102,10 +102,46 @@ TEST(Float16Test, ConversionsRoundToNearestEvenAsTheReferenceDoes) {
   EXPECT_GT(checked, 190000);
 }
 
-TEST(Float16Test, EveryHalfSurvivesTheTripThroughFloat) {
+// From a double, one rounding: never through a float first (whose own rounding could make a tie
+// or reach 65520).
+TEST(Float16Test, DoublesRoundOnceToTheNearestHalf) {
+  const double tie_and_a_bit = 1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30);
+  EXPECT_EQ(DoubleToHalfBits(tie_and_a_bit), 0x3c01);  // via float: the tie, to even 0x3c00
+  EXPECT_EQ(DoubleToHalfBits(65519.999), 0x7bff);      // via float: 65520, infinity
+  EXPECT_EQ(DoubleToHalfBits(1e300), 0x7c00);          // beyond float's range too
+  EXPECT_EQ(DoubleToHalfBits(-1e-300), 0x8000);
+  EXPECT_TRUE(std::isnan(HalfBitsToFloat(DoubleToHalfBits(std::nan("")))));
+  std::mt19937_64 random(6);
+  std::uniform_int_distribution<uint64_t> any_bits;
+  for (int i = 0; i < 100000; ++i) {
+    double value;
+    const uint64_t bits = any_bits(random);
+    std::memcpy(&value, &bits, sizeof(value));
+    if (!std::isfinite(value) || std::fabs(value) > 1e6 || std::fabs(value) < 1e-9) continue;
+    // Where the double is exactly a float, both conversions must agree.
+    const float as_float = static_cast<float>(value);
+    ASSERT_EQ(DoubleToHalfBits(static_cast<double>(as_float)), FloatToHalfBits(as_float)) << value;
+  }
+  // Midpoints between halves, and the doubles just beside them.
+  for (uint16_t h = 0; h < 0x7bff; h += 7) {
+    const double middle = (double{HalfBitsToFloat(h)} + double{HalfBitsToFloat(h + 1)}) / 2;
+    EXPECT_EQ(DoubleToHalfBits(middle), (h & 1) ? h + 1 : h) << middle;
+    EXPECT_EQ(DoubleToHalfBits(std::nextafter(middle, 0.0)), h) << middle;
+    EXPECT_EQ(DoubleToHalfBits(std::nextafter(middle, 1e9)), h + 1) << middle;
+  }
+}
+
+// Every half decodes to IEEE 754's formula (independent of the bit code under test) and survives
+// the trip through float.
+TEST(Float16Test, EveryHalfDecodesByTheFormulaAndSurvivesTheTripThroughFloat) {
   for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
     const float f = HalfBitsToFloat(static_cast<uint16_t>(bits));
+    const int exponent = static_cast<int>((bits >> 10) & 0x1f), mantissa = bits & 0x3ff;
+    const double magnitude = exponent == 0x1f ? INFINITY
+                             : exponent == 0  ? std::ldexp(mantissa, -24)
+                                              : std::ldexp(1024 + mantissa, exponent - 25);
     const bool nan = (bits & 0x7c00) == 0x7c00 && (bits & 0x3ff) != 0;
+    if (!nan) ASSERT_EQ(f, (bits & 0x8000) ? -magnitude : magnitude) << bits;
     if (nan) {
       ASSERT_TRUE(std::isnan(f)) << bits;
       ASSERT_TRUE(std::isnan(static_cast<float>(Float16(f)))) << bits;
@@ -145,7 +181,9 @@ TEST(Float16Test, OpsConvertFillAndDifferentiate) {
     op { type: "ConstantFill" output: "c" arg { name: "shape" ints: 2 } arg { name: "dtype" i: 12 }
          arg { name: "value" f: 0.3 } }
     op { type: "GivenTensorFill" output: "g" arg { name: "shape" ints: 2 } arg { name: "dtype" i: 12 }
-         arg { name: "values" floats: 0.5 floats: 1e-8 } })"));
+         arg { name: "values" floats: 0.5 floats: 1e-8 } }
+    op { type: "Reshape" input: "h" output: "h2" output: "old" arg { name: "shape" ints: 2 ints: 2 } }
+    op { type: "Transpose" input: "h2" output: "ht" })"));
   ASSERT_TRUE(s.ok()) << s.ToString();
   const Tensor& h = *ws.GetBlob("h");
   ASSERT_EQ(h.dtype(), DType::kFloat16);
@@ -155,6 +193,19 @@ TEST(Float16Test, OpsConvertFillAndDifferentiate) {
   EXPECT_EQ(std::memcmp(ws.GetBlob("cast")->raw_data(), h.raw_data(), 8), 0);
   EXPECT_EQ(FloatsOf(*ws.GetBlob("c")), (std::vector<float>{Float16(0.3f), Float16(0.3f)}));
   EXPECT_EQ(FloatsOf(*ws.GetBlob("g")), (std::vector<float>{0.5f, 0.f}));  // 1e-8: below 2^-25
+  const Tensor& ht = *ws.GetBlob("ht");  // [[h0, h1], [h2, h3]] transposed
+  ASSERT_EQ(ht.dtype(), DType::kFloat16);
+  EXPECT_EQ(FloatsOf(ht),
+            (std::vector<float>{FloatsOf(h)[0], FloatsOf(h)[2], FloatsOf(h)[1], FloatsOf(h)[3]}));
+  // A float64 to float16 Cast rounds once.
+  Tensor d(DType::kFloat64, {1});
+  d.mutable_data<double>()[0] = 1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30);
+  ws.CreateBlob("d")->CopyFrom(d);
+  ASSERT_TRUE(ws.RunNetOnce(testing::NetFromText(
+                                R"(name: "d" op { type: "Cast" input: "d" output: "dh"
+                                   arg { name: "to" i: 12 } })"))
+                  .ok());
+  EXPECT_EQ(ws.GetBlob("dh")->data<Float16>()[0].bits(), 0x3c01);
 }
 
 TEST(Float16Test, ConversionsRefuseTheOtherDtypeAndInfinityToIntegers) {
@@ -237,6 +288,7 @@ TEST(Float16Test, PredictorAndSessionTakeAndGiveFloat16) {
   const Float16* y = outputs[0].data<Float16>();
   ASSERT_NE(y, nullptr);
   EXPECT_EQ((std::vector<float>{y[0], y[1], y[2]}), (std::vector<float>{0.f, 0.25f, 3.f}));
+  const std::vector<uint8_t> y_bytes = outputs[0].bytes;
   const std::vector<float> floats = {1.f, 2.f, 3.f};
   s = predictor->Run({InputView::Of(floats.data(), {3})}, &outputs);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
@@ -253,6 +305,10 @@ TEST(Float16Test, PredictorAndSessionTakeAndGiveFloat16) {
   const std::string text((std::istreambuf_iterator<char>(info)), {});
   EXPECT_NE(text.find("[12, [1, 3]]"), std::string::npos) << text;
   ASSERT_TRUE(Predictor::FromModelFolder(dir, {}, &predictor).ok());
+  std::map<std::string, OutputTensor> named;
+  s = predictor->Run({{"x", InputView::Of(x.data(), {1, 3})}}, &named);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(named.at("y").bytes, y_bytes);
 
   Session session;
   const std::string net = ::testing::TempDir() + "/float16_session.pbtxt";

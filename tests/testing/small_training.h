@@ -5,9 +5,14 @@
 //   TrainingLoopOptions o = SmallSyntheticTraining({Cpu(0), Cpu(1)});
 //   o.iters = 6;
 //   TrainingLoop loop(o);
+//
+// SmallPlainTraining is the same run on one cpu device with the simple executor and no memory
+// plan (every blob stays readable after a step), 96 + 48 images, a fixed learning rate of 0.05
+// and the seed `seed`.
 #ifndef BRAID_TESTS_TESTING_SMALL_TRAINING_H_
 #define BRAID_TESTS_TESTING_SMALL_TRAINING_H_
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -30,6 +35,19 @@ inline TrainingLoopOptions SmallSyntheticTraining(std::vector<DeviceOption> devi
   o.memory_plan = true;
   o.executor = "dag";
   o.threads = 2;
+  return o;
+}
+
+inline TrainingLoopOptions SmallPlainTraining(uint64_t seed) {
+  TrainingLoopOptions o = SmallSyntheticTraining({DeviceOption()});
+  o.synthetic_examples = 96;
+  o.synthetic_test_examples = 48;
+  o.memory_plan = false;
+  o.executor = "simple";
+  o.threads = 0;
+  o.optimizer.lr.policy = "fixed";
+  o.optimizer.lr.base_lr = 0.05f;
+  o.seed = seed;
   return o;
 }
 

@@ -46,15 +46,9 @@ class TrainerExportTest : public ::testing::Test {
   // The shared small run, on one cpu device with the simple executor and no memory plan, so the
   // test net's last batch stays readable after Evaluate.
   static TrainingLoopOptions SmallRun() {
-    TrainingLoopOptions o = SmallSyntheticTraining({DeviceOption()});
-    o.synthetic_examples = 96;
+    TrainingLoopOptions o = SmallPlainTraining(/*seed=*/5);
+    o.synthetic_test_examples = 32;
     o.iters = 6;
-    o.memory_plan = false;
-    o.executor = "simple";
-    o.threads = 0;
-    o.optimizer.lr.policy = "fixed";
-    o.optimizer.lr.base_lr = 0.05f;
-    o.seed = 5;
     return o;
   }
 

@@ -17,6 +17,7 @@
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
 #include "runtime/train/training_loop.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -138,19 +139,11 @@ class OptimizerLoopTest : public ::testing::TestWithParam<std::string> {
  protected:
   // ResNet-20 on 12x12 synthetic images; memory_plan off, so gradients stay readable.
   static TrainingLoopOptions SmallRun(const std::string& optimizer) {
-    TrainingLoopOptions o;
-    o.data = "synthetic";
-    o.synthetic_examples = 96;
-    o.synthetic_test_examples = 48;
-    o.image_size = 12;
-    o.batch_size = 16;
-    o.test_batch_size = 16;
+    TrainingLoopOptions o = SmallPlainTraining(/*seed=*/3);
     o.iters = 30;
     o.optimizer.type = optimizer;
-    o.optimizer.lr.policy = "fixed";
     o.optimizer.lr.base_lr = optimizer == "adagrad" ? 0.05f : 0.005f;
     o.optimizer.weight_decay = 0.01f;  // large enough to show in a step
-    o.seed = 3;
     return o;
   }
 };

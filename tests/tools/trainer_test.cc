@@ -1,7 +1,6 @@
 // Tests of the training nets (runtime/models/training_nets.h), checkpoints and the single-device
 // TrainingLoop (runtime/train), on synthetic data so they need no files.
 #include "braid/trainer.h"
-#include "runtime/train/training_loop.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -21,7 +20,9 @@
 #include "runtime/io/checkpoint.h"
 #include "runtime/models/resnet.h"
 #include "runtime/models/training_nets.h"
+#include "runtime/train/training_loop.h"
 #include "testing/host_copies.h"
+#include "testing/small_training.h"
 
 namespace braid {
 namespace {
@@ -115,18 +116,8 @@ class TrainerTest : public ::testing::Test {
 
   // ResNet-20 on 12x12 synthetic images: a few iterations take a fraction of a second.
   static TrainingLoopOptions SmallRun() {
-    TrainingLoopOptions o;
-    o.model = "resnet20";
-    o.data = "synthetic";
-    o.synthetic_examples = 96;
-    o.synthetic_test_examples = 48;
-    o.image_size = 12;
-    o.batch_size = 16;
-    o.test_batch_size = 16;
+    TrainingLoopOptions o = SmallPlainTraining(/*seed=*/3);
     o.iters = 30;
-    o.optimizer.lr.policy = "fixed";
-    o.optimizer.lr.base_lr = 0.05f;
-    o.seed = 3;
     return o;
   }
 
