@@ -108,6 +108,16 @@ NetDef ReaderNet(const std::string& source, int64_t batch_size, const std::strin
       " }");
 }
 
+// Runs each net 20 times, the two from two threads at once.
+void RunTogether(Net* a, Net* b) {
+  auto run = [](Net* net) {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(net->Run().ok());
+  };
+  std::thread ta(run, a), tb(run, b);
+  ta.join();
+  tb.join();
+}
+
 std::vector<int64_t> Ids(const Workspace& ws) {
   const Tensor& id = *ws.GetBlob("id");
   return std::vector<int64_t>(id.data<int64_t>(), id.data<int64_t>() + id.numel());
@@ -290,12 +300,7 @@ TEST(DataSourceTest, ReadsOfOneObjectNeverOverlapAcrossNamesAndNets) {
   Workspace ws_a, ws_b;
   Net* net_a = ws_a.CreateNet(ReaderNet("shared_a", 5, "arg { name: 'prefetch' i: 8 }"));
   Net* net_b = ws_b.CreateNet(ReaderNet("shared_b", 5, "arg { name: 'prefetch' i: 8 }"));
-  auto run = [](Net* net) {
-    for (int i = 0; i < 20; ++i) ASSERT_TRUE(net->Run().ok());
-  };
-  std::thread ta(run, net_a), tb(run, net_b);
-  ta.join();
-  tb.join();
+  RunTogether(net_a, net_b);
   EXPECT_FALSE(source->overlapped());
   EXPECT_GE(source->reads.load(), 200);  // 2 x 20 batches of 5, and what was read ahead
 }
@@ -311,12 +316,7 @@ TEST(DataSourceTest, AnObjectRegisteredAgainWhileAnOpReadsItKeepsOneReadAtATime)
   ASSERT_TRUE(UnregisterDataSource("again").ok());
   ASSERT_TRUE(RegisterDataSource("again", source).ok());
   Net* net_b = ws_b.CreateNet(ReaderNet("again", 5, "arg { name: 'prefetch' i: 8 }"));
-  auto run = [](Net* net) {
-    for (int i = 0; i < 20; ++i) ASSERT_TRUE(net->Run().ok());
-  };
-  std::thread ta(run, net_a), tb(run, net_b);
-  ta.join();
-  tb.join();
+  RunTogether(net_a, net_b);
   EXPECT_FALSE(source->overlapped());
   ASSERT_TRUE(UnregisterDataSource("again").ok());
 }

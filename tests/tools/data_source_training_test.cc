@@ -20,6 +20,7 @@
 #include "ops/data/labeled_images.h"
 #include "ops/data/pixel_normalisation.h"
 #include "proto/braid.pb.h"
+#include "testing/same_training.h"
 
 namespace braid {
 namespace {
@@ -124,17 +125,7 @@ class DataSourceTrainingTest : public ::testing::Test {
     const Status created = Trainer::Create(from_source, &app);
     ASSERT_TRUE(created.ok()) << created.ToString();
     EXPECT_EQ(app->train_net().op(0).type(), "DataSourceInput");
-    for (int step = 0; step < 7; ++step) {
-      double idx_loss = 0, app_loss = 0;
-      ASSERT_TRUE(idx->Step(&idx_loss).ok());
-      ASSERT_TRUE(app->Step(&app_loss).ok());
-      EXPECT_EQ(idx_loss, app_loss) << "step " << step;
-    }
-    double idx_accuracy = 0, idx_loss = 0, app_accuracy = 0, app_loss = 0;
-    ASSERT_TRUE(idx->Evaluate(&idx_accuracy, &idx_loss).ok());
-    ASSERT_TRUE(app->Evaluate(&app_accuracy, &app_loss).ok());
-    EXPECT_EQ(idx_accuracy, app_accuracy);
-    EXPECT_EQ(idx_loss, app_loss);
+    ExpectSameTraining(*idx, *app, 7);
   }
 
   fs::path dir_;

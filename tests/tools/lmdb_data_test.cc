@@ -20,6 +20,7 @@
 #include "runtime/io/db.h"
 #include "runtime/io/npy_file.h"
 #include "testing/run_command.h"
+#include "testing/same_training.h"
 #include "testing/test_paths.h"
 
 namespace braid {
@@ -200,17 +201,7 @@ TEST_F(LmdbDataTest, TrainingFromTheLmdbMatchesTheIdxPathBitForBit) {
   const Status created = Trainer::Create(from_db, &lmdb);
   ASSERT_TRUE(created.ok()) << created.ToString();
   EXPECT_EQ(lmdb->train_net().op(0).type(), "TensorProtosDBInput");
-  for (int step = 0; step < 7; ++step) {
-    double idx_loss = 0, lmdb_loss = 0;
-    ASSERT_TRUE(idx->Step(&idx_loss).ok());
-    ASSERT_TRUE(lmdb->Step(&lmdb_loss).ok());
-    EXPECT_EQ(idx_loss, lmdb_loss) << "step " << step;
-  }
-  double idx_accuracy = 0, idx_loss = 0, lmdb_accuracy = 0, lmdb_loss = 0;
-  ASSERT_TRUE(idx->Evaluate(&idx_accuracy, &idx_loss).ok());
-  ASSERT_TRUE(lmdb->Evaluate(&lmdb_accuracy, &lmdb_loss).ok());
-  EXPECT_EQ(idx_accuracy, lmdb_accuracy);
-  EXPECT_EQ(idx_loss, lmdb_loss);
+  ExpectSameTraining(*idx, *lmdb, 7);
 }
 
 TEST_F(LmdbDataTest, TrainerRefusesADbOfOtherRecordsNamingIt) {
