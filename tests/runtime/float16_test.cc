@@ -141,7 +141,9 @@ TEST(Float16Test, EveryHalfDecodesByTheFormulaAndSurvivesTheTripThroughFloat) {
                              : exponent == 0  ? std::ldexp(mantissa, -24)
                                               : std::ldexp(1024 + mantissa, exponent - 25);
     const bool nan = (bits & 0x7c00) == 0x7c00 && (bits & 0x3ff) != 0;
-    if (!nan) ASSERT_EQ(f, (bits & 0x8000) ? -magnitude : magnitude) << bits;
+    if (!nan) {
+      ASSERT_EQ(f, (bits & 0x8000) ? -magnitude : magnitude) << bits;
+    }
     if (nan) {
       ASSERT_TRUE(std::isnan(f)) << bits;
       ASSERT_TRUE(std::isnan(static_cast<float>(Float16(f)))) << bits;
