@@ -114,9 +114,9 @@ TEST_F(OnnxExternalDataTest, WithoutALengthTheDataRunsToTheEndOfTheFile) {
 }
 
 TEST_F(OnnxExternalDataTest, RangesAndTypesMustMatchTheDimsBeforeAnythingIsRead) {
-  OnnxTestGraph half = ExternalWeightGraph("model.onnx.data", "0", "6");
-  half.model().mutable_graph()->mutable_initializer(0)->set_data_type(
-      onnx::TensorProto::FLOAT16);
+  OnnxTestGraph bfloat = ExternalWeightGraph("model.onnx.data", "0", "6");
+  bfloat.model().mutable_graph()->mutable_initializer(0)->set_data_type(
+      onnx::TensorProto::BFLOAT16);
   const std::vector<std::pair<OnnxTestGraph, std::string>> cases = {
       // A length beyond the dims' need is refused, not allocated; so is a huge one.
       {ExternalWeightGraph("model.onnx.data", "0", "16"),
@@ -127,7 +127,7 @@ TEST_F(OnnxExternalDataTest, RangesAndTypesMustMatchTheDimsBeforeAnythingIsRead)
       {ExternalWeightGraph("model.onnx.data", "0", ""),
        "without a length the data runs from offset 0 to the end of '" + dir_ +
            "/model.onnx.data', 16 bytes, but its dims and data type need 12"},
-      {half, "initializer 'w': ONNX data type 10 is not one braid reads"},
+      {bfloat, "initializer 'w': ONNX data type 16 is not one braid reads"},
   };
   for (const auto& [graph, message] : cases) {
     ModelFolder model;
