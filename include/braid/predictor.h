@@ -12,9 +12,12 @@
 // oneDNN ops stay in its blocked layout (source: runtime/models/blocked_layouts.h): a Run reorders
 // neither.
 //
-// Inputs are views of the caller's memory: on a cpu device the net reads them in place (a net that
-// writes an input blob gets a copy instead); on another device they are copied there. Outputs are
-// copied to host memory the caller owns (OutputTensor), reusing its buffers across calls.
+// Inputs are views of the caller's memory, on the host or on a device (<braid/tensor_view.h>):
+// memory of the device the model runs on (the host for a cpu device) is read in place (a net that
+// writes an input blob gets a copy instead); other memory is copied there. Outputs are copied to
+// host memory the caller owns (OutputTensor), reusing its buffers across calls, or into the
+// caller's own memory, host or device (OutputView): a model on "cuda:0" can take its inputs from
+// and give its outputs to the application's GPU buffers without a trip through the host.
 //
 //   std::unique_ptr<braid::Predictor> predictor;
 //   braid::PredictorOptions options;
@@ -158,6 +161,17 @@ class Predictor {
              std::map<std::string, OutputTensor>* outputs) const {
     return Run(inputs, outputs, RunOptions{});
   }
+  // Run, writing outputs into the caller's memory (OutputView, host or device, each written before
+  // Run returns): only the outputs *outputs names are written. InvalidArgument for a name that is
+  // not an output or a device braid cannot use (before running), or a view too small for its
+  // output (after running: that view's dtype and shape say what it needs, and the views the run
+  // wrote before it keep their values).
+  Status Run(const std::map<std::string, InputView>& inputs,
+             std::map<std::string, OutputView>* outputs, const RunOptions& options) const;
+  Status Run(const std::map<std::string, InputView>& inputs,
+             std::map<std::string, OutputView>* outputs) const {
+    return Run(inputs, outputs, RunOptions{});
+  }
   // The same by position: inputs[i] is input_names()[i], and *outputs gets output_names()[i] at
   // position i (resized; its elements' buffers are reused). InvalidArgument for another count.
   Status Run(const std::vector<InputView>& inputs, std::vector<OutputTensor>* outputs,
@@ -169,8 +183,9 @@ class Predictor {
   // in the order they came, each when a context is free; synchronous Runs share the contexts in no
   // promised order with them (a busy synchronous caller may take a freed context first). The map
   // is copied, but the memory its views point to stays the caller's: it must stay valid and
-  // unchanged until the future is ready (on a cpu device the net reads it in place). The future's
-  // RunResult holds the Status (an invalid input's at once) and owns the outputs. Never throws.
+  // unchanged until the future is ready (the net may read it in place). Inputs on a device are
+  // waited for (their streams) before RunAsync returns. The future's RunResult holds the Status
+  // (an invalid input's at once) and owns the outputs, on the host. Never throws.
   std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs,
                                   const RunOptions& options = RunOptions{}) const;
 

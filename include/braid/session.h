@@ -91,12 +91,16 @@ class Session {
   // Copies a float32 blob out, from whichever device it is on; InvalidArgument for another dtype.
   Status Fetch(const std::string& name, std::vector<int64_t>* shape,
                std::vector<float>* values) const;
-  // The same in any dtype: Feed copies the view's elements (read during the call only) into blob
-  // `name` on the device it is on (a blob without data yet: the session's device), as the view's
-  // dtype and shape; Fetch copies the blob, whatever its dtype, into *output (its buffer reused).
-  // InvalidArgument for a negative dim, a shape too large or without data.
+  // The same in any dtype: Feed copies the view's elements (read during the call only, once the
+  // work on its stream has run, when it is on a device) into blob `name` on the device it is on (a
+  // blob without data yet: the session's device), as the view's dtype and shape; Fetch copies the
+  // blob, whatever its dtype, into *output (its buffer reused) or into the caller's memory, host
+  // or device (OutputView, written when Fetch returns). InvalidArgument for a negative dim, a shape
+  // too large or without data, a device braid cannot use, or an OutputView too small (its dtype
+  // and shape then say what it needs).
   Status Feed(const std::string& name, const InputView& input);
   Status Fetch(const std::string& name, OutputTensor* output) const;
+  Status Fetch(const std::string& name, OutputView* output) const;
   // Names of the session's blobs, sorted.
   std::vector<std::string> BlobNames() const;
 

@@ -1,7 +1,8 @@
 // Tensors crossing braid's public API (installed as <braid/tensor_view.h>): what an application
-// hands in (InputView: a view of its own memory) and what it gets back (OutputTensor: host memory
-// it owns), in any dtype braid supports (<braid/dtype.h>). The Predictor (<braid/predictor.h>) and
-// the Session (<braid/session.h>) take and give these.
+// hands in (InputView: a view of its own memory), what it gets back (OutputTensor: host memory it
+// owns), and where it wants an answer written (OutputView: its own memory, host or device), in any
+// dtype braid supports (<braid/dtype.h>). The Predictor (<braid/predictor.h>) and the Session
+// (<braid/session.h>) take and give these.
 //
 //   std::vector<int64_t> ids = {3, 1, 4};
 //   braid::InputView in = braid::InputView::Of(ids.data(), {3});  // int64 [3], read in place
@@ -10,12 +11,25 @@
 //   if (p != nullptr && out.numel() > 0) std::cout << p[0];
 //   std::vector<uint8_t> bytes = std::move(out.bytes);             // taken without a copy
 //
-// Thread safety: values; InputView's memory is the caller's, and must stay valid and unchanged for
-// as long as the call that reads it says.
+// Device tensors: memory of a GPU braid runs on, named by `device` ("cuda:0"), in and out:
+//
+//   // `image` and `probs`: cudaMalloc'ed by the application; `stream`: its cudaStream_t
+//   braid::InputView in = braid::InputView::OnDevice(image, {1, 3, 224, 224}, "cuda:0", stream);
+//   braid::OutputView answer = braid::OutputView::Into(probs, 1000, "cuda:0");
+//
+// An InputView on a device is read once the work its application queued on `stream` so far has
+// run (braid's calling thread waits for it; no stream given: CUDA's legacy default stream). An
+// OutputView is written before the call that fills it returns, so any stream may read it then.
+// Where the memory is the device the model runs on, inputs are read in place and outputs copied on
+// the device; elsewhere braid copies through the host.
+//
+// Thread safety: values; the memory views point to is the caller's, and must stay valid (and an
+// input's unchanged) for as long as the call that reads or writes it says.
 #ifndef BRAID_TENSOR_VIEW_H_
 #define BRAID_TENSOR_VIEW_H_
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,10 +42,22 @@ struct InputView {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
   const void* data = nullptr;
+  // Where `data` is: "" (or "cpu:N") host memory; "cuda:N" memory of that GPU (a build with the
+  // CUDA backend); "sim:N" a simulated GPU's (braid's own tests).
+  std::string device;
+  // With a device: the application's stream whose work writes `data` (a cudaStream_t on cuda; null:
+  // CUDA's legacy default stream). braid waits for the work queued on it before the call returns
+  // or, for an asynchronous Run, before it is queued. Must be null for host memory.
+  void* stream = nullptr;
 
   template <typename T>
   static InputView Of(const T* data, std::vector<int64_t> shape) {
-    return InputView{DTypeOf<T>(), std::move(shape), data};
+    return InputView{DTypeOf<T>(), std::move(shape), data, "", nullptr};
+  }
+  template <typename T>
+  static InputView OnDevice(const T* data, std::vector<int64_t> shape, std::string device,
+                            void* stream = nullptr) {
+    return InputView{DTypeOf<T>(), std::move(shape), data, std::move(device), stream};
   }
 };
 
@@ -48,6 +74,26 @@ struct OutputTensor {
   template <typename T>
   const T* data() const {
     return DTypeOf<T>() == dtype ? reinterpret_cast<const T*>(bytes.data()) : nullptr;
+  }
+};
+
+// One output, written into memory the caller owns: `capacity_bytes` at `data`, on `device` (as
+// InputView's). braid sets `dtype` and `shape` to what the output is, and writes it when it fits;
+// an output larger than the capacity is InvalidArgument with nothing written, `dtype` and `shape`
+// saying what it needs.
+struct OutputView {
+  void* data = nullptr;
+  int64_t capacity_bytes = 0;
+  std::string device;
+  DType dtype = DType::kFloat32;  // set by braid
+  std::vector<int64_t> shape;     // set by braid
+
+  int64_t numel() const;
+  // Room for `capacity` elements of T at `data`.
+  template <typename T>
+  static OutputView Into(T* data, int64_t capacity, std::string device = "") {
+    return OutputView{
+        data, capacity * static_cast<int64_t>(sizeof(T)), std::move(device), DTypeOf<T>(), {}};
   }
 };
 

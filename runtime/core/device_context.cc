@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace braid {
 
@@ -84,6 +85,7 @@ class CpuContext final : public DeviceContext {
   void CopyFromHost(void* dst, const void* host_src, size_t bytes) override {
     if (bytes > 0) std::memcpy(dst, host_src, bytes);
   }
+  void WaitForApplicationStream(void*) override {}
 
  private:
   const Device device_;
@@ -92,6 +94,29 @@ class CpuContext final : public DeviceContext {
 };
 
 }  // namespace
+
+void CopyBetweenDevices(void* dst, const Device& dst_device, const void* src,
+                        const Device& src_device, size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device.is_host() && src_device.is_host()) {
+    std::memcpy(dst, src, bytes);
+  } else if (src_device.is_host()) {
+    GetDeviceContext(dst_device)->CopyFromHost(dst, src, bytes);
+  } else if (dst_device.is_host()) {
+    GetDeviceContext(src_device)->CopyToHost(dst, src, bytes);
+  } else if (dst_device.type == src_device.type) {  // on the device: peer to peer, or within one
+    DeviceContext* to = GetDeviceContext(dst_device);
+    GetDeviceContext(src_device)->Synchronize();
+    to->Synchronize();
+    Stream* stream = to->stream(0);
+    stream->RunHere([&] { to->CopyInKernel(dst, dst_device, src, src_device, bytes); });
+    stream->Synchronize();
+  } else {  // between kinds (sim and cuda), through the host
+    std::vector<char> bounce(bytes);
+    GetDeviceContext(src_device)->CopyToHost(bounce.data(), src, bytes);
+    GetDeviceContext(dst_device)->CopyFromHost(dst, bounce.data(), bytes);
+  }
+}
 
 DeviceContext* GetDeviceContext(const Device& device) {
   switch (device.type) {

@@ -124,7 +124,20 @@ class DeviceContext {
   // all work queued so far (like cudaMemcpy).
   virtual void CopyToHost(void* host_dst, const void* device_src, size_t bytes) = 0;
   virtual void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) = 0;
+
+  // Blocks the calling thread until the work an application queued so far on its own stream of
+  // this device has run: `native_stream` is a cudaStream_t on cuda (null: CUDA's legacy default
+  // stream), a Stream* of this device on sim (null: nothing to wait for; sim memory is written
+  // only by braid's streams and copies); cpu has no streams and waits for nothing.
+  virtual void WaitForApplicationStream(void* native_stream) = 0;
 };
+
+// Copies `bytes` from `src` (on `src_device`) to `dst` (on `dst_device`), any two devices, from the
+// host: after the devices involved have run all work queued so far, and returning when the copy is
+// done (like cudaMemcpy). Between two devices of one kind it copies on the device (stream 0 of
+// `dst_device`: peer to peer, or within one GPU); between kinds through the host.
+void CopyBetweenDevices(void* dst, const Device& dst_device, const void* src,
+                        const Device& src_device, size_t bytes);
 
 // The context of `device`, made on first use. Throws braid::Error for a device braid cannot use
 // (a CUDA device in a build without the CUDA backend, or on a machine without one: the error

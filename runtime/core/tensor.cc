@@ -248,19 +248,7 @@ void Tensor::CopyFrom(const Tensor& other) {
   layout_ = Layout::kPlain;
   if (other.numel() == 0) return;
   other.CheckReadable(other.dtype_);
-  void* to = storage_->data();
-  const void* from = other.storage_->data();
-  if (device_.is_host() && other.device_.is_host()) {
-    std::memcpy(to, from, nbytes());
-  } else if (other.device_.is_host()) {
-    GetDeviceContext(device_)->CopyFromHost(to, from, nbytes());
-  } else if (device_.is_host()) {
-    GetDeviceContext(other.device_)->CopyToHost(to, from, nbytes());
-  } else {  // between two devices, through the host
-    std::vector<char> bounce(nbytes());
-    GetDeviceContext(other.device_)->CopyToHost(bounce.data(), from, nbytes());
-    GetDeviceContext(device_)->CopyFromHost(to, bounce.data(), nbytes());
-  }
+  CopyBetweenDevices(storage_->data(), device_, other.storage_->data(), other.device_, nbytes());
   layout_ = other.layout_;
 }
 

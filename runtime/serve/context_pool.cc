@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "runtime/serve/tensor_views.h"
+
 namespace braid {
 
 namespace {
@@ -18,9 +20,8 @@ struct ContextPool::Queued {
 };
 
 ContextPool::ContextPool(const Workspace* parameters, const PredictorSpec* spec, int size,
-                         std::string label, RunInContext run)
-    : parameters_(parameters), spec_(spec), size_(size), label_(std::move(label)),
-      run_(std::move(run)) {}
+                         std::string label)
+    : parameters_(parameters), spec_(spec), size_(size), label_(std::move(label)) {}
 
 ContextPool::~ContextPool() {
   std::deque<std::unique_ptr<Queued>> never_run;
@@ -73,7 +74,7 @@ Status ContextPool::WaitEnded(const RunStop& stop) const {
 }
 
 void ContextPool::Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-                      std::map<std::string, OutputTensor>* outputs) {
+                      const OutputSink& deliver) {
   PredictorContext* context = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -97,7 +98,7 @@ void ContextPool::Run(const std::map<std::string, InputView>& inputs, const RunS
     PredictorContext* context;
     ~Returned() { pool->Return(context); }
   } returned{this, context};
-  run_(*context, inputs, stop, outputs);
+  context->Run(inputs, stop, deliver);
 }
 
 std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> inputs,
@@ -193,7 +194,9 @@ void ContextPool::RunQueued(std::unique_ptr<Queued> request, PredictorContext* c
     } returned{this, context};
     const Status ended = WaitEnded(request->stop);  // it may have fired since the queue was read
     if (!ended.ok()) throw Error(ended);
-    run_(*context, request->inputs, request->stop, &result.outputs);
+    context->Run(request->inputs, request->stop, [&](const std::string& name, const Tensor& value) {
+      CopyOut(value, &result.outputs[name]);
+    });
   });
   if (!result.status.ok()) result.outputs.clear();
   request->promise.set_value(std::move(result));

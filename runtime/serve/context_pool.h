@@ -13,8 +13,8 @@
 // Asynchronous requests start in the order they came (FIFO); a synchronous one and the queue's
 // first take whichever context comes free first, in no promised order.
 //
-//   ContextPool pool(&parameters, &spec, /*size=*/4, "predictor 'p'", run_in_context);
-//   pool.Run(inputs, stop, &outputs);                           // throws braid::Error
+//   ContextPool pool(&parameters, &spec, /*size=*/4, "predictor 'p'");
+//   pool.Run(inputs, stop, deliver);                              // throws braid::Error
 //   std::future<RunResult> result = pool.RunAsync(inputs, stop);  // never throws Error
 //
 // Thread safety: Run, RunAsync and AddMemory from any number of threads. Everything shared is
@@ -47,25 +47,20 @@ namespace braid {
 
 class ContextPool {
  public:
-  // Runs one request in the context it borrowed (the Predictor's feed, run and copy out); throws
-  // braid::Error.
-  using RunInContext =
-      std::function<void(PredictorContext& context, const std::map<std::string, InputView>& inputs,
-                          const RunStop& stop, std::map<std::string, OutputTensor>* outputs)>;
-
   // `parameters` and `spec` must outlive the pool; `label` names it in errors.
-  ContextPool(const Workspace* parameters, const PredictorSpec* spec, int size, std::string label,
-              RunInContext run);
+  ContextPool(const Workspace* parameters, const PredictorSpec* spec, int size, std::string label);
   ~ContextPool();
   ContextPool(const ContextPool&) = delete;
   ContextPool& operator=(const ContextPool&) = delete;
 
   // Waits for a context (until `stop` fires: Error DeadlineExceeded or Cancelled, not run), runs
-  // the request in it and returns it. Throws braid::Error.
+  // the request in it (PredictorContext::Run, handing the outputs to `deliver`) and returns it.
+  // Throws braid::Error.
   void Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-           std::map<std::string, OutputTensor>* outputs);
-  // Queues the request for the pool's threads (started by the first call). The inputs' memory
-  // must stay valid and unchanged until the future is ready.
+           const OutputSink& deliver);
+  // Queues the request for the pool's threads (started by the first call), whose result gets
+  // every output copied to the host. The inputs' memory must stay valid and unchanged until the
+  // future is ready.
   std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs, RunStop stop);
 
   // Adds the contexts' counts and bytes to *memory.
@@ -92,7 +87,6 @@ class ContextPool {
   const PredictorSpec* const spec_;
   const int size_;
   const std::string label_;
-  const RunInContext run_;
 
   mutable std::mutex mu_;
   // Synchronous waiters: notified (one) when a context returns or a waiter leaves one free.

@@ -8,7 +8,6 @@
 
 #include "runtime/core/argument.h"
 #include "runtime/core/device_context.h"
-#include "runtime/core/element_count.h"
 #include "runtime/core/workspace.h"
 #include "runtime/exec/init_net.h"
 #include "runtime/exec/net.h"
@@ -19,8 +18,19 @@
 #include "runtime/models/pack_parameters.h"
 #include "runtime/serve/context_pool.h"
 #include "runtime/serve/predictor_context.h"
+#include "runtime/serve/tensor_views.h"
 
 namespace braid {
+namespace {
+
+// "'a', 'b'".
+std::string QuotedList(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  return list;
+}
+
+}  // namespace
 
 struct Predictor::State {
   PredictorOptions options;
@@ -34,7 +44,11 @@ struct Predictor::State {
   std::unique_ptr<ContextPool> pool;
 
   std::string label() const { return "predictor '" + spec.predict_net.name() + "'"; }
+  // Throws InvalidArgument for a missing, unknown or invalid input; then waits for the
+  // applications' streams that write the inputs on a device.
   void CheckInputs(const std::map<std::string, InputView>& inputs) const;
+  // Throws InvalidArgument for a name that is not an output or a device braid cannot use.
+  void CheckOutputs(const std::map<std::string, OutputView>& outputs) const;
 };
 
 void Predictor::State::CheckInputs(const std::map<std::string, InputView>& inputs) const {
@@ -45,26 +59,35 @@ void Predictor::State::CheckInputs(const std::map<std::string, InputView>& input
     auto it = inputs.find(name);
     if (it == inputs.end()) refuse("input '" + name + "' is missing");
     const InputView& view = it->second;
-    int64_t numel = 0;
-    try {
-      numel = ElementCount(view.shape, view.dtype);
-    } catch (const Error& e) {
-      refuse("input '" + name + "': " + e.status().message());
-    }
+    const Status valid = StatusFromCall([&] { ViewOf(view, "input '" + name + "'"); });
+    if (!valid.ok()) refuse(valid.message());
     auto expected = input_dtypes.find(name);
     if (expected != input_dtypes.end() && expected->second != view.dtype) {
       refuse("input '" + name + "' is " + DTypeName(view.dtype) + ", the model takes " +
              DTypeName(expected->second));
     }
-    if (view.data == nullptr && numel > 0) refuse("input '" + name + "' has no data");
   }
   for (const auto& [name, view] : inputs) {
     if (std::find(spec.input_names.begin(), spec.input_names.end(), name) ==
         spec.input_names.end()) {
-      std::string names;
-      for (const std::string& n : spec.input_names)
-        names += (names.empty() ? "'" : ", '") + n + "'";
-      refuse("'" + name + "' is not an input of the model (its inputs: " + names + ")");
+      refuse("'" + name +
+             "' is not an input of the model (its inputs: " + QuotedList(spec.input_names) + ")");
+    }
+  }
+  for (const auto& [name, view] : inputs) WaitForWriters(view);
+}
+
+void Predictor::State::CheckOutputs(const std::map<std::string, OutputView>& outputs) const {
+  for (const auto& [name, view] : outputs) {
+    if (std::find(spec.output_names.begin(), spec.output_names.end(), name) ==
+        spec.output_names.end()) {
+      throw Error(Status::InvalidArgument(
+          label() + ": '" + name +
+          "' is not an output of the model (its outputs: " + QuotedList(spec.output_names) + ")"));
+    }
+    const Status valid = StatusFromCall([&] { ViewDevice(view.device, nullptr, "output"); });
+    if (!valid.ok()) {
+      throw Error(Status::InvalidArgument(label() + ": output '" + name + "': " + valid.message()));
     }
   }
 }
@@ -190,12 +213,8 @@ Status Predictor::FromModel(ModelFolder model, bool dtypes_known, const Predicto
     for (const std::string& name : parameter_names) {
       state->parameter_bytes += state->parameters.GetBlob(name)->nbytes();
     }
-    state->pool = std::make_unique<ContextPool>(
-        &state->parameters, &state->spec, options.max_concurrent_runs, state->label(),
-        [](PredictorContext& context, const std::map<std::string, InputView>& inputs,
-           const RunStop& stop, std::map<std::string, OutputTensor>* outputs) {
-          context.Run(inputs, stop, outputs);
-        });
+    state->pool = std::make_unique<ContextPool>(&state->parameters, &state->spec,
+                                                options.max_concurrent_runs, state->label());
     predictor->reset(new Predictor(std::move(state)));
   });
 }
@@ -205,7 +224,30 @@ Status Predictor::Run(const std::map<std::string, InputView>& inputs,
                       const RunOptions& options) const {
   return StatusFromCall([&] {
     state_->CheckInputs(inputs);
-    state_->pool->Run(inputs, RunStop{options.deadline, options.stop}, outputs);
+    state_->pool->Run(inputs, RunStop{options.deadline, options.stop},
+                      [outputs](const std::string& name, const Tensor& value) {
+                        CopyOut(value, &(*outputs)[name]);
+                      });
+    const std::vector<std::string>& ours = state_->spec.output_names;
+    for (auto it = outputs->begin(); it != outputs->end();) {  // only this model's outputs
+      it = std::find(ours.begin(), ours.end(), it->first) != ours.end() ? std::next(it)
+                                                                        : outputs->erase(it);
+    }
+  });
+}
+
+Status Predictor::Run(const std::map<std::string, InputView>& inputs,
+                      std::map<std::string, OutputView>* outputs, const RunOptions& options) const {
+  return StatusFromCall([&] {
+    state_->CheckOutputs(*outputs);
+    state_->CheckInputs(inputs);
+    state_->pool->Run(inputs, RunStop{options.deadline, options.stop},
+                      [&](const std::string& name, const Tensor& value) {
+                        auto wanted = outputs->find(name);
+                        if (wanted == outputs->end()) return;
+                        CopyOut(value, &wanted->second,
+                                state_->label() + ": output '" + name + "'");
+                      });
   });
 }
 
@@ -214,11 +256,9 @@ Status Predictor::Run(const std::vector<InputView>& inputs, std::vector<OutputTe
   const std::vector<std::string>& in = state_->spec.input_names;
   const std::vector<std::string>& out = state_->spec.output_names;
   if (inputs.size() != in.size()) {
-    std::string names;
-    for (const std::string& n : in) names += (names.empty() ? "'" : ", '") + n + "'";
     return Status::InvalidArgument(state_->label() + ": " + std::to_string(inputs.size()) +
                                    " inputs given by position, the model takes " +
-                                   std::to_string(in.size()) + " (" + names + ")");
+                                   std::to_string(in.size()) + " (" + QuotedList(in) + ")");
   }
   std::map<std::string, InputView> by_name;
   for (size_t i = 0; i < in.size(); ++i) by_name.emplace(in[i], inputs[i]);

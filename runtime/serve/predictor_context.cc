@@ -40,11 +40,12 @@ void PredictorContext::Feed(const std::map<std::string, InputView>& inputs,
     const std::string& name = spec_->input_names[i];
     const InputView& view = inputs.at(name);
     Tensor* blob = prepared.inputs[i];
-    if (spec_->device.is_host() && !spec_->inputs_the_net_writes.count(name)) {
+    const Tensor given = ViewOf(view, "input '" + name + "'");
+    if (SameMemory(spec_->device, given.device()) && !spec_->inputs_the_net_writes.count(name)) {
       blob->Resize(view.dtype, view.shape);
       blob->SetExternalStorage(const_cast<void*>(view.data), blob->nbytes());
     } else {
-      blob->CopyFrom(HostView(view, "input '" + name + "'"));
+      blob->CopyFrom(given);
     }
   }
 }
@@ -129,7 +130,7 @@ void PredictorContext::Plan(Prepared* prepared) {
 }
 
 void PredictorContext::Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-                           std::map<std::string, OutputTensor>* outputs) {
+                           const OutputSink& deliver) {
   Prepared& prepared = FindOrPrepare(inputs);
   prepared.last_used = ++runs_;
   Feed(inputs, prepared);
@@ -147,12 +148,7 @@ void PredictorContext::Run(const std::map<std::string, InputView>& inputs, const
       throw Error(Status::Internal("net '" + prepared.net->name() + "': external output '" + name +
                                    "' was never written"));
     }
-    CopyOut(*tensor, &(*outputs)[name]);
-  }
-  for (auto it = outputs->begin(); it != outputs->end();) {  // only this model's outputs
-    const bool ours = std::find(spec_->output_names.begin(), spec_->output_names.end(),
-                                it->first) != spec_->output_names.end();
-    it = ours ? std::next(it) : outputs->erase(it);
+    deliver(name, *tensor);
   }
 }
 

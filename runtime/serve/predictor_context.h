@@ -8,7 +8,9 @@
 // context holds one arena per device, the size of its largest plan.
 //
 //   PredictorContext context(&parameters, &spec);
-//   context.Run(inputs, RunStop{}, &outputs);  // builds and plans a new signature, feeds, runs
+//   context.Run(inputs, RunStop{}, [&](const std::string& name, const Tensor& value) {
+//     CopyOut(value, &outputs[name]);  // builds and plans a new signature, feeds, runs, delivers
+//   });
 //
 // Thread safety: none; one thread at a time (the Predictor's pool lends a context to one Run). The
 // parameters workspace and the spec must outlive the context and stay unchanged.
@@ -17,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -47,6 +50,10 @@ struct PredictorSpec {
   std::vector<std::string> output_names;
 };
 
+// Receives an output of a Run: its name and its value, a tensor of the context valid during the
+// call only (copy it out). Throws braid::Error to fail the Run.
+using OutputSink = std::function<void(const std::string& name, const Tensor& value)>;
+
 class PredictorContext {
  public:
   PredictorContext(const Workspace* parameters, const PredictorSpec* spec);
@@ -54,12 +61,14 @@ class PredictorContext {
   PredictorContext(const PredictorContext&) = delete;
   PredictorContext& operator=(const PredictorContext&) = delete;
 
-  // Feeds `inputs` (checked by the caller: every input name, valid shapes), runs the net built for
-  // their signature and copies every output into *outputs. Throws braid::Error; DeadlineExceeded
-  // or Cancelled when `stop` fires before an op (the net stops there) or by the end of the net
-  // (then *outputs is left as it was).
+  // Feeds `inputs` (checked by the caller: every input name, valid shapes and devices, their
+  // streams waited for), runs the net built for their signature and hands every external output to
+  // `deliver`, in the spec's order. Inputs in memory of the net's device (the host for a cpu
+  // device) are read in place unless the net writes them; others are copied there. Throws
+  // braid::Error; DeadlineExceeded or Cancelled when `stop` fires before an op (the net stops
+  // there) or by the end of the net (then nothing is delivered).
   void Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-           std::map<std::string, OutputTensor>* outputs);
+           const OutputSink& deliver);
 
   // Read from any thread (while another runs the context): the plans made so far, the nets held
   // now, the bytes of the arenas held (each once, however many plans share it), the largest lower

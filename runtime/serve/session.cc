@@ -185,11 +185,12 @@ Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
 
 Status Session::Feed(const std::string& name, const InputView& input) {
   return StatusFromCall([&] {
-    const Tensor host = HostView(input, "feeding blob '" + name + "'");
+    const Tensor given = ViewOf(input, "feeding blob '" + name + "'");
+    WaitForWriters(input);
     const std::string device = this->device();
     Tensor* t = workspace_->CreateBlob(name);
     if (!t->has_storage() && !device.empty()) *t = Tensor(ParseDevice(device));
-    t->CopyFrom(host);
+    t->CopyFrom(given);
   });
 }
 
@@ -213,6 +214,12 @@ Status Session::Fetch(const std::string& name, OutputTensor* output) const {
   const Tensor* t = workspace_->GetBlob(name);
   if (t == nullptr) return Status::NotFound("no blob named '" + name + "' in this session");
   return StatusFromCall([&] { CopyOut(*t, output); });
+}
+
+Status Session::Fetch(const std::string& name, OutputView* output) const {
+  const Tensor* t = workspace_->GetBlob(name);
+  if (t == nullptr) return Status::NotFound("no blob named '" + name + "' in this session");
+  return StatusFromCall([&] { CopyOut(*t, output, "fetching blob '" + name + "'"); });
 }
 
 std::vector<std::string> Session::BlobNames() const { return workspace_->LocalBlobNames(); }

@@ -356,7 +356,7 @@ TEST(PredictorTest, BadInputsAreErrorsNamingThePredictorAndTheInput) {
                    {{"data", InputView::Of(image.data(), {1, 3, 6, 6})},
                     {"label", InputView::Of(image.data(), {1})}},
                    "'label' is not an input of the model (its inputs: 'data')");
-  ExpectRunRefused(*predictor, {{"data", InputView{DType::kFloat32, {1, 3, 6, 6}, nullptr}}},
+  ExpectRunRefused(*predictor, {{"data", InputView::Of<float>(nullptr, {1, 3, 6, 6})}},
                    "input 'data' has no data");
   ExpectRunRefused(*predictor, {{"data", InputView::Of(image.data(), {1, -3, 6, 6})}},
                    "input 'data': ");

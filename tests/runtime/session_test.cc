@@ -173,11 +173,11 @@ TEST(SessionTest, ABadViewIsAnErrorNamingTheBlob) {
   Status s = session.Feed("x", InputView::Of(&one, {2, -1}));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("feeding blob 'x'"), std::string::npos) << s.message();
-  s = session.Feed("x", InputView{DType::kInt32, {4}, nullptr});
+  s = session.Feed("x", InputView::Of<int32_t>(nullptr, {4}));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("feeding blob 'x' has no data"), std::string::npos) << s.message();
-  EXPECT_TRUE(session.Feed("empty", InputView{DType::kInt32, {0, 3}, nullptr}).ok());
-  ASSERT_TRUE(session.Feed("none", InputView{DType::kFloat32, {0, 10}, nullptr}).ok());
+  EXPECT_TRUE(session.Feed("empty", InputView::Of<int32_t>(nullptr, {0, 3})).ok());
+  ASSERT_TRUE(session.Feed("none", InputView::Of<float>(nullptr, {0, 10})).ok());
   std::vector<int64_t> shape;
   std::vector<float> values = {1.f};
   s = session.Fetch("none", &shape, &values);  // an empty float32 blob is float32 all the same

@@ -319,6 +319,14 @@ void CudaDevice::CopyFromHost(void* device_dst, const void* host_src, size_t byt
   CheckCuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize", device_);
 }
 
+void CudaDevice::WaitForApplicationStream(void* native_stream) {
+  CudaDeviceGuard guard(device_);
+  const cudaStream_t stream =
+      native_stream == nullptr ? cudaStreamLegacy : static_cast<cudaStream_t>(native_stream);
+  CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (the application's stream)",
+            device_);
+}
+
 namespace {
 
 [[maybe_unused]] const bool kRegistered = [] {

@@ -99,6 +99,8 @@ class CudaDevice final : public DeviceContext {
                     size_t bytes) override;
   void CopyToHost(void* host_dst, const void* device_src, size_t bytes) override;
   void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) override;
+  // cudaStreamSynchronize of the application's cudaStream_t (null: the legacy default stream).
+  void WaitForApplicationStream(void* native_stream) override;
 
  private:
   CudaDevice(int id, int physical);

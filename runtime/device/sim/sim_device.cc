@@ -380,6 +380,16 @@ void SimDevice::CopyFromHost(void* device_dst, const void* host_src, size_t byte
   if (bytes > 0) std::memcpy(device_dst, host_src, bytes);
 }
 
+void SimDevice::WaitForApplicationStream(void* native_stream) {
+  if (native_stream == nullptr) return;
+  Stream* stream = static_cast<Stream*>(native_stream);
+  if (stream->device() != device_) {
+    throw Error(Status::InvalidArgument("a stream of " + stream->device().ToString() +
+                                        " given for memory on " + name()));
+  }
+  stream->Synchronize();
+}
+
 SimDeviceStats SimDevice::stats() const {
   SimDeviceStats s;
   s.kernels_launched = kernels_launched_.load();

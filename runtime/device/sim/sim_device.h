@@ -112,6 +112,8 @@ class SimDevice final : public DeviceContext {
                     size_t bytes) override;
   void CopyToHost(void* host_dst, const void* device_src, size_t bytes) override;
   void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) override;
+  // `native_stream`: a Stream* of this device (braid's tests stand for the application).
+  void WaitForApplicationStream(void* native_stream) override;
 
   SimDeviceStats stats() const;
 
