@@ -1,7 +1,5 @@
 #include "runtime/io/checkpoint.h"
 
-#include <algorithm>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -9,8 +7,8 @@
 
 #include "braid/status.h"
 #include "runtime/core/dims_text.h"
-#include "runtime/core/element_count.h"
 #include "runtime/io/proto_io.h"
+#include "runtime/io/tensor_protos_record.h"
 
 namespace braid {
 namespace {
@@ -41,57 +39,6 @@ void AppendValues(const std::string& name, const Tensor& tensor, Field* field) {
 
 std::string ShapeOfProto(const TensorProto& proto) {
   return DimsText({proto.dims().begin(), proto.dims().end()});
-}
-
-// Checks the proto's dims against its values before anything is allocated, then copies them.
-template <typename T, typename Field>
-void CopyValues(const TensorProto& proto, const Field& field, DType dtype, Tensor* tensor) {
-  const std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-  int64_t count = 0;
-  try {
-    count = ElementCount(dims, dtype);
-  } catch (const Error& e) {
-    ThrowInvalid("tensor '" + proto.name() + "': " + e.status().message());
-  }
-  if (field.size() != count) {
-    ThrowInvalid("tensor '" + proto.name() + "' " + ShapeOfProto(proto) + " holds " +
-                 std::to_string(field.size()) + " values, not " + std::to_string(count));
-  }
-  tensor->Resize(dtype, dims);
-  T* out = tensor->mutable_data<T>();
-  if constexpr (std::is_same_v<T, Float16>) {
-    for (int i = 0; i < field.size(); ++i) {
-      const int32_t bits = field.Get(i);
-      if (bits < 0 || bits > 0xffff) {
-        ThrowInvalid("tensor '" + proto.name() + "' (FLOAT16) holds " + std::to_string(bits) +
-                     " at " + std::to_string(i) + ", not the 16 bits of a half");
-      }
-      out[i] = Float16::FromBits(static_cast<uint16_t>(bits));
-    }
-  } else {
-    std::copy(field.begin(), field.end(), out);
-  }
-}
-
-// A FLOAT16 proto whose byte_data holds the halves' little-endian bytes.
-void CopyHalfBytes(const TensorProto& proto, Tensor* tensor) {
-  const std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-  int64_t count = 0;
-  try {
-    count = ElementCount(dims, DType::kFloat16);
-  } catch (const Error& e) {
-    ThrowInvalid("tensor '" + proto.name() + "': " + e.status().message());
-  }
-  if (static_cast<int64_t>(proto.byte_data().size()) != 2 * count) {
-    ThrowInvalid("tensor '" + proto.name() + "' " + ShapeOfProto(proto) + " (FLOAT16) holds " +
-                 std::to_string(proto.byte_data().size()) + " bytes, not " +
-                 std::to_string(2 * count));
-  }
-  tensor->Resize(DType::kFloat16, dims);
-  if (count > 0) {
-    std::memcpy(tensor->raw_mutable_data(DType::kFloat16), proto.byte_data().data(),
-                proto.byte_data().size());
-  }
 }
 
 }  // namespace
@@ -137,26 +84,12 @@ TensorProto ToTensorProto(const std::string& name, const Tensor& on_device) {
 }
 
 void FromTensorProto(const TensorProto& proto, Tensor* tensor) {
-  switch (proto.data_type()) {
-    case TensorProto::FLOAT:
-      return CopyValues<float>(proto, proto.float_data(), DType::kFloat32, tensor);
-    case TensorProto::DOUBLE:
-      return CopyValues<double>(proto, proto.double_data(), DType::kFloat64, tensor);
-    case TensorProto::INT32:
-      return CopyValues<int32_t>(proto, proto.int32_data(), DType::kInt32, tensor);
-    case TensorProto::INT64:
-      return CopyValues<int64_t>(proto, proto.int64_data(), DType::kInt64, tensor);
-    case TensorProto::UINT8:
-      return CopyValues<uint8_t>(proto, proto.int32_data(), DType::kUInt8, tensor);
-    case TensorProto::BOOL:
-      return CopyValues<bool>(proto, proto.int32_data(), DType::kBool, tensor);
-    case TensorProto::FLOAT16:
-      if (proto.has_byte_data()) return CopyHalfBytes(proto, tensor);  // Caffe2's other form
-      return CopyValues<Float16>(proto, proto.int32_data(), DType::kFloat16, tensor);
-    default:
-      ThrowInvalid("tensor '" + proto.name() + "' has unsupported data_type " +
-                   std::to_string(proto.data_type()));
-  }
+  const std::string where = "tensor '" + proto.name() + "'";
+  const RecordTensor read = RecordTensorOf(proto, where);
+  tensor->Resize(read.dtype, read.dims);
+  CopyRecordValues(
+      proto, read, [&] { return static_cast<uint8_t*>(tensor->raw_mutable_data(read.dtype)); },
+      where);
 }
 
 void SaveCheckpoint(const Workspace& ws, const std::vector<std::string>& blobs,

@@ -6,10 +6,12 @@
 // a temporary file beside the path, then rename), so a crash never leaves a half-written file;
 // ".pb" paths are binary, others text. LoadCheckpoint copies every tensor into the existing blob of
 // the same name and refuses, naming the file and the blob, a checkpoint of another model, a
-// missing or extra blob, dims that do not match the values, or a type or shape that differs from
-// the workspace's. A bad file changes nothing: every tensor is read and checked (into host memory,
-// one model's size) before any blob changes; only a device failure while copying them in (out of
-// memory) can leave some blobs loaded. A tensor of more than 2^31-1 elements cannot be saved.
+// missing or extra blob, dims that do not match the values, values that do not fit the type (a
+// uint8 of 300), or a type or shape that differs from the workspace's. Tensors are read as DB
+// records are (runtime/io/tensor_protos_record.h), so raw_data and byte_data are read too. A bad
+// file changes nothing: every tensor is read and checked (into host memory, one model's size)
+// before any blob changes; only a device failure while copying them in (out of memory) can leave
+// some blobs loaded. A tensor of more than 2^31-1 elements cannot be saved.
 //
 //   SaveCheckpoint(ws, nets.CheckpointBlobs(), "resnet20", "/tmp/run.pb");
 //   LoadCheckpoint("/tmp/run.pb", nets.CheckpointBlobs(), "resnet20", &ws);   // after the init net

@@ -24,40 +24,44 @@ void CheckCount(int64_t have, const RecordTensor& t, const char* field, const st
 
 // Values stored in a field of their own type: one copy.
 template <typename T, typename Field>
-void CopySame(const Field& field, const RecordTensor& t, uint8_t* out, const char* name,
-              const std::string& where) {
+void CopySame(const Field& field, const RecordTensor& t, const RecordDestination& out,
+              const char* name, const std::string& where) {
   CheckCount(field.size(), t, name, where);
-  if (field.size() > 0) std::memcpy(out, field.data(), static_cast<size_t>(t.bytes()));
+  uint8_t* to = out();
+  if (field.size() > 0) std::memcpy(to, field.data(), static_cast<size_t>(t.bytes()));
 }
 
 // uint8 and bool values that Caffe2 stores widened to int32, and float16 values' bits.
 template <typename T>
 void CopyNarrowed(const google::protobuf::RepeatedField<int32_t>& field, const RecordTensor& t,
-                  uint8_t* out, const std::string& where) {
+                  const RecordDestination& out, const std::string& where) {
   CheckCount(field.size(), t, "int32_data", where);
-  T* values = reinterpret_cast<T*>(out);
   constexpr int32_t kMax = std::is_same_v<T, bool> ? 1 : std::is_same_v<T, Float16> ? 0xffff : 255;
-  for (int i = 0; i < field.size(); ++i) {
+  for (int i = 0; i < field.size(); ++i) {  // every value checked before `out` is asked for
     const int32_t v = field.Get(i);
     if (v < 0 || v > kMax) {
       ThrowInvalid(where, "value " + std::to_string(v) + " at " + std::to_string(i) +
                               " does not fit " + DTypeName(t.dtype));
     }
+  }
+  T* values = reinterpret_cast<T*>(out());
+  for (int i = 0; i < field.size(); ++i) {
     if constexpr (std::is_same_v<T, Float16>) {
-      values[i] = Float16::FromBits(static_cast<uint16_t>(v));
+      values[i] = Float16::FromBits(static_cast<uint16_t>(field.Get(i)));
     } else {
-      values[i] = static_cast<T>(v);
+      values[i] = static_cast<T>(field.Get(i));
     }
   }
 }
 
-void CopyBytes(const std::string& bytes, const RecordTensor& t, uint8_t* out, const char* name,
-               const std::string& where) {
+void CopyBytes(const std::string& bytes, const RecordTensor& t, const RecordDestination& out,
+               const char* name, const std::string& where) {
   if (static_cast<int64_t>(bytes.size()) != t.bytes()) {
     ThrowInvalid(where, "tensor " + t.ToString() + " holds " + std::to_string(bytes.size()) +
                             " bytes in " + name + ", not " + std::to_string(t.bytes()));
   }
-  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
+  uint8_t* to = out();
+  if (!bytes.empty()) std::memcpy(to, bytes.data(), bytes.size());
 }
 
 }  // namespace
@@ -95,6 +99,12 @@ RecordTensor RecordTensorOf(const TensorProto& proto, const std::string& where) 
 }
 
 void CopyRecordValues(const TensorProto& proto, const RecordTensor& t, uint8_t* out,
+                      const std::string& where) {
+  CopyRecordValues(
+      proto, t, [out] { return out; }, where);
+}
+
+void CopyRecordValues(const TensorProto& proto, const RecordTensor& t, const RecordDestination& out,
                       const std::string& where) {
   if (proto.has_raw_data()) return CopyBytes(proto.raw_data(), t, out, "raw_data", where);
   switch (t.dtype) {

@@ -10,6 +10,11 @@
 //   RecordTensor image = RecordTensorOf(record.protos(0), "lmdb '/tmp/db' record '00000000'");
 //   std::vector<uint8_t> bytes(image.bytes());
 //   CopyRecordValues(record.protos(0), image, bytes.data(), where);
+//   Tensor t;                                          // or checkpoints' (runtime/io/checkpoint.h)
+//   t.Resize(image.dtype, image.dims);
+//   CopyRecordValues(record.protos(0), image,
+//                    [&] { return static_cast<uint8_t*>(t.raw_mutable_data(image.dtype)); },
+//                    where);
 //
 //   TensorProtosDbLayout layout = DescribeTensorProtosDb("lmdb", "/tmp/db");
 //   layout.count;          // records
@@ -22,6 +27,7 @@
 #define BRAID_RUNTIME_IO_TENSOR_PROTOS_RECORD_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +52,11 @@ RecordTensor RecordTensorOf(const TensorProto& proto, const std::string& where);
 // Writes the proto's values into `out` (tensor.bytes() bytes), `tensor` being its RecordTensorOf.
 void CopyRecordValues(const TensorProto& proto, const RecordTensor& tensor, uint8_t* out,
                       const std::string& where);
+// The same, asking for the memory (tensor.bytes() bytes) only once the values are checked to fill
+// the dims and fit the dtype: a proto that claims dims its values do not fill allocates nothing.
+using RecordDestination = std::function<uint8_t*()>;
+void CopyRecordValues(const TensorProto& proto, const RecordTensor& tensor,
+                      const RecordDestination& out, const std::string& where);
 // Parses a DB value into `record` (reusing its memory).
 void ParseRecord(std::string_view value, const std::string& where, TensorProtos* record);
 

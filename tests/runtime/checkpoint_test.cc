@@ -91,5 +91,46 @@ TEST(CheckpointTest, DimsThatDoNotMatchTheValuesAreRefusedNamingTheTensor) {
   }
 }
 
+// A checkpoint of the named tensor `w`, for the model "m", at `path`.
+void SaveOne(const TensorProto& w, const std::string& path) {
+  TensorProtos protos;
+  TensorProto* model = protos.add_protos();
+  model->set_name("__model__");
+  model->set_data_type(TensorProto::STRING);
+  model->add_string_data("m");
+  *protos.add_protos() = w;
+  SaveProto(protos, path);
+}
+
+// Tensors are read as Caffe2's DB records are: a uint8 held widened in int32_data must fit (300
+// used to load as 44), and values in raw_data (little-endian bytes) load.
+TEST(CheckpointTest, ValuesAreReadAsCaffe2RecordsAreAndMustFitTheirType) {
+  TensorProto bytes;
+  bytes.set_name("w");
+  bytes.set_data_type(TensorProto::UINT8);
+  bytes.add_dims(2);
+  bytes.add_int32_data(7);
+  bytes.add_int32_data(300);
+  const std::string path = TempPath("ckpt_uint8.pb");
+  SaveOne(bytes, path);
+  Workspace ws;
+  ws.CreateBlob("w");
+  const std::string message = LoadError(path, {"w"}, &ws);
+  EXPECT_NE(message.find("tensor 'w'"), std::string::npos) << message;
+  EXPECT_NE(message.find("value 300 at 1 does not fit uint8"), std::string::npos) << message;
+
+  TensorProto raw;
+  raw.set_name("w");
+  raw.set_data_type(TensorProto::FLOAT);
+  raw.add_dims(2);
+  const float values[2] = {1.25f, -3.f};
+  raw.set_raw_data(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+  SaveOne(raw, path);
+  Workspace loaded;
+  Fill(&loaded, "w", {2}, 0.f);
+  LoadCheckpoint(path, {"w"}, "m", &loaded);
+  EXPECT_EQ(loaded.GetBlob("w")->data<float>()[1], -3.f);
+}
+
 }  // namespace
 }  // namespace braid
