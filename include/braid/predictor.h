@@ -163,9 +163,9 @@ class Predictor {
   }
   // Run, writing outputs into the caller's memory (OutputView, host or device, each written before
   // Run returns): only the outputs *outputs names are written. InvalidArgument for a name that is
-  // not an output or a device braid cannot use (before running), or a view too small for its
-  // output (after running: that view's dtype and shape say what it needs, and the views the run
-  // wrote before it keep their values).
+  // not an output or a device braid cannot use (before running), or a view of another dtype or too
+  // small for its output (after running, before any view is written: every view's shape says what
+  // its output is).
   Status Run(const std::map<std::string, InputView>& inputs,
              std::map<std::string, OutputView>* outputs, const RunOptions& options) const;
   Status Run(const std::map<std::string, InputView>& inputs,

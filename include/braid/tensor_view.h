@@ -17,14 +17,20 @@
 //   braid::InputView in = braid::InputView::OnDevice(image, {1, 3, 224, 224}, "cuda:0", stream);
 //   braid::OutputView answer = braid::OutputView::Into(probs, 1000, "cuda:0");
 //
-// An InputView on a device is read once the work its application queued on `stream` so far has
-// run (braid's calling thread waits for it; no stream given: CUDA's legacy default stream). An
-// OutputView is written before the call that fills it returns, so any stream may read it then.
-// Where the memory is the device the model runs on, inputs are read in place and outputs copied on
-// the device; elsewhere braid copies through the host.
+// An InputView on a device is read once the work its application queued on `stream` so far (at
+// the call) has run: braid records an event there and waits for it on the host, within the
+// request's deadline (no stream given: CUDA's legacy default stream; a program built with
+// per-thread default streams passes cudaStreamPerThread). An OutputView is written before the call
+// that fills it returns, so any stream may read it then. Where the memory is the device the model
+// runs on, inputs are read in place; copies between devices of one kind run on the devices (peer to
+// peer between GPUs), others go through the host. A copy waits for the devices it touches to finish
+// the work queued on them (as cudaMemcpy does). The memory must be the device's own (on cuda,
+// cudaPointerGetAttributes must place it on that GPU, from the primary context braid uses), and a
+// stream the device's.
 //
 // Thread safety: values; the memory views point to is the caller's, and must stay valid (and an
-// input's unchanged) for as long as the call that reads or writes it says.
+// input's unchanged) for as long as the call that reads or writes it says. braid never reads or
+// writes it after that call.
 #ifndef BRAID_TENSOR_VIEW_H_
 #define BRAID_TENSOR_VIEW_H_
 
@@ -78,14 +84,14 @@ struct OutputTensor {
 };
 
 // One output, written into memory the caller owns: `capacity_bytes` at `data`, on `device` (as
-// InputView's). braid sets `dtype` and `shape` to what the output is, and writes it when it fits;
-// an output larger than the capacity is InvalidArgument with nothing written, `dtype` and `shape`
-// saying what it needs.
+// InputView's), holding `dtype`. braid sets `shape` to the output's and writes it when it fits: an
+// output of another dtype, or larger than the capacity, is InvalidArgument with nothing written
+// (no output of that call), `shape` saying what it needs.
 struct OutputView {
   void* data = nullptr;
   int64_t capacity_bytes = 0;
   std::string device;
-  DType dtype = DType::kFloat32;  // set by braid
+  DType dtype = DType::kFloat32;  // what the buffer holds: the output must be of this dtype
   std::vector<int64_t> shape;     // set by braid
 
   int64_t numel() const;

@@ -85,7 +85,9 @@ class CpuContext final : public DeviceContext {
   void CopyFromHost(void* dst, const void* host_src, size_t bytes) override {
     if (bytes > 0) std::memcpy(dst, host_src, bytes);
   }
-  void WaitForApplicationStream(void*) override {}
+  std::unique_ptr<Event> MarkApplicationStream(void*) override {
+    return std::make_unique<CpuEvent>("the application's writes");
+  }
 
  private:
   const Device device_;

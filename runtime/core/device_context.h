@@ -125,11 +125,15 @@ class DeviceContext {
   virtual void CopyToHost(void* host_dst, const void* device_src, size_t bytes) = 0;
   virtual void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) = 0;
 
-  // Blocks the calling thread until the work an application queued so far on its own stream of
-  // this device has run: `native_stream` is a cudaStream_t on cuda (null: CUDA's legacy default
-  // stream), a Stream* of this device on sim (null: nothing to wait for; sim memory is written
-  // only by braid's streams and copies); cpu has no streams and waits for nothing.
-  virtual void WaitForApplicationStream(void* native_stream) = 0;
+  // An event capturing the work an application queued so far on its own stream of this device:
+  // `native_stream` is a cudaStream_t on cuda (null: CUDA's legacy default stream; a program built
+  // with per-thread default streams passes cudaStreamPerThread), a Stream* of this device on sim
+  // (braid's tests stand for the application; null: nothing to wait for). cpu has no streams: its
+  // event is complete. Throws braid::Error (InvalidArgument) for a sim stream of another device.
+  virtual std::unique_ptr<Event> MarkApplicationStream(void* native_stream) = 0;
+  // Throws braid::Error (InvalidArgument, starting with `what`) when `data` is known not to be
+  // memory of this device (cuda asks cudaPointerGetAttributes; sim and cpu cannot tell).
+  virtual void CheckApplicationMemory(const void* /*data*/, const std::string& /*what*/) const {}
 };
 
 // Copies `bytes` from `src` (on `src_device`) to `dst` (on `dst_device`), any two devices, from the

@@ -176,8 +176,8 @@ class Tensor {
                           const char* when_too_small = nullptr);
   // Drops the storage; the next write allocates again.
   void FreeMemory();
-  // Copies shape, dtype, layout and bytes from other, on any device, from the host (a device's
-  // work queued so far runs first: runtime/core/device_context.h CopyToHost).
+  // Copies shape, dtype, layout and bytes from other, on any device, from the host, after the
+  // devices' work queued so far (runtime/core/device_context.h CopyBetweenDevices).
   void CopyFrom(const Tensor& other);
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }

@@ -145,6 +145,13 @@ Status Net::RunObservedOp(OperatorBase& op) {
 
 Status Net::RunGatedOp(OperatorBase& op) {
   CoreTokensHeld held(intra_op_threads_[op.net_position()]);
+  // The wait for cores may outlast the Run's deadline or another op's failure: an op that gets
+  // them after that does not start (the Run's first error, recorded by StopBeforeOp, stands).
+  if (StopBeforeOp(op.net_position())) {
+    return Status::Cancelled(OpLabel(op.net_position()) +
+                             " did not start: the run ended while it "
+                             "waited for cores");
+  }
   if (!observers_.empty()) return RunObservedOp(op);
   try {
     op.Run();

@@ -144,7 +144,8 @@ class Net {
   // Run's body once it owns the net: every step, whatever fails; the Run's first error.
   Status RunOnce();
   Status RunObservedOp(OperatorBase& op);
-  Status RunGatedOp(OperatorBase& op);  // RunOp holding the op's core tokens
+  // RunOp holding the op's core tokens; once it has them, it checks StopBeforeOp again.
+  Status RunGatedOp(OperatorBase& op);
   Status LaunchOp(OperatorBase& op);    // launches_->RunOrLaunch, its exceptions as the op's error
   Status CheckExternalInputsFed() const;
   bool StopFired(int i);  // StopBeforeOp's check of stop_

@@ -12,6 +12,7 @@ constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 
 struct ContextPool::Queued {
   std::map<std::string, InputView> inputs;
+  StreamMarks writers;
   RunStop stop;
   std::promise<RunResult> promise;
   // Wakes the pool's threads when the caller cancels. Destroyed outside mu_: its destructor waits
@@ -73,8 +74,8 @@ Status ContextPool::WaitEnded(const RunStop& stop) const {
                   " request contexts, and did not run");
 }
 
-void ContextPool::Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-                      const OutputSink& deliver) {
+void ContextPool::Run(const std::map<std::string, InputView>& inputs, const StreamMarks& writers,
+                      const RunStop& stop, const OutputSink& deliver) {
   PredictorContext* context = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -98,13 +99,14 @@ void ContextPool::Run(const std::map<std::string, InputView>& inputs, const RunS
     PredictorContext* context;
     ~Returned() { pool->Return(context); }
   } returned{this, context};
-  context->Run(inputs, stop, deliver);
+  context->Run(inputs, writers, stop, deliver);
 }
 
 std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> inputs,
-                                             RunStop stop) {
+                                             StreamMarks writers, RunStop stop) {
   auto request = std::make_unique<Queued>();
   request->inputs = std::move(inputs);
+  request->writers = std::move(writers);
   request->stop = std::move(stop);
   std::future<RunResult> result = request->promise.get_future();
   const Status ended = WaitEnded(request->stop);
@@ -194,8 +196,8 @@ void ContextPool::RunQueued(std::unique_ptr<Queued> request, PredictorContext* c
     } returned{this, context};
     const Status ended = WaitEnded(request->stop);  // it may have fired since the queue was read
     if (!ended.ok()) throw Error(ended);
-    context->Run(request->inputs, request->stop, [&](const std::string& name, const Tensor& value) {
-      CopyOut(value, &result.outputs[name]);
+    context->Run(request->inputs, request->writers, request->stop, [&](const OutputValues& values) {
+      for (const auto& [name, value] : values) CopyOut(*value, &result.outputs[name]);
     });
   });
   if (!result.status.ok()) result.outputs.clear();

@@ -14,8 +14,8 @@
 // first take whichever context comes free first, in no promised order.
 //
 //   ContextPool pool(&parameters, &spec, /*size=*/4, "predictor 'p'");
-//   pool.Run(inputs, stop, deliver);                              // throws braid::Error
-//   std::future<RunResult> result = pool.RunAsync(inputs, stop);  // never throws Error
+//   pool.Run(inputs, writers, stop, deliver);                    // throws braid::Error
+//   std::future<RunResult> result = pool.RunAsync(inputs, std::move(writers), stop);
 //
 // Thread safety: Run, RunAsync and AddMemory from any number of threads. Everything shared is
 // guarded by mu_: the contexts, the idle list, the queue, the threads, closing_. A context is used
@@ -56,12 +56,13 @@ class ContextPool {
   // Waits for a context (until `stop` fires: Error DeadlineExceeded or Cancelled, not run), runs
   // the request in it (PredictorContext::Run, handing the outputs to `deliver`) and returns it.
   // Throws braid::Error.
-  void Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-           const OutputSink& deliver);
+  void Run(const std::map<std::string, InputView>& inputs, const StreamMarks& writers,
+           const RunStop& stop, const OutputSink& deliver);
   // Queues the request for the pool's threads (started by the first call), whose result gets
   // every output copied to the host. The inputs' memory must stay valid and unchanged until the
   // future is ready.
-  std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs, RunStop stop);
+  std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs, StreamMarks writers,
+                                  RunStop stop);
 
   // Adds the contexts' counts and bytes to *memory.
   void AddMemory(PredictorMemory* memory) const;

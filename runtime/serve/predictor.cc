@@ -44,8 +44,7 @@ struct Predictor::State {
   std::unique_ptr<ContextPool> pool;
 
   std::string label() const { return "predictor '" + spec.predict_net.name() + "'"; }
-  // Throws InvalidArgument for a missing, unknown or invalid input; then waits for the
-  // applications' streams that write the inputs on a device.
+  // Throws InvalidArgument for a missing, unknown or invalid input.
   void CheckInputs(const std::map<std::string, InputView>& inputs) const;
   // Throws InvalidArgument for a name that is not an output or a device braid cannot use.
   void CheckOutputs(const std::map<std::string, OutputView>& outputs) const;
@@ -74,7 +73,6 @@ void Predictor::State::CheckInputs(const std::map<std::string, InputView>& input
              "' is not an input of the model (its inputs: " + QuotedList(spec.input_names) + ")");
     }
   }
-  for (const auto& [name, view] : inputs) WaitForWriters(view);
 }
 
 void Predictor::State::CheckOutputs(const std::map<std::string, OutputView>& outputs) const {
@@ -85,10 +83,9 @@ void Predictor::State::CheckOutputs(const std::map<std::string, OutputView>& out
           label() + ": '" + name +
           "' is not an output of the model (its outputs: " + QuotedList(spec.output_names) + ")"));
     }
-    const Status valid = StatusFromCall([&] { ViewDevice(view.device, nullptr, "output"); });
-    if (!valid.ok()) {
-      throw Error(Status::InvalidArgument(label() + ": output '" + name + "': " + valid.message()));
-    }
+    const Status valid = StatusFromCall(
+        [&] { ViewDevice(view.device, view.data, nullptr, "output '" + name + "'"); });
+    if (!valid.ok()) throw Error(Status::InvalidArgument(label() + ": " + valid.message()));
   }
 }
 
@@ -224,9 +221,10 @@ Status Predictor::Run(const std::map<std::string, InputView>& inputs,
                       const RunOptions& options) const {
   return StatusFromCall([&] {
     state_->CheckInputs(inputs);
-    state_->pool->Run(inputs, RunStop{options.deadline, options.stop},
-                      [outputs](const std::string& name, const Tensor& value) {
-                        CopyOut(value, &(*outputs)[name]);
+    state_->pool->Run(inputs, MarkWriters(inputs, state_->label()),
+                      RunStop{options.deadline, options.stop},
+                      [outputs](const OutputValues& values) {
+                        for (const auto& [name, value] : values) CopyOut(*value, &(*outputs)[name]);
                       });
     const std::vector<std::string>& ours = state_->spec.output_names;
     for (auto it = outputs->begin(); it != outputs->end();) {  // only this model's outputs
@@ -241,13 +239,14 @@ Status Predictor::Run(const std::map<std::string, InputView>& inputs,
   return StatusFromCall([&] {
     state_->CheckOutputs(*outputs);
     state_->CheckInputs(inputs);
-    state_->pool->Run(inputs, RunStop{options.deadline, options.stop},
-                      [&](const std::string& name, const Tensor& value) {
-                        auto wanted = outputs->find(name);
-                        if (wanted == outputs->end()) return;
-                        CopyOut(value, &wanted->second,
-                                state_->label() + ": output '" + name + "'");
-                      });
+    state_->pool->Run(
+        inputs, MarkWriters(inputs, state_->label()), RunStop{options.deadline, options.stop},
+        [&](const OutputValues& values) {
+          for (auto& [name, view] : *outputs) {  // every one fits before any is written
+            CheckFits(*values.at(name), &view, state_->label() + ": output '" + name + "'");
+          }
+          for (auto& [name, view] : *outputs) CopyOut(*values.at(name), view);
+        });
   });
 }
 
@@ -276,7 +275,9 @@ std::future<RunResult> Predictor::RunAsync(std::map<std::string, InputView> inpu
   std::future<RunResult> result;
   const Status queued = StatusFromCall([&] {
     state_->CheckInputs(inputs);
-    result = state_->pool->RunAsync(std::move(inputs), RunStop{options.deadline, options.stop});
+    StreamMarks writers = MarkWriters(inputs, state_->label());
+    result = state_->pool->RunAsync(std::move(inputs), std::move(writers),
+                                    RunStop{options.deadline, options.stop});
   });
   if (queued.ok()) return result;
   std::promise<RunResult> refused;

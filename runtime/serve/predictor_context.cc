@@ -34,17 +34,19 @@ PredictorContext::PredictorContext(const Workspace* parameters, const PredictorS
 
 PredictorContext::~PredictorContext() = default;
 
-void PredictorContext::Feed(const std::map<std::string, InputView>& inputs,
-                            const Prepared& prepared) {
+void PredictorContext::Feed(const std::map<std::string, InputView>& inputs, Prepared* prepared) {
   for (size_t i = 0; i < spec_->input_names.size(); ++i) {
     const std::string& name = spec_->input_names[i];
     const InputView& view = inputs.at(name);
-    Tensor* blob = prepared.inputs[i];
+    Tensor* blob = prepared->inputs[i];
     const Tensor given = ViewOf(view, "input '" + name + "'");
     if (SameMemory(spec_->device, given.device()) && !spec_->inputs_the_net_writes.count(name)) {
       blob->Resize(view.dtype, view.shape);
       blob->SetExternalStorage(const_cast<void*>(view.data), blob->nbytes());
+      prepared->lent[i] = true;
     } else {
+      if (prepared->lent[i]) blob->FreeMemory();  // never copy into a past caller's memory
+      prepared->lent[i] = false;
       blob->CopyFrom(given);
     }
   }
@@ -63,7 +65,8 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
     *blob = Tensor(spec_->device);
     prepared.inputs.push_back(blob);
   }
-  Feed(inputs, prepared);  // shape inference (layouts, the plan) reads the inputs' shapes
+  prepared.lent.assign(prepared.inputs.size(), false);
+  Feed(inputs, &prepared);  // shape inference (layouts, the plan) reads the inputs' shapes
   NetDef def = spec_->predict_net;
   if (spec_->device.is_host()) {
     // Activations between oneDNN ops stay in its blocked layout: no reorders around them, and no
@@ -129,11 +132,13 @@ void PredictorContext::Plan(Prepared* prepared) {
   arena_bytes_ = bytes;
 }
 
-void PredictorContext::Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
+void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
+                           const StreamMarks& writers, const RunStop& stop,
                            const OutputSink& deliver) {
+  WaitForWriters(writers, stop, "net '" + spec_->predict_net.name() + "'");
   Prepared& prepared = FindOrPrepare(inputs);
   prepared.last_used = ++runs_;
-  Feed(inputs, prepared);
+  Feed(inputs, &prepared);
   const Status status = prepared.net->Run(stop);
   if (!status.ok()) throw Error(status);
   int64_t scratch = 0;
@@ -142,14 +147,16 @@ void PredictorContext::Run(const std::map<std::string, InputView>& inputs, const
   if (stop.Fired()) {  // during the last op: the answer came too late (or is no longer wanted)
     throw Error(stop.Why("net '" + prepared.net->name() + "' ran every op, its outputs dropped"));
   }
+  OutputValues values;
   for (const std::string& name : spec_->output_names) {
     const Tensor* tensor = prepared.ws->GetBlob(name);
     if (tensor == nullptr || (tensor->numel() > 0 && !tensor->has_storage())) {
       throw Error(Status::Internal("net '" + prepared.net->name() + "': external output '" + name +
                                    "' was never written"));
     }
-    deliver(name, *tensor);
+    values[name] = tensor;
   }
+  deliver(values);
 }
 
 }  // namespace braid

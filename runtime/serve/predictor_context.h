@@ -8,9 +8,9 @@
 // context holds one arena per device, the size of its largest plan.
 //
 //   PredictorContext context(&parameters, &spec);
-//   context.Run(inputs, RunStop{}, [&](const std::string& name, const Tensor& value) {
-//     CopyOut(value, &outputs[name]);  // builds and plans a new signature, feeds, runs, delivers
-//   });
+//   context.Run(inputs, writers, RunStop{}, [&](const OutputValues& values) {
+//     for (const auto& [name, value] : values) CopyOut(*value, &outputs[name]);
+//   });                                 // builds and plans a new signature, feeds, runs, delivers
 //
 // Thread safety: none; one thread at a time (the Predictor's pool lends a context to one Run). The
 // parameters workspace and the spec must outlive the context and stay unchanged.
@@ -30,6 +30,7 @@
 #include "proto/braid.pb.h"
 #include "runtime/core/device.h"
 #include "runtime/exec/run_stop.h"
+#include "runtime/serve/tensor_views.h"
 
 namespace braid {
 
@@ -50,9 +51,10 @@ struct PredictorSpec {
   std::vector<std::string> output_names;
 };
 
-// Receives an output of a Run: its name and its value, a tensor of the context valid during the
-// call only (copy it out). Throws braid::Error to fail the Run.
-using OutputSink = std::function<void(const std::string& name, const Tensor& value)>;
+// Receives the outputs of a Run, by name: tensors of the context, valid during the call only (copy
+// them out). Throws braid::Error to fail the Run.
+using OutputValues = std::map<std::string, const Tensor*>;
+using OutputSink = std::function<void(const OutputValues& values)>;
 
 class PredictorContext {
  public:
@@ -61,14 +63,15 @@ class PredictorContext {
   PredictorContext(const PredictorContext&) = delete;
   PredictorContext& operator=(const PredictorContext&) = delete;
 
-  // Feeds `inputs` (checked by the caller: every input name, valid shapes and devices, their
-  // streams waited for), runs the net built for their signature and hands every external output to
-  // `deliver`, in the spec's order. Inputs in memory of the net's device (the host for a cpu
-  // device) are read in place unless the net writes them; others are copied there. Throws
-  // braid::Error; DeadlineExceeded or Cancelled when `stop` fires before an op (the net stops
-  // there) or by the end of the net (then nothing is delivered).
-  void Run(const std::map<std::string, InputView>& inputs, const RunStop& stop,
-           const OutputSink& deliver);
+  // Waits for `writers` (the applications' streams writing the inputs, runtime/serve/
+  // tensor_views.h), feeds `inputs` (checked by the caller: every input name, valid shapes and
+  // devices), runs the net built for their signature and hands every external output to
+  // `deliver`. Inputs in memory of the net's device (the host for a cpu device) are read in place
+  // unless the net writes them; others are copied there. Throws
+  // braid::Error; DeadlineExceeded or Cancelled when `stop` fires during the wait, before an op
+  // (the net stops there) or by the end of the net (then nothing is delivered).
+  void Run(const std::map<std::string, InputView>& inputs, const StreamMarks& writers,
+           const RunStop& stop, const OutputSink& deliver);
 
   // Read from any thread (while another runs the context): the plans made so far, the nets held
   // now, the bytes of the arenas held (each once, however many plans share it), the largest lower
@@ -86,6 +89,10 @@ class PredictorContext {
     Net* net = nullptr;  // owned by ws
     std::unique_ptr<NetMemory> memory;
     std::vector<Tensor*> inputs;  // spec->input_names' blobs in ws
+    // Per input: whether its blob views memory a caller lent (fed in place). Such a view outlives
+    // its call but is never read or written after it: the next Feed replaces it, or drops it
+    // before copying into the blob (which would otherwise write through it).
+    std::vector<char> lent;
     uint64_t last_used = 0;       // the Run count when it last ran
   };
 
@@ -95,7 +102,7 @@ class PredictorContext {
   // Plans `prepared` into the first plan's arenas (growing them) and, when they grew, binds every
   // other plan to the grown arenas again; then counts the arenas' bytes.
   void Plan(Prepared* prepared);
-  void Feed(const std::map<std::string, InputView>& inputs, const Prepared& prepared);
+  void Feed(const std::map<std::string, InputView>& inputs, Prepared* prepared);
 
   const Workspace* parameters_;
   const PredictorSpec* spec_;

@@ -186,7 +186,7 @@ Status Session::Feed(const std::string& name, const std::vector<int64_t>& shape,
 Status Session::Feed(const std::string& name, const InputView& input) {
   return StatusFromCall([&] {
     const Tensor given = ViewOf(input, "feeding blob '" + name + "'");
-    WaitForWriters(input);
+    WaitForWriters(MarkWriters({{name, input}}, "session"), RunStop{}, "session");
     const std::string device = this->device();
     Tensor* t = workspace_->CreateBlob(name);
     if (!t->has_storage() && !device.empty()) *t = Tensor(ParseDevice(device));
@@ -219,7 +219,10 @@ Status Session::Fetch(const std::string& name, OutputTensor* output) const {
 Status Session::Fetch(const std::string& name, OutputView* output) const {
   const Tensor* t = workspace_->GetBlob(name);
   if (t == nullptr) return Status::NotFound("no blob named '" + name + "' in this session");
-  return StatusFromCall([&] { CopyOut(*t, output, "fetching blob '" + name + "'"); });
+  return StatusFromCall([&] {
+    CheckFits(*t, output, "fetching blob '" + name + "'");
+    CopyOut(*t, *output);
+  });
 }
 
 std::vector<std::string> Session::BlobNames() const { return workspace_->LocalBlobNames(); }

@@ -1,9 +1,10 @@
 #include "runtime/serve/tensor_views.h"
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "braid/status.h"
-#include "runtime/core/device_context.h"
 #include "runtime/core/element_count.h"
 
 namespace braid {
@@ -11,7 +12,8 @@ namespace braid {
 int64_t OutputTensor::numel() const { return ElementCount(shape); }
 int64_t OutputView::numel() const { return ElementCount(shape); }
 
-Device ViewDevice(const std::string& device, const void* stream, const std::string& what) {
+Device ViewDevice(const std::string& device, const void* data, const void* stream,
+                  const std::string& what) {
   if (device.empty()) {
     if (stream != nullptr) {
       throw Error(Status::InvalidArgument(what + " is host memory but names a stream"));
@@ -30,11 +32,12 @@ Device ViewDevice(const std::string& device, const void* stream, const std::stri
     throw Error(
         Status::InvalidArgument(what + " is host memory (" + device + ") but names a stream"));
   }
+  GetDeviceContext(parsed)->CheckApplicationMemory(data, what);
   return parsed;
 }
 
 Tensor ViewOf(const InputView& view, const std::string& what) {
-  const Device device = ViewDevice(view.device, view.stream, what);
+  const Device device = ViewDevice(view.device, view.data, view.stream, what);
   int64_t numel = 0;
   try {
     numel = ElementCount(view.shape, view.dtype);
@@ -50,10 +53,36 @@ Tensor ViewOf(const InputView& view, const std::string& what) {
   return tensor;
 }
 
-void WaitForWriters(const InputView& view) {
-  if (view.device.empty()) return;
-  const Device device = ParseDevice(view.device);
-  if (!device.is_host()) GetDeviceContext(device)->WaitForApplicationStream(view.stream);
+StreamMarks MarkWriters(const std::map<std::string, InputView>& inputs, const std::string& label) {
+  StreamMarks marks;
+  for (const auto& [name, view] : inputs) {
+    if (view.device.empty()) continue;
+    const Device device = ParseDevice(view.device);
+    if (device.is_host()) continue;
+    const Status marked = StatusFromCall(
+        [&] { marks.push_back(GetDeviceContext(device)->MarkApplicationStream(view.stream)); });
+    if (!marked.ok()) {
+      throw Error(Status(marked.code(), label + ": input '" + name + "' on " + view.device + ": " +
+                                            marked.message()));
+    }
+  }
+  return marks;
+}
+
+void WaitForWriters(const StreamMarks& marks, const RunStop& stop, const std::string& label) {
+  for (const std::unique_ptr<Event>& mark : marks) {
+    if (!stop.can_fire()) {
+      mark->HostWait();
+      continue;
+    }
+    while (!mark->Query()) {
+      if (stop.Fired()) {
+        throw Error(stop.Why(label + ": waited for the applications' streams that write its "
+                                     "inputs, and did not run"));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
 }
 
 void CopyOut(const Tensor& tensor, OutputTensor* out) {
@@ -69,22 +98,29 @@ void CopyOut(const Tensor& tensor, OutputTensor* out) {
   if (host->nbytes() > 0) std::memcpy(out->bytes.data(), host->raw_data(), host->nbytes());
 }
 
-void CopyOut(const Tensor& tensor, OutputView* out, const std::string& what) {
-  const Device device = ViewDevice(out->device, nullptr, what);
-  out->dtype = tensor.dtype();
+void CheckFits(const Tensor& tensor, OutputView* out, const std::string& what) {
+  ViewDevice(out->device, out->data, nullptr, what);
   out->shape = tensor.shape();
+  if (tensor.dtype() != out->dtype) {
+    throw Error(Status::InvalidArgument(what + " is " + DTypeName(tensor.dtype()) +
+                                        ", its buffer holds " + DTypeName(out->dtype)));
+  }
   const int64_t bytes = static_cast<int64_t>(tensor.nbytes());
   if (bytes > out->capacity_bytes) {
     throw Error(Status::InvalidArgument(
-        what + " needs " + std::to_string(bytes) + " bytes (" + DTypeName(tensor.dtype()) + " " +
-        "of " + std::to_string(tensor.numel()) + " elements), its buffer holds " +
-        std::to_string(out->capacity_bytes)));
+        what + " needs " + std::to_string(bytes) + " bytes (" + std::to_string(tensor.numel()) +
+        " elements), its buffer holds " + std::to_string(out->capacity_bytes)));
   }
-  if (bytes == 0) return;
-  if (out->data == nullptr) throw Error(Status::InvalidArgument(what + " has no data"));
-  Tensor into(device);
+  if (bytes > 0 && out->data == nullptr) {
+    throw Error(Status::InvalidArgument(what + " has no data"));
+  }
+}
+
+void CopyOut(const Tensor& tensor, const OutputView& out) {
+  if (tensor.nbytes() == 0) return;
+  Tensor into(ParseDevice(out.device.empty() ? "cpu:0" : out.device));
   into.Resize(tensor.dtype(), tensor.shape());
-  into.SetExternalStorage(out->data, static_cast<size_t>(out->capacity_bytes));
+  into.SetExternalStorage(out.data, static_cast<size_t>(out.capacity_bytes));
   into.CopyFrom(tensor);
 }
 

@@ -1,11 +1,12 @@
 #include "runtime/exec/dag_net.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <stdexcept>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "runtime/core/workspace.h"
 #include "runtime/exec/chrome_trace.h"
@@ -162,6 +163,43 @@ TEST(DagNetTest, FailingOpStopsTheRunWithItsErrorAndTheNextRunSucceeds) {
   for (const OpEvent& e : observer.runs[1]) ran += e.ran();
   EXPECT_EQ(ran, 320);
   FailArmed() = true;
+}
+
+// A deadline in a parallel graph: four 60 ms branches start side by side, the deadline passes 20 ms
+// in, and no op starts after it: none of the four ops that follow the branches runs. The Run is
+// DeadlineExceeded naming an op it stopped before, and the next Run, without a deadline, runs every
+// op. (The ops running when it passes finish: an op is never interrupted.)
+TEST(DagNetTest, ADeadlineInAParallelGraphStartsNoFurtherOpAndTheNextRunRunsThemAll) {
+  std::string text = "name: \"branches\" type: \"dag\" arg { name: \"num_workers\" i: 4 } ";
+  for (int b = 0; b < 4; ++b) {
+    const std::string i = std::to_string(b);
+    text += "op { type: \"TestSleep\" output: \"a" + i + "\" arg { name: \"us\" i: 60000 } } ";
+    text += "op { type: \"TestSleep\" input: \"a" + i + "\" output: \"b" + i +
+            "\" arg { name: \"us\" i: 1000 } } ";
+  }
+  Workspace ws;
+  Net* net = ws.CreateNet(NetFromText(text));
+  RecordingObserver observer;
+  net->AddObserver(&observer);
+  ASSERT_TRUE(net->Run().ok());  // the first Run, which may run one op at a time
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  const Status s = net->Run(RunStop{deadline, {}});
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("TestSleep"), std::string::npos) << s.ToString();
+  const int64_t deadline_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+  const std::vector<OpEvent>& stopped = observer.runs[1];
+  int started_late = 0, followers = 0;
+  for (size_t i = 0; i < stopped.size(); ++i) {
+    started_late += stopped[i].ran() && stopped[i].start_ns > deadline_ns;
+    followers += i % 2 == 1 && stopped[i].ran();
+  }
+  EXPECT_EQ(started_late, 0);
+  EXPECT_EQ(followers, 0);
+  ASSERT_TRUE(net->Run().ok());
+  int ran = 0;
+  for (const OpEvent& e : observer.runs[2]) ran += e.ran();
+  EXPECT_EQ(ran, 8);
 }
 
 // A failed first Run may have left lazy allocations undone: its retry runs one op at a time too,

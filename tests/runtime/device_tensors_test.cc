@@ -8,7 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -152,30 +154,97 @@ TEST(DeviceTensorsTest, PredictorReadsAndWritesDeviceMemory) {
   }
 }
 
-// The input is written by the application's stream (stream 7 of sim:0, standing for its
-// cudaStream_t) 100 ms after the Run is called: braid reads it after that work, never the stale
-// values the buffer held at the call.
+// The application's stream: one braid's nets here never use (they take stream 0 on), standing for
+// its cudaStream_t.
+Stream* ApplicationStream() { return GetDeviceContext(ParseDevice("sim:0"))->stream(63); }
+
+// Queues, on the application's stream, a writer that sleeps `ms` and then writes `values` at
+// `target`: the application's kernel producing the input.
+std::unique_ptr<FnTask> QueueWriter(void* target, const std::vector<float>& values, int ms) {
+  auto writer = std::make_unique<FnTask>([target, values, ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    std::memcpy(target, values.data(), values.size() * sizeof(float));
+  });
+  ApplicationStream()->Launch(writer.get());
+  return writer;
+}
+
+// The input is written by the application's stream 100 ms after the Run is called: braid reads it
+// after that work, never the stale values the buffer held at the call. The signature ran once
+// before, so the Run allocates nothing (an allocation on sim drains every stream, which would hide
+// a missing wait); synchronously, and asynchronously (RunAsync returns before the stream is done).
 TEST(DeviceTensorsTest, AnInputIsReadAfterTheApplicationsStreamWroteIt) {
   const std::vector<float> stale = Values(8, -1.f);
   const std::vector<float> fresh = Values(8, 2.f);
   const auto want = HostAnswer(fresh);
   const auto predictor = Make("sim:0");
   DeviceBuffer input("sim:0", 8 * sizeof(float));
-  input.Upload(stale);
-  Stream* application = GetDeviceContext(ParseDevice("sim:0"))->stream(7);
-  void* const target = input.data();
-  FnTask writer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::memcpy(target, fresh.data(), fresh.size() * sizeof(float));
-  });
-  application->Launch(&writer);
+  const InputView view = InputView::OnDevice(static_cast<const float*>(input.data()), {2, 4},
+                                             "sim:0", ApplicationStream());
   std::map<std::string, OutputTensor> outputs;
-  const Status s = predictor->Run({{"data", InputView::OnDevice(static_cast<const float*>(target),
-                                                                {2, 4}, "sim:0", application)}},
-                                  &outputs);
-  application->Synchronize();  // `writer` outlives its work either way
+  input.Upload(stale);
+  ASSERT_TRUE(predictor->Run({{"data", view}}, &outputs).ok());  // warm: planned and allocated
+  auto writer = QueueWriter(input.data(), fresh, 100);
+  const Status s = predictor->Run({{"data", view}}, &outputs);
+  ApplicationStream()->Synchronize();  // `writer` outlives its work either way
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(FloatsOf(outputs["relu"]), want.at("relu"));
+
+  input.Upload(stale);
+  writer = QueueWriter(input.data(), fresh, 100);
+  const auto queued_at = std::chrono::steady_clock::now();
+  std::future<RunResult> pending = predictor->RunAsync({{"data", view}});
+  EXPECT_LT(std::chrono::steady_clock::now() - queued_at, std::chrono::milliseconds(80));
+  RunResult result = pending.get();
+  ApplicationStream()->Synchronize();
+  ASSERT_TRUE(result.status.ok()) << result.status.ToString();
+  EXPECT_EQ(FloatsOf(result.outputs["relu"]), want.at("relu"));
+}
+
+// A deadline bounds the wait for the application's stream: the Run ends DeadlineExceeded, saying
+// it waited for the streams, without running.
+TEST(DeviceTensorsTest, TheWaitForTheApplicationsStreamEndsAtTheDeadline) {
+  const auto predictor = Make("sim:0");
+  DeviceBuffer input("sim:0", 4 * sizeof(float));
+  input.Upload(Values(4, 1.f));
+  auto writer = QueueWriter(input.data(), Values(4, 3.f), 300);
+  RunOptions options;
+  options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+  std::map<std::string, OutputTensor> outputs;
+  const Status s =
+      predictor->Run({{"data", InputView::OnDevice(static_cast<const float*>(input.data()), {1, 4},
+                                                   "sim:0", ApplicationStream())}},
+                     &outputs, options);
+  const bool stream_still_busy =
+      !GetDeviceContext(ParseDevice("sim:0"))->MarkApplicationStream(ApplicationStream())->Query();
+  ApplicationStream()->Synchronize();
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("waited for the applications' streams"), std::string::npos)
+      << s.ToString();
+  EXPECT_TRUE(stream_still_busy);  // it returned at the deadline, not when the stream was done
+  EXPECT_TRUE(outputs.empty());
+}
+
+// The caller's memory is lent for one call: a Run that reads its input in place, then one whose
+// input must be copied (another device's memory), writes the copy into braid's own memory, never
+// into the buffer the first caller lent (which may be gone by then).
+TEST(DeviceTensorsTest, ALentInputIsNeverWrittenByALaterRun) {
+  const auto predictor = Make("cpu:0");
+  std::vector<float> lent = Values(4, 1.f);
+  const std::vector<float> kept = lent;
+  std::map<std::string, OutputTensor> outputs;
+  ASSERT_TRUE(predictor->Run({{"data", InputView::Of(lent.data(), {1, 4})}}, &outputs).ok());
+  EXPECT_EQ(g_read_at.load(), lent.data());  // in place
+  DeviceBuffer other("sim:0", 4 * sizeof(float));
+  const std::vector<float> values = Values(4, -2.f);
+  other.Upload(values);
+  const Status s = predictor->Run(
+      {{"data", InputView::OnDevice(static_cast<const float*>(other.data()), {1, 4}, "sim:0")}},
+      &outputs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(lent, kept);
+  EXPECT_NE(g_read_at.load(), lent.data());
+  EXPECT_EQ(FloatsOf(outputs["relu"]), HostAnswer(values).at("relu"));
 }
 
 // Only the outputs the caller names are written; host buffers work as device ones do.
@@ -215,19 +284,34 @@ TEST(DeviceTensorsTest, BadDeviceViewsAreRefusedNamingTheTensorAndTheDevice) {
   cpu_with_stream.device = "cpu:0";
   ExpectRefused(run(cpu_with_stream), {"input 'data'", "host memory", "stream"});
 
+  // Every output is checked before any is written: `relu` fits, `sig` does not, and neither is
+  // written.
+  std::vector<float> relu(4, 9.f);
   DeviceBuffer small("sim:0", 3 * sizeof(float));
   std::map<std::string, OutputView> outputs{
-      {"relu", OutputView::Into(static_cast<float*>(small.data()), 3, "sim:0")}};
+      {"relu", OutputView::Into(relu.data(), 4)},
+      {"sig", OutputView::Into(static_cast<float*>(small.data()), 3, "sim:0")}};
   ExpectRefused(predictor->Run({{"data", InputView::Of(values.data(), {1, 4})}}, &outputs),
-                {"output 'relu'", "needs 16 bytes", "holds 12"});
-  EXPECT_EQ(outputs["relu"].shape, (std::vector<int64_t>{1, 4}));  // what it needs
+                {"predictor 'scaled': output 'sig'", "needs 16 bytes", "holds 12"});
+  EXPECT_EQ(outputs["sig"].shape, (std::vector<int64_t>{1, 4}));  // what it needs
+  EXPECT_EQ(relu, std::vector<float>(4, 9.f));
+  // A buffer of another dtype.
+  std::vector<int32_t> ints(4);
+  std::map<std::string, OutputView> as_ints{{"relu", OutputView::Into(ints.data(), 4)}};
+  ExpectRefused(predictor->Run({{"data", InputView::Of(values.data(), {1, 4})}}, &as_ints),
+                {"output 'relu' is float32, its buffer holds int32"});
   std::vector<float> out(4);
   std::map<std::string, OutputView> unknown{{"prob", OutputView::Into(out.data(), 4)}};
   ExpectRefused(predictor->Run({{"data", InputView::Of(values.data(), {1, 4})}}, &unknown),
                 {"'prob' is not an output", "'relu', 'sig'"});
   std::map<std::string, OutputView> elsewhere{{"sig", OutputView::Into(out.data(), 4, "sim:99")}};
   ExpectRefused(predictor->Run({{"data", InputView::Of(values.data(), {1, 4})}}, &elsewhere),
-                {"output 'sig'", "sim:99"});
+                {"predictor 'scaled': output 'sig' is on 'sim:99'"});
+  // A stream that is not the device's.
+  InputView foreign = InputView::Of(values.data(), {1, 4});
+  foreign.device = "sim:0";
+  foreign.stream = GetDeviceContext(ParseDevice("sim:1"))->stream(0);
+  ExpectRefused(run(foreign), {"predictor 'scaled': input 'data' on sim:0", "not one of sim:0"});
 }
 
 // The Session feeds from one device's memory into a blob on another (sim:1 into sim:0: a copy on

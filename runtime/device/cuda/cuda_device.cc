@@ -319,12 +319,37 @@ void CudaDevice::CopyFromHost(void* device_dst, const void* host_src, size_t byt
   CheckCuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize", device_);
 }
 
-void CudaDevice::WaitForApplicationStream(void* native_stream) {
-  CudaDeviceGuard guard(device_);
+std::unique_ptr<Event> CudaDevice::MarkApplicationStream(void* native_stream) {
+  auto mark = std::make_unique<CudaEvent>(device_, "the application's stream");
   const cudaStream_t stream =
       native_stream == nullptr ? cudaStreamLegacy : static_cast<cudaStream_t>(native_stream);
-  CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (the application's stream)",
-            device_);
+  CudaDeviceGuard guard(device_);
+  const cudaError_t err = cudaEventRecord(mark->get(), stream);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(Status::InvalidArgument("recording an event on the application's stream for " +
+                                        NameOf(device_) + ": " + cudaGetErrorString(err)));
+  }
+  return mark;
+}
+
+void CudaDevice::CheckApplicationMemory(const void* data, const std::string& what) const {
+  if (data == nullptr) return;
+  cudaPointerAttributes attributes{};
+  const cudaError_t err = cudaPointerGetAttributes(&attributes, data);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(Status::InvalidArgument(what + ": CUDA does not know its pointer (" +
+                                        cudaGetErrorString(err) + ")"));
+  }
+  const bool on_gpu =
+      attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  if (!on_gpu || attributes.device != physical_.id) {
+    throw Error(Status::InvalidArgument(
+        what + " is said to be on " + NameOf(device_) + " but is " +
+        (on_gpu ? "memory of physical GPU " + std::to_string(attributes.device)
+                : std::string("not GPU memory"))));
+  }
 }
 
 namespace {

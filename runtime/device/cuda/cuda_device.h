@@ -99,8 +99,10 @@ class CudaDevice final : public DeviceContext {
                     size_t bytes) override;
   void CopyToHost(void* host_dst, const void* device_src, size_t bytes) override;
   void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) override;
-  // cudaStreamSynchronize of the application's cudaStream_t (null: the legacy default stream).
-  void WaitForApplicationStream(void* native_stream) override;
+  // cudaEventRecord on the application's cudaStream_t (null: the legacy default stream).
+  std::unique_ptr<Event> MarkApplicationStream(void* native_stream) override;
+  // Memory cudaPointerGetAttributes places on this device's GPU (device or managed memory).
+  void CheckApplicationMemory(const void* data, const std::string& what) const override;
 
  private:
   CudaDevice(int id, int physical);

@@ -380,14 +380,17 @@ void SimDevice::CopyFromHost(void* device_dst, const void* host_src, size_t byte
   if (bytes > 0) std::memcpy(device_dst, host_src, bytes);
 }
 
-void SimDevice::WaitForApplicationStream(void* native_stream) {
-  if (native_stream == nullptr) return;
-  Stream* stream = static_cast<Stream*>(native_stream);
-  if (stream->device() != device_) {
-    throw Error(Status::InvalidArgument("a stream of " + stream->device().ToString() +
-                                        " given for memory on " + name()));
+std::unique_ptr<Event> SimDevice::MarkApplicationStream(void* native_stream) {
+  std::unique_ptr<Event> mark = CreateEvent("the application's stream");
+  if (native_stream == nullptr) return mark;
+  const auto streams = Streams();
+  auto found = std::find_if(streams.begin(), streams.end(),
+                            [&](SimStream* s) { return static_cast<void*>(s) == native_stream; });
+  if (found == streams.end()) {
+    throw Error(Status::InvalidArgument("the stream given is not one of " + name() + "'s"));
   }
-  stream->Synchronize();
+  (*found)->Record(mark.get());
+  return mark;
 }
 
 SimDeviceStats SimDevice::stats() const {

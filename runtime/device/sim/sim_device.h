@@ -112,8 +112,9 @@ class SimDevice final : public DeviceContext {
                     size_t bytes) override;
   void CopyToHost(void* host_dst, const void* device_src, size_t bytes) override;
   void CopyFromHost(void* device_dst, const void* host_src, size_t bytes) override;
-  // `native_stream`: a Stream* of this device (braid's tests stand for the application).
-  void WaitForApplicationStream(void* native_stream) override;
+  // `native_stream`: a Stream* of this device (braid's tests stand for the application), looked up
+  // among the device's streams before it is used.
+  std::unique_ptr<Event> MarkApplicationStream(void* native_stream) override;
 
   SimDeviceStats stats() const;
 
