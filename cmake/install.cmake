@@ -11,6 +11,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(BRAID_PUBLIC_HEADERS include/braid/custom_op.h include/braid/data_source.h
+  include/braid/device_memory.h
   include/braid/dtype.h include/braid/model_io.h include/braid/predictor.h
   include/braid/process_group.h include/braid/run_options.h include/braid/session.h
   include/braid/status.h include/braid/tensor_view.h include/braid/trainer.h)

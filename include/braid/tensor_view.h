@@ -45,6 +45,15 @@ namespace braid {
 
 // One input: `shape` elements of `dtype` at `data`, caller-owned, only read.
 struct InputView {
+  InputView() = default;
+  InputView(DType dtype, std::vector<int64_t> shape, const void* data, std::string device = "",
+            void* stream = nullptr)
+      : dtype(dtype),
+        shape(std::move(shape)),
+        data(data),
+        device(std::move(device)),
+        stream(stream) {}
+
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
   const void* data = nullptr;
@@ -52,18 +61,18 @@ struct InputView {
   // CUDA backend); "sim:N" a simulated GPU's (braid's own tests).
   std::string device;
   // With a device: the application's stream whose work writes `data` (a cudaStream_t on cuda; null:
-  // CUDA's legacy default stream). braid waits for the work queued on it before the call returns
-  // or, for an asynchronous Run, before it is queued. Must be null for host memory.
+  // CUDA's legacy default stream). braid reads `data` once the work queued on it by the call has
+  // run (see the top of this file). Must be null for host memory.
   void* stream = nullptr;
 
   template <typename T>
   static InputView Of(const T* data, std::vector<int64_t> shape) {
-    return InputView{DTypeOf<T>(), std::move(shape), data, "", nullptr};
+    return InputView(DTypeOf<T>(), std::move(shape), data);
   }
   template <typename T>
   static InputView OnDevice(const T* data, std::vector<int64_t> shape, std::string device,
                             void* stream = nullptr) {
-    return InputView{DTypeOf<T>(), std::move(shape), data, std::move(device), stream};
+    return InputView(DTypeOf<T>(), std::move(shape), data, std::move(device), stream);
   }
 };
 
@@ -88,6 +97,11 @@ struct OutputTensor {
 // output of another dtype, or larger than the capacity, is InvalidArgument with nothing written
 // (no output of that call), `shape` saying what it needs.
 struct OutputView {
+  OutputView() = default;
+  OutputView(void* data, int64_t capacity_bytes, std::string device = "",
+             DType dtype = DType::kFloat32)
+      : data(data), capacity_bytes(capacity_bytes), device(std::move(device)), dtype(dtype) {}
+
   void* data = nullptr;
   int64_t capacity_bytes = 0;
   std::string device;
@@ -98,8 +112,8 @@ struct OutputView {
   // Room for `capacity` elements of T at `data`.
   template <typename T>
   static OutputView Into(T* data, int64_t capacity, std::string device = "") {
-    return OutputView{
-        data, capacity * static_cast<int64_t>(sizeof(T)), std::move(device), DTypeOf<T>(), {}};
+    return OutputView(data, capacity * static_cast<int64_t>(sizeof(T)), std::move(device),
+                      DTypeOf<T>());
   }
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The example at the top of each public header (include/braid/trainer.h, predictor.h, session.h,
-# custom_op.h, data_source.h, process_group.h, model_io.h, tensor_view.h, run_options.h) is real code: its first block of lines
+# custom_op.h, data_source.h, process_group.h, model_io.h, tensor_view.h, run_options.h,
+# device_memory.h) is real code: its first block of lines
 # indented "//   " is put in a main(), compiled with -Wall -Werror against the in-tree public
 # headers alone (include/braid/ and the build's include/braid/braid.pb.h), linked with libbraid and
 # run (an example whose files are absent prints their Status and exits 0). Registered with ctest by
@@ -16,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 flags=(-std=c++20 -Wall -Werror -I"$source_dir/include" -I"$binary_dir/include")
 [[ -n $sanitizer ]] && flags+=(-fsanitize="$sanitizer")
 
-for header in trainer predictor session custom_op data_source process_group model_io tensor_view run_options; do
+for header in trainer predictor session custom_op data_source process_group model_io tensor_view run_options device_memory; do
   path="$source_dir/include/braid/$header.h"
   example=$(awk '/^\/\/   / { inside = 1; print substr($0, 6); next } inside { exit }' "$path")
   if [[ -z $example ]]; then

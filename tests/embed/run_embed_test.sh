@@ -63,6 +63,8 @@ rank0=""
 fixture="$embed_dir/../data/onnx/small_cnn"
 "$work/build/model_io" "$fixture/model.onnx" "$fixture/input.npy" "$work/model_io_folder" \
   "$work/model_io_output.npy" "$fixture/output.npy"
+# The same model served from and into memory of the simulated GPU (<braid/device_memory.h>).
+"$work/build/device_tensors" "$fixture/model.onnx" "$fixture/input.npy" sim:0
 # An op of the application's own, trained with Adam, exported and served.
 "$work/build/custom_op" "$work/custom_op_model"
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "braid/device_memory.h"
 #include "braid/predictor.h"
 #include "braid/session.h"
 #include "braid/status.h"
@@ -28,33 +29,28 @@ namespace {
 
 using braid::testing::NetFromText;
 
-// Memory of a sim device the test owns, as an application owns its GPU buffers.
+// Memory of a sim device the test owns, as an application owns its GPU buffers
+// (<braid/device_memory.h>).
 class DeviceBuffer {
  public:
-  DeviceBuffer(const std::string& device, size_t bytes)
-      : device_(ParseDevice(device)),
-        context_(GetDeviceContext(device_)),
-        bytes_(bytes),
-        data_(context_->RawAllocate(bytes)) {}
-  ~DeviceBuffer() { context_->RawFree(data_, bytes_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  void* data() const { return data_; }
+  DeviceBuffer(const std::string& device, size_t bytes) {
+    const Status s = DeviceMemory::Allocate(device, static_cast<int64_t>(bytes), &memory_);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  void* data() const { return memory_->data(); }
   void Upload(const std::vector<float>& values) {
-    context_->CopyFromHost(data_, values.data(), values.size() * sizeof(float));
+    const Status s = memory_->CopyFromHost(values.data(), values.size() * sizeof(float));
+    EXPECT_TRUE(s.ok()) << s.ToString();
   }
   std::vector<float> Download(size_t count) const {
     std::vector<float> values(count);
-    context_->CopyToHost(values.data(), data_, count * sizeof(float));
+    const Status s = memory_->CopyToHost(values.data(), count * sizeof(float));
+    EXPECT_TRUE(s.ok()) << s.ToString();
     return values;
   }
 
  private:
-  const Device device_;
-  DeviceContext* const context_;
-  const size_t bytes_;
-  void* const data_;
+  std::unique_ptr<DeviceMemory> memory_;
 };
 
 // Work on a stream: what an application's kernel writing its buffer is to braid.
@@ -312,6 +308,21 @@ TEST(DeviceTensorsTest, BadDeviceViewsAreRefusedNamingTheTensorAndTheDevice) {
   foreign.device = "sim:0";
   foreign.stream = GetDeviceContext(ParseDevice("sim:1"))->stream(0);
   ExpectRefused(run(foreign), {"predictor 'scaled': input 'data' on sim:0", "not one of sim:0"});
+}
+
+TEST(DeviceTensorsTest, DeviceMemoryRefusesCopiesPastItsEndAndDevicesBraidCannotUse) {
+  std::unique_ptr<DeviceMemory> memory;
+  ASSERT_TRUE(DeviceMemory::Allocate("sim:0", 8, &memory).ok());
+  EXPECT_EQ(memory->bytes(), 8);
+  EXPECT_EQ(memory->device(), "sim:0");
+  std::vector<float> three(3);
+  ExpectRefused(memory->CopyFromHost(three.data(), 12), {"12 bytes of 8 on sim:0"});
+  ExpectRefused(memory->CopyToHost(three.data(), -4), {"-4 bytes of 8 on sim:0"});
+  std::unique_ptr<DeviceMemory> none;
+  ExpectRefused(DeviceMemory::Allocate("sim:99", 8, &none), {"sim:99"});
+  ExpectRefused(DeviceMemory::Allocate("tpu:0", 8, &none), {"tpu:0"});
+  ExpectRefused(DeviceMemory::Allocate("sim:0", -1, &none), {"-1 bytes"});
+  EXPECT_EQ(none, nullptr);
 }
 
 // The Session feeds from one device's memory into a blob on another (sim:1 into sim:0: a copy on
