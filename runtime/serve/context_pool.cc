@@ -31,6 +31,7 @@ ContextPool::~ContextPool() {
     std::lock_guard<std::mutex> lock(mu_);
     closing_ = true;
     never_run.swap(queue_);
+    deadlines_.clear();
     threads.swap(threads_);
   }
   queue_changed_.notify_all();
@@ -119,7 +120,10 @@ std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> in
     // its wait: no thread misses it. (Made before mu_ is taken: a token already stopped calls
     // it here.)
     request->wake = std::make_unique<StopWake>(request->stop.stop, std::function<void()>([this] {
-                                                 { std::lock_guard<std::mutex> lock(mu_); }
+                                                 {
+                                                   std::lock_guard<std::mutex> lock(mu_);
+                                                   stop_requested_ = true;
+                                                 }
                                                  queue_changed_.notify_all();
                                                }));
   }
@@ -129,6 +133,9 @@ std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> in
     while (static_cast<int>(threads_.size()) < size_ + 1) {
       threads_.emplace_back([this] { Serve(); });
     }
+    if (request->stop.deadline != kNoDeadline) deadlines_.insert(request->stop.deadline);
+    // A stop that came between WaitEnded above and the wake's registration is not missed.
+    if (request->stop.stop.stop_requested()) stop_requested_ = true;
     queue_.push_back(std::move(request));
   }
   queue_changed_.notify_one();
@@ -138,22 +145,30 @@ std::future<RunResult> ContextPool::RunAsync(std::map<std::string, InputView> in
 std::vector<std::pair<std::unique_ptr<ContextPool::Queued>, Status>>
 ContextPool::TakeEndedLocked() {
   std::vector<std::pair<std::unique_ptr<Queued>, Status>> ended;
+  const bool deadline_passed =
+      !deadlines_.empty() && std::chrono::steady_clock::now() >= *deadlines_.begin();
+  if (!stop_requested_ && !deadline_passed) return ended;  // nothing can have ended
+  stop_requested_ = false;
   for (auto it = queue_.begin(); it != queue_.end();) {
     Status why = WaitEnded((*it)->stop);
     if (why.ok()) {
       ++it;
       continue;
     }
+    ForgetDeadlineLocked(**it);
     ended.emplace_back(std::move(*it), std::move(why));
     it = queue_.erase(it);
   }
   return ended;
 }
 
+void ContextPool::ForgetDeadlineLocked(const Queued& request) {
+  if (request.stop.deadline == kNoDeadline) return;
+  deadlines_.erase(deadlines_.find(request.stop.deadline));
+}
+
 std::chrono::steady_clock::time_point ContextPool::EarliestDeadlineLocked() const {
-  auto earliest = kNoDeadline;
-  for (const auto& request : queue_) earliest = std::min(earliest, request->stop.deadline);
-  return earliest;
+  return deadlines_.empty() ? kNoDeadline : *deadlines_.begin();
 }
 
 void ContextPool::Serve() {
@@ -170,6 +185,7 @@ void ContextPool::Serve() {
     if (!queue_.empty() && CanLendLocked()) {
       std::unique_ptr<Queued> request = std::move(queue_.front());
       queue_.pop_front();
+      ForgetDeadlineLocked(*request);
       PredictorContext* context = LendLocked();
       lock.unlock();
       RunQueued(std::move(request), context);

@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -79,8 +80,11 @@ class ContextPool {
   // One of the pool's threads: ends the queued requests whose stop fired, runs the queue's first
   // when a context is free, else sleeps until a change or the queue's earliest deadline.
   void Serve();
-  // Removes from the queue the requests whose stop fired, with why.
+  // Removes from the queue the requests whose stop fired, with why: a scan of the queue, made only
+  // when a queued token was stopped or the earliest queued deadline has passed (so serving a deep
+  // queue costs no scan per request).
   std::vector<std::pair<std::unique_ptr<Queued>, Status>> TakeEndedLocked();
+  void ForgetDeadlineLocked(const Queued& request);  // the request leaves the queue
   std::chrono::steady_clock::time_point EarliestDeadlineLocked() const;
   void RunQueued(std::unique_ptr<Queued> request, PredictorContext* context);
 
@@ -99,6 +103,9 @@ class ContextPool {
   std::vector<std::unique_ptr<PredictorContext>> contexts_;  // guarded by mu_
   std::vector<PredictorContext*> idle_;                      // guarded by mu_
   std::deque<std::unique_ptr<Queued>> queue_;                // guarded by mu_
+  // The queued requests' deadlines (those that have one), earliest first.
+  std::multiset<std::chrono::steady_clock::time_point> deadlines_;  // guarded by mu_
+  bool stop_requested_ = false;  // guarded by mu_: a queued token stopped since the last scan
   std::vector<std::thread> threads_;                         // guarded by mu_
   bool closing_ = false;                                     // guarded by mu_
 };
