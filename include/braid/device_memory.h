@@ -18,8 +18,9 @@
 // done (as cudaMemcpy). Errors come back as a Status naming the device: InvalidArgument for a
 // device braid cannot use or a copy past the end, ResourceExhausted when the device is out of
 // memory. Thread safety: Allocate from any thread; one DeviceMemory is the caller's to order (its
-// copies must not overlap a call that reads or writes it). Destroying it frees the memory, which
-// no call may be using then.
+// copies must not overlap a call that reads or writes it). Destroying it waits for the device to
+// run the work queued on it (as cudaFree does) and frees the memory, which the application's own
+// streams must no longer use; a device that fails to drain keeps the memory (logged).
 #ifndef BRAID_DEVICE_MEMORY_H_
 #define BRAID_DEVICE_MEMORY_H_
 

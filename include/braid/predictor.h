@@ -48,9 +48,11 @@
 // running (the wait sleeps on a condition variable, woken by a returned context, the deadline or
 // the stop). A running request is checked before each op: once its deadline passes or its token is
 // stopped no further op starts (the op running finishes; an op is never interrupted), and it
-// returns DeadlineExceeded or Cancelled naming the op it stopped before. OK means every op ran
-// before the deadline and the stop. RunAsync runs a request on the Predictor's own threads and
-// returns a std::future at once.
+// returns DeadlineExceeded or Cancelled naming the op it stopped before. A request whose inputs
+// are device memory first waits for the application's streams that write them
+// (<braid/tensor_view.h>), within its deadline and stop too (then it ends saying it waited for
+// them, and did not run). OK means every op ran before the deadline and the stop. RunAsync runs a
+// request on the Predictor's own threads and returns a std::future at once.
 //
 // Errors come back as a Status naming the predictor (its predict net), the input or the op; nothing
 // throws across this API. Thread safety: Run and RunAsync may be called concurrently from any
@@ -183,9 +185,10 @@ class Predictor {
   // in the order they came, each when a context is free; synchronous Runs share the contexts in no
   // promised order with them (a busy synchronous caller may take a freed context first). The map
   // is copied, but the memory its views point to stays the caller's: it must stay valid and
-  // unchanged until the future is ready (the net may read it in place). Inputs on a device are
-  // waited for (their streams) before RunAsync returns. The future's RunResult holds the Status
-  // (an invalid input's at once) and owns the outputs, on the host. Never throws.
+  // unchanged until the future is ready (the net may read it in place). The streams writing inputs
+  // on a device are marked at the call and waited for by the thread that runs the request. The
+  // future's RunResult holds the Status (an invalid input's at once) and owns the outputs, on the
+  // host. Never throws.
   std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs,
                                   const RunOptions& options = RunOptions{}) const;
 

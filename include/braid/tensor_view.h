@@ -25,8 +25,8 @@
 // runs on, inputs are read in place; copies between devices of one kind run on the devices (peer to
 // peer between GPUs), others go through the host. A copy waits for the devices it touches to finish
 // the work queued on them (as cudaMemcpy does). The memory must be the device's own (on cuda,
-// cudaPointerGetAttributes must place it on that GPU, from the primary context braid uses), and a
-// stream the device's.
+// cudaPointerGetAttributes must place it on that GPU; braid uses the GPU's primary context, which
+// the CUDA runtime shares with the application), and a stream the device's.
 //
 // Thread safety: values; the memory views point to is the caller's, and must stay valid (and an
 // input's unchanged) for as long as the call that reads or writes it says. braid never reads or

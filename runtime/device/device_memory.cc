@@ -2,7 +2,7 @@
 // from the host (runtime/core/device_context.h).
 #include "braid/device_memory.h"
 
-#include <cstring>
+#include <glog/logging.h>
 
 #include "runtime/core/device.h"
 #include "runtime/core/device_context.h"
@@ -15,6 +15,7 @@ Status DeviceMemory::Allocate(const std::string& device, int64_t bytes,
     return Status::InvalidArgument("device memory on " + device + ": " + std::to_string(bytes) +
                                    " bytes");
   }
+  if (memory == nullptr) return Status::InvalidArgument("device memory: no place for it given");
   return StatusFromCall([&] {
     DeviceContext* context = GetDeviceContext(ParseDevice(device));
     void* data = context->allocator()->Allocate(static_cast<size_t>(bytes));
@@ -23,9 +24,14 @@ Status DeviceMemory::Allocate(const std::string& device, int64_t bytes,
 }
 
 DeviceMemory::~DeviceMemory() {
-  DeviceContext* context = GetDeviceContext(ParseDevice(device_));
-  context->Synchronize();  // no work queued before may still use it
-  context->allocator()->Free(data_, static_cast<size_t>(bytes_));
+  // Never throws: a device that fails to drain (a kernel fault) keeps the memory, logged.
+  const Status freed = StatusFromCall([&] {
+    DeviceContext* context = GetDeviceContext(ParseDevice(device_));
+    context->Synchronize();  // braid's work queued before may still use it (as cudaFree waits)
+    context->allocator()->Free(data_, static_cast<size_t>(bytes_));
+  });
+  if (!freed.ok())
+    LOG(ERROR) << "device memory on " << device_ << " not freed: " << freed.ToString();
 }
 
 Status DeviceMemory::CheckSize(int64_t bytes, const char* what) const {

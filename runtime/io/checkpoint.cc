@@ -86,9 +86,12 @@ TensorProto ToTensorProto(const std::string& name, const Tensor& on_device) {
 void FromTensorProto(const TensorProto& proto, Tensor* tensor) {
   const std::string where = "tensor '" + proto.name() + "'";
   const RecordTensor read = RecordTensorOf(proto, where);
-  tensor->Resize(read.dtype, read.dims);
   CopyRecordValues(
-      proto, read, [&] { return static_cast<uint8_t*>(tensor->raw_mutable_data(read.dtype)); },
+      proto, read,
+      [&] {  // the values are checked: only now does the tensor change
+        tensor->Resize(read.dtype, read.dims);
+        return static_cast<uint8_t*>(tensor->raw_mutable_data(read.dtype));
+      },
       where);
 }
 

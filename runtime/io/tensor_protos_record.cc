@@ -60,6 +60,14 @@ void CopyBytes(const std::string& bytes, const RecordTensor& t, const RecordDest
     ThrowInvalid(where, "tensor " + t.ToString() + " holds " + std::to_string(bytes.size()) +
                             " bytes in " + name + ", not " + std::to_string(t.bytes()));
   }
+  if (t.dtype == DType::kBool) {  // a bool's byte is 0 or 1; any other is no bool at all
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (static_cast<uint8_t>(bytes[i]) > 1) {
+        ThrowInvalid(where, "byte " + std::to_string(static_cast<uint8_t>(bytes[i])) + " at " +
+                                std::to_string(i) + " in " + name + " is not a bool (0 or 1)");
+      }
+    }
+  }
   uint8_t* to = out();
   if (!bytes.empty()) std::memcpy(to, bytes.data(), bytes.size());
 }

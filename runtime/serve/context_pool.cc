@@ -77,6 +77,7 @@ Status ContextPool::WaitEnded(const RunStop& stop) const {
 
 void ContextPool::Run(const std::map<std::string, InputView>& inputs, const StreamMarks& writers,
                       const RunStop& stop, const OutputSink& deliver) {
+  WaitForWriters(writers, stop, label_);  // before a context is taken: none waits idle for them
   PredictorContext* context = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);

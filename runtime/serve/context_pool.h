@@ -54,13 +54,15 @@ class ContextPool {
   ContextPool(const ContextPool&) = delete;
   ContextPool& operator=(const ContextPool&) = delete;
 
-  // Waits for a context (until `stop` fires: Error DeadlineExceeded or Cancelled, not run), runs
+  // Waits for `writers` and then for a context (until `stop` fires: Error DeadlineExceeded or
+  // Cancelled, not run), runs
   // the request in it (PredictorContext::Run, handing the outputs to `deliver`) and returns it.
   // Throws braid::Error.
   void Run(const std::map<std::string, InputView>& inputs, const StreamMarks& writers,
            const RunStop& stop, const OutputSink& deliver);
   // Queues the request for the pool's threads (started by the first call), whose result gets
-  // every output copied to the host. The inputs' memory must stay valid and unchanged until the
+  // every output copied to the host. The thread that runs it waits for `writers` in the context
+  // it took (within the request's stop). The inputs' memory must stay valid and unchanged until the
   // future is ready.
   std::future<RunResult> RunAsync(std::map<std::string, InputView> inputs, StreamMarks writers,
                                   RunStop stop);

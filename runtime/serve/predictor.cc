@@ -242,6 +242,7 @@ Status Predictor::Run(const std::map<std::string, InputView>& inputs,
     state_->pool->Run(
         inputs, MarkWriters(inputs, state_->label()), RunStop{options.deadline, options.stop},
         [&](const OutputValues& values) {
+          for (auto& [name, view] : *outputs) view.shape = values.at(name)->shape();
           for (auto& [name, view] : *outputs) {  // every one fits before any is written
             CheckFits(*values.at(name), &view, state_->label() + ": output '" + name + "'");
           }

@@ -1,5 +1,6 @@
 #include "runtime/serve/tensor_views.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -75,12 +76,15 @@ void WaitForWriters(const StreamMarks& marks, const RunStop& stop, const std::st
       mark->HostWait();
       continue;
     }
+    // Polled, doubling the pause to 1 ms: quick for a stream nearly done, cheap for a slow one.
+    auto pause = std::chrono::microseconds(20);
     while (!mark->Query()) {
       if (stop.Fired()) {
         throw Error(stop.Why(label + ": waited for the applications' streams that write its "
                                      "inputs, and did not run"));
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
     }
   }
 }

@@ -2,12 +2,12 @@
 // and braid's Tensor, for the Predictor and the Session.
 //
 //   Tensor in = ViewOf(view, "input 'data'");   // over the caller's memory (host or device)
-//   StreamMarks writers = MarkWriters({view}, "predictor 'p'");
-//   WaitForWriters(writers, stop);               // the application's streams have written them
+//   StreamMarks writers = MarkWriters({{"data", view}}, "predictor 'p'");
+//   WaitForWriters(writers, stop, "predictor 'p'");  // the application's streams wrote them
 //   blob->CopyFrom(in);
 //   CopyOut(*blob, &output);                     // to host memory the caller owns
-//   CheckFits(*blob, into, "output 'prob'");     // then, once every output fits:
-//   CopyOut(*blob, &into);                       // into the caller's buffer, host or device
+//   CheckFits(*blob, &into, "output 'prob'");    // then, once every output fits:
+//   CopyOut(*blob, into);                        // into the caller's buffer, host or device
 //
 // Thread safety: free functions; the tensors are the caller's to order.
 #ifndef BRAID_RUNTIME_SERVE_TENSOR_VIEWS_H_

@@ -130,6 +130,25 @@ TEST(CheckpointTest, ValuesAreReadAsCaffe2RecordsAreAndMustFitTheirType) {
   Fill(&loaded, "w", {2}, 0.f);
   LoadCheckpoint(path, {"w"}, "m", &loaded);
   EXPECT_EQ(loaded.GetBlob("w")->data<float>()[1], -3.f);
+
+  // A bool's byte must be 0 or 1; a tensor that fails to read is left as it was.
+  TensorProto flags;
+  flags.set_name("w");
+  flags.set_data_type(TensorProto::BOOL);
+  flags.add_dims(3);
+  flags.set_raw_data(std::string("\x01\x02\x00", 3));
+  Tensor kept(DType::kFloat32, {2});
+  kept.mutable_data<float>()[0] = 5.f;
+  try {
+    FromTensorProto(flags, &kept);
+    ADD_FAILURE() << "a bool byte of 2 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().message().find("byte 2 at 1 in raw_data is not a bool"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(kept.dtype(), DType::kFloat32);
+  EXPECT_EQ(kept.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(kept.data<float>()[0], 5.f);
 }
 
 }  // namespace

@@ -291,6 +291,15 @@ TEST(DeviceTensorsTest, BadDeviceViewsAreRefusedNamingTheTensorAndTheDevice) {
                 {"predictor 'scaled': output 'sig'", "needs 16 bytes", "holds 12"});
   EXPECT_EQ(outputs["sig"].shape, (std::vector<int64_t>{1, 4}));  // what it needs
   EXPECT_EQ(relu, std::vector<float>(4, 9.f));
+  // The same with the first view (in name order) too small: the later one's shape is set too.
+  std::vector<float> sig(4, 9.f);
+  std::map<std::string, OutputView> first_small{
+      {"relu", OutputView::Into(static_cast<float*>(small.data()), 3, "sim:0")},
+      {"sig", OutputView::Into(sig.data(), 4)}};
+  ExpectRefused(predictor->Run({{"data", InputView::Of(values.data(), {1, 4})}}, &first_small),
+                {"output 'relu'", "needs 16 bytes"});
+  EXPECT_EQ(first_small["sig"].shape, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(sig, std::vector<float>(4, 9.f));
   // A buffer of another dtype.
   std::vector<int32_t> ints(4);
   std::map<std::string, OutputView> as_ints{{"relu", OutputView::Into(ints.data(), 4)}};

@@ -380,17 +380,38 @@ void SimDevice::CopyFromHost(void* device_dst, const void* host_src, size_t byte
   if (bytes > 0) std::memcpy(device_dst, host_src, bytes);
 }
 
+namespace {
+
+// The work queued on a sim stream up to a point (its items numbered below `target`): unlike an
+// event recorded there, nothing of it sits in the stream's queue, so it may be dropped at any time
+// (a request that ends at its deadline drops the marks of the streams it waited for).
+class SimStreamMark final : public Event {
+ public:
+  SimStreamMark(SimStream* stream, uint64_t target)
+      : stream_(stream), target_(target), label_("the application's stream") {}
+  bool Query() const override { return stream_ == nullptr || stream_->Served(target_); }
+  void HostWait() const override {
+    if (stream_ != nullptr) stream_->WaitServed(target_);
+  }
+  const std::string& label() const override { return label_; }
+
+ private:
+  SimStream* const stream_;  // null: nothing to wait for; streams live as long as their device
+  const uint64_t target_;
+  const std::string label_;
+};
+
+}  // namespace
+
 std::unique_ptr<Event> SimDevice::MarkApplicationStream(void* native_stream) {
-  std::unique_ptr<Event> mark = CreateEvent("the application's stream");
-  if (native_stream == nullptr) return mark;
+  if (native_stream == nullptr) return std::make_unique<SimStreamMark>(nullptr, 0);
   const auto streams = Streams();
   auto found = std::find_if(streams.begin(), streams.end(),
                             [&](SimStream* s) { return static_cast<void*>(s) == native_stream; });
   if (found == streams.end()) {
     throw Error(Status::InvalidArgument("the stream given is not one of " + name() + "'s"));
   }
-  (*found)->Record(mark.get());
-  return mark;
+  return std::make_unique<SimStreamMark>(*found, (*found)->Enqueued());
 }
 
 SimDeviceStats SimDevice::stats() const {

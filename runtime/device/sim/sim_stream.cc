@@ -101,6 +101,11 @@ void SimStream::WaitServed(uint64_t target) {
   done_cv_.wait(lock, [&] { return served_ >= target; });
 }
 
+bool SimStream::Served(uint64_t target) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return served_ >= target;
+}
+
 void SimStream::Push(Item item) {
   {
     std::lock_guard<std::mutex> lock(mu_);

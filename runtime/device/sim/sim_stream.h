@@ -77,6 +77,8 @@ class SimStream final : public Stream {
   uint64_t Enqueued() const;
   // Blocks until every item numbered before `target` has been served.
   void WaitServed(uint64_t target);
+  // Whether every item numbered before `target` has been served.
+  bool Served(uint64_t target) const;
   // Fails every item queued so far (see the file comment) with `why`; WakeAborted then wakes a
   // blocked wait. Two steps, so that a device marks all its streams before any waiter wakes (a Run
   // woken by its failed kernel must not queue work on a stream the abort has not reached yet).
