@@ -76,7 +76,9 @@ void Predictor::State::CheckInputs(const std::map<std::string, InputView>& input
 }
 
 void Predictor::State::CheckOutputs(const std::map<std::string, OutputView>& outputs) const {
-  for (const auto& [name, view] : outputs) {
+  for (const auto& output : outputs) {  // no structured binding: the lambda below reads the view
+    const std::string& name = output.first;
+    const OutputView& view = output.second;
     if (std::find(spec.output_names.begin(), spec.output_names.end(), name) ==
         spec.output_names.end()) {
       throw Error(Status::InvalidArgument(

@@ -56,7 +56,9 @@ Tensor ViewOf(const InputView& view, const std::string& what) {
 
 StreamMarks MarkWriters(const std::map<std::string, InputView>& inputs, const std::string& label) {
   StreamMarks marks;
-  for (const auto& [name, view] : inputs) {
+  for (const auto& input : inputs) {  // no structured binding: the lambda below reads the view
+    const std::string& name = input.first;
+    const InputView& view = input.second;
     if (view.device.empty()) continue;
     const Device device = ParseDevice(view.device);
     if (device.is_host()) continue;
