@@ -82,7 +82,7 @@ class DeviceTensorsTestAddressOp final : public OperatorBase {
 
 // data [N,4] (its address recorded) * w [4] (broadcast) -> Relu "relu" and Sigmoid "sig": two
 // outputs, elementwise ops (one-thread teams, so the test runs under TSan).
-std::unique_ptr<Predictor> Make(const std::string& device) {
+std::unique_ptr<Predictor> Make(const PredictorOptions& options) {
   const NetDef init = NetFromText(R"(name: "init"
     op { type: "GivenTensorFill" output: "w" arg { name: "shape" ints: 4 }
          arg { name: "values" floats: 0.5 floats: -2 floats: 1.25 floats: 3 } })");
@@ -92,9 +92,6 @@ std::unique_ptr<Predictor> Make(const std::string& device) {
     op { type: "Relu" input: "m" output: "relu" }
     op { type: "Sigmoid" input: "m" output: "sig" }
     external_input: "data" external_input: "w" external_output: "relu" external_output: "sig")");
-  PredictorOptions options;
-  options.device = device;
-  options.intra_op_threads = 1;
   std::unique_ptr<Predictor> predictor;
   const Status status = Predictor::FromNetDefs(init, predict, options, &predictor);
   EXPECT_TRUE(status.ok()) << status.ToString();
@@ -110,6 +107,13 @@ std::vector<float> Values(int n, float seed) {
 std::vector<float> FloatsOf(const OutputTensor& out) {
   const float* p = out.data<float>();
   return p == nullptr ? std::vector<float>{} : std::vector<float>(p, p + out.numel());
+}
+
+std::unique_ptr<Predictor> Make(const std::string& device) {
+  PredictorOptions options;
+  options.device = device;
+  options.intra_op_threads = 1;
+  return Make(options);
 }
 
 // What the model answers for `values` from host memory on the host: the reference.
@@ -241,6 +245,40 @@ TEST(DeviceTensorsTest, ALentInputIsNeverWrittenByALaterRun) {
   EXPECT_EQ(lent, kept);
   EXPECT_NE(g_read_at.load(), lent.data());
   EXPECT_EQ(FloatsOf(outputs["relu"]), HostAnswer(values).at("relu"));
+}
+
+// Four threads share a Predictor of two contexts on sim:0, each with device buffers of its own and
+// its own values: every answer is the host model's for its thread's values, bit for bit.
+TEST(DeviceTensorsTest, ConcurrentRunsFromAndIntoDeviceMemoryAnswerEachTheirOwn) {
+  PredictorOptions options;
+  options.device = "sim:0";
+  options.max_concurrent_runs = 2;
+  options.intra_op_threads = 1;
+  const auto predictor = Make(options);
+  std::vector<std::thread> clients;
+  std::atomic<int> wrong{0}, failed{0};
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      const std::vector<float> values = Values(16, 0.5f + static_cast<float>(t));
+      const auto want = HostAnswer(values);
+      DeviceBuffer input("sim:0", values.size() * sizeof(float));
+      DeviceBuffer sig("sim:0", values.size() * sizeof(float));
+      input.Upload(values);
+      for (int r = 0; r < 10; ++r) {
+        std::map<std::string, OutputView> outputs{
+            {"sig", OutputView::Into(static_cast<float*>(sig.data()), 16, "sim:0")}};
+        const Status s = predictor->Run(
+            {{"data",
+              InputView::OnDevice(static_cast<const float*>(input.data()), {4, 4}, "sim:0")}},
+            &outputs);
+        failed += !s.ok();
+        wrong += s.ok() && sig.Download(16) != want.at("sig");
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // Only the outputs the caller names are written; host buffers work as device ones do.
