@@ -108,7 +108,7 @@ void CopyBetweenDevices(void* dst, const Device& dst_device, const void* src,
     GetDeviceContext(src_device)->CopyToHost(dst, src, bytes);
   } else if (dst_device.type == src_device.type) {  // on the device: peer to peer, or within one
     DeviceContext* to = GetDeviceContext(dst_device);
-    GetDeviceContext(src_device)->Synchronize();
+    if (!(src_device == dst_device)) GetDeviceContext(src_device)->Synchronize();
     to->Synchronize();
     Stream* stream = to->stream(0);
     stream->RunHere([&] { to->CopyInKernel(dst, dst_device, src, src_device, bytes); });

@@ -1,6 +1,7 @@
 // The Caffe2 TensorProto data types braid has tensors of, both ways: how ops that take a
 // `dtype`/`to` argument as a TensorProto number (ConstantFill, Cast, GivenTensorFill) and
-// value_info.json's element types (runtime/io/model_folder.h) read and write them.
+// value_info.json's element types (runtime/io/model_folder.h) read and write them, and how DB
+// records and checkpoints (runtime/io/tensor_protos_record.h) read a tensor's data_type.
 //
 //   DTypeOfTensorProtoType(TensorProto::FLOAT16);   // DType::kFloat16
 //   TensorProtoDataType(DType::kInt64);             // TensorProto::INT64 (10)

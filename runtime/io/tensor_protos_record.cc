@@ -1,11 +1,13 @@
 #include "runtime/io/tensor_protos_record.h"
 
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "braid/status.h"
 #include "runtime/core/dims_text.h"
 #include "runtime/core/element_count.h"
+#include "runtime/core/tensor_proto_dtype.h"
 #include "runtime/io/db.h"
 
 namespace braid {
@@ -81,23 +83,17 @@ std::string RecordTensor::ToString() const { return DTypeName(dtype) + DimsText(
 RecordTensor RecordTensorOf(const TensorProto& proto, const std::string& where) {
   RecordTensor t;
   t.dims.assign(proto.dims().begin(), proto.dims().end());
-  switch (proto.data_type()) {
-    case TensorProto::FLOAT: t.dtype = DType::kFloat32; break;
-    case TensorProto::DOUBLE: t.dtype = DType::kFloat64; break;
-    case TensorProto::INT32: t.dtype = DType::kInt32; break;
-    case TensorProto::INT64: t.dtype = DType::kInt64; break;
-    case TensorProto::BYTE:
-    case TensorProto::UINT8: t.dtype = DType::kUInt8; break;
-    case TensorProto::BOOL: t.dtype = DType::kBool; break;
-    case TensorProto::FLOAT16:
-      t.dtype = DType::kFloat16;
-      break;
-    default:
-      ThrowInvalid(where, "data_type " + std::to_string(proto.data_type()) + " (" +
-                              TensorProto::DataType_Name(proto.data_type()) +
-                              ") is not one braid reads (FLOAT, DOUBLE, INT32, INT64, BYTE, " +
-                              "UINT8, BOOL, FLOAT16)");
+  // Caffe2's BYTE (uint8 images, make_mnist_db) besides the types braid has tensors of.
+  const std::optional<DType> dtype = proto.data_type() == TensorProto::BYTE
+                                         ? std::optional<DType>(DType::kUInt8)
+                                         : DTypeOfTensorProtoType(proto.data_type());
+  if (!dtype.has_value()) {
+    ThrowInvalid(where, "data_type " + std::to_string(proto.data_type()) + " (" +
+                            TensorProto::DataType_Name(proto.data_type()) +
+                            ") is not one braid reads (FLOAT, DOUBLE, INT32, INT64, BYTE, " +
+                            "UINT8, BOOL, FLOAT16)");
   }
+  t.dtype = *dtype;
   try {
     ElementCount(t.dims, t.dtype);
   } catch (const Error& e) {

@@ -34,19 +34,19 @@ PredictorContext::PredictorContext(const Workspace* parameters, const PredictorS
 
 PredictorContext::~PredictorContext() = default;
 
-void PredictorContext::Feed(const std::map<std::string, InputView>& inputs, Prepared* prepared) {
+void PredictorContext::Feed(const std::map<std::string, InputView>& inputs,
+                            const Prepared& prepared) {
   for (size_t i = 0; i < spec_->input_names.size(); ++i) {
     const std::string& name = spec_->input_names[i];
     const InputView& view = inputs.at(name);
-    Tensor* blob = prepared->inputs[i];
-    const Tensor given = ViewOf(view, "input '" + name + "'");
+    Tensor* blob = prepared.inputs[i];
+    const Tensor given = TensorOver(view);
     if (SameMemory(spec_->device, given.device()) && !spec_->inputs_the_net_writes.count(name)) {
       blob->Resize(view.dtype, view.shape);
       blob->SetExternalStorage(const_cast<void*>(view.data), blob->nbytes());
-      prepared->lent[i] = true;
     } else {
-      if (prepared->lent[i]) blob->FreeMemory();  // never copy into a past caller's memory
-      prepared->lent[i] = false;
+      const bool lent = blob->storage() != nullptr && blob->storage()->is_view();
+      if (lent) blob->FreeMemory();  // never copy into a past caller's memory
       blob->CopyFrom(given);
     }
   }
@@ -65,8 +65,7 @@ PredictorContext::Prepared& PredictorContext::FindOrPrepare(
     *blob = Tensor(spec_->device);
     prepared.inputs.push_back(blob);
   }
-  prepared.lent.assign(prepared.inputs.size(), false);
-  Feed(inputs, &prepared);  // shape inference (layouts, the plan) reads the inputs' shapes
+  Feed(inputs, prepared);  // shape inference (layouts, the plan) reads the inputs' shapes
   NetDef def = spec_->predict_net;
   if (spec_->device.is_host()) {
     // Activations between oneDNN ops stay in its blocked layout: no reorders around them, and no
@@ -138,7 +137,7 @@ void PredictorContext::Run(const std::map<std::string, InputView>& inputs,
   WaitForWriters(writers, stop, "net '" + spec_->predict_net.name() + "'");
   Prepared& prepared = FindOrPrepare(inputs);
   prepared.last_used = ++runs_;
-  Feed(inputs, &prepared);
+  Feed(inputs, prepared);
   const Status status = prepared.net->Run(stop);
   if (!status.ok()) throw Error(status);
   int64_t scratch = 0;

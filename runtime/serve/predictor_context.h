@@ -88,12 +88,12 @@ class PredictorContext {
     std::unique_ptr<Workspace> ws;
     Net* net = nullptr;  // owned by ws
     std::unique_ptr<NetMemory> memory;
-    std::vector<Tensor*> inputs;  // spec->input_names' blobs in ws
-    // Per input: whether its blob views memory a caller lent (fed in place). Such a view outlives
-    // its call but is never read or written after it: the next Feed replaces it, or drops it
-    // before copying into the blob (which would otherwise write through it).
-    std::vector<char> lent;
-    uint64_t last_used = 0;       // the Run count when it last ran
+    // spec->input_names' blobs in ws. An input blob views memory only when a caller lent it (fed
+    // in place; inputs are never planned into an arena). Such a view outlives its call but is
+    // never read or written after it: the next Feed replaces it, or drops it before copying into
+    // the blob (which would otherwise write through it).
+    std::vector<Tensor*> inputs;
+    uint64_t last_used = 0;  // the Run count when it last ran
   };
 
   Prepared& FindOrPrepare(const std::map<std::string, InputView>& inputs);
@@ -102,7 +102,8 @@ class PredictorContext {
   // Plans `prepared` into the first plan's arenas (growing them) and, when they grew, binds every
   // other plan to the grown arenas again; then counts the arenas' bytes.
   void Plan(Prepared* prepared);
-  void Feed(const std::map<std::string, InputView>& inputs, Prepared* prepared);
+  // Sets the input blobs from `inputs`, which Run's caller checked.
+  void Feed(const std::map<std::string, InputView>& inputs, const Prepared& prepared);
 
   const Workspace* parameters_;
   const PredictorSpec* spec_;

@@ -22,9 +22,10 @@ Device ViewDevice(const std::string& device, const void* data, const void* strea
     return Device{};
   }
   Device parsed;
+  DeviceContext* context = nullptr;
   const Status usable = StatusFromCall([&] {
     parsed = ParseDevice(device);
-    GetDeviceContext(parsed);
+    context = GetDeviceContext(parsed);
   });
   if (!usable.ok()) {
     throw Error(Status::InvalidArgument(what + " is on '" + device + "': " + usable.message()));
@@ -33,12 +34,12 @@ Device ViewDevice(const std::string& device, const void* data, const void* strea
     throw Error(
         Status::InvalidArgument(what + " is host memory (" + device + ") but names a stream"));
   }
-  GetDeviceContext(parsed)->CheckApplicationMemory(data, what);
+  context->CheckApplicationMemory(data, what);
   return parsed;
 }
 
 Tensor ViewOf(const InputView& view, const std::string& what) {
-  const Device device = ViewDevice(view.device, view.data, view.stream, what);
+  ViewDevice(view.device, view.data, view.stream, what);
   int64_t numel = 0;
   try {
     numel = ElementCount(view.shape, view.dtype);
@@ -48,7 +49,11 @@ Tensor ViewOf(const InputView& view, const std::string& what) {
   if (view.data == nullptr && numel > 0) {
     throw Error(Status::InvalidArgument(what + " has no data"));
   }
-  Tensor tensor(device);
+  return TensorOver(view);
+}
+
+Tensor TensorOver(const InputView& view) {
+  Tensor tensor(view.device.empty() ? Device{} : ParseDevice(view.device));
   tensor.Resize(view.dtype, view.shape);
   tensor.SetExternalStorage(const_cast<void*>(view.data), tensor.nbytes());
   return tensor;

@@ -37,6 +37,9 @@ Device ViewDevice(const std::string& device, const void* data, const void* strea
 // for a negative dim, an element count too large, or no data where there are elements.
 Tensor ViewOf(const InputView& view, const std::string& what);
 
+// The tensor ViewOf gives, for a view that passed it already (nothing checked again).
+Tensor TensorOver(const InputView& view);
+
 // Events capturing the work the applications queued so far on the streams that write the views on
 // a device (none for host memory). The views passed ViewOf. Throws braid::Error (InvalidArgument,
 // naming `label` and the input) for a stream braid cannot record on.
